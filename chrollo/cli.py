@@ -1,0 +1,203 @@
+"""The ``chrollo`` command: parse, call the library, print. No logic lives here.
+
+stdout carries data (human text, or one JSON object with ``--json``); stderr carries
+diagnostics. Exit codes: 0 ok (no hits is ok), 1 runtime error, 2 usage error. With
+``--json`` every error is ``{"error": {"kind", "message", "hint"}}`` on stdout.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from . import __version__
+from .errors import ChrolloError, UsageError
+
+
+def _dump(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def _fail(err: ChrolloError, as_json: bool) -> None:
+    if as_json:
+        _dump(err.as_dict())
+    else:
+        click.echo(f"chrollo: error: {err.message}", err=True)
+        if err.hint:
+            click.echo(f"hint: {err.hint}", err=True)
+    sys.exit(err.exit_code)
+
+
+def _warn(warnings: list) -> None:
+    for w in warnings:
+        click.echo(f"chrollo: warning: {w}", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="chrollo")
+def cli():
+    """chrollo: a memory for coding agents that never forgets.
+
+    Every conversation turn is kept verbatim in one markdown file per session; recall is a
+    ripgrep search ranked by matched terms and recency. Memory lives in $CHROLLO_HOME/memories
+    (default ~/.chrollo/memories), or a project's .chrollo/memories, or $CHROLLO_MEMORIES_DIR.
+
+    Start with `chrollo demo`.
+    """
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", type=int, default=10, show_default=True, help="Most hits to return (1-50).")
+@click.option("-C", "--context", type=int, default=3, show_default=True, help="Lines shown each side of a hit.")
+@click.option("--since", metavar="DATE", help="Only turns on or after DATE (YYYY-MM-DD).")
+@click.option("--harness", metavar="NAME", help="Only sessions captured from this harness (claude-code, codex, gemini, pi).")
+@click.option("--peer", metavar="NAME", help="Only files received from this mesh peer.")
+@click.option("--no-peers", is_flag=True, help="Leave out files received from mesh peers.")
+@click.option("--dir", "dir_", metavar="PATH", help="Search this memory folder instead of the vault.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (hits with context) and nothing else.")
+def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json):
+    """Search past conversations for QUERY.
+
+    Terms are matched as whole words, case-insensitively; rarer terms weigh more, a line
+    holding more distinct terms ranks higher, and newer sessions win ties. Each hit shows
+    its file:line (feed it to `chrollo read`), date and harness.
+
+    \b
+    Examples:
+      chrollo search flaky test retry
+      chrollo search "deploy staging" --since 2026-01-01 --json
+    """
+    from .search import search as run
+
+    if peer and no_peers:
+        raise UsageError("--peer and --no-peers cannot be used together", kind="bad_usage")
+    result = run(" ".join(query), limit=limit, context=context, dir=dir_, since=since,
+                 harness=harness, peer=peer, peers=not no_peers)
+    if as_json:
+        _dump(result.to_json())
+        _warn(result.warnings)
+        return
+    from .output import emit, search_lines
+
+    _warn(result.warnings)
+    emit(search_lines(result))
+    n = len(result.hits)
+    if not result.terms:
+        click.echo("chrollo: the query has no searchable terms (only stopwords or 1-letter words).", err=True)
+    elif n == 0:
+        click.echo(f"chrollo: no matches for {', '.join(result.terms)} in {result.vault}", err=True)
+    else:
+        click.echo(f"chrollo: {n} hit{'s' * (n != 1)} · {result.total_matches} matching lines · "
+                   f"terms: {', '.join(result.terms)}", err=True)
+
+
+@cli.command()
+@click.argument("target", metavar="PATH[:LINE]")
+@click.option("-B", "--before", type=int, default=3, show_default=True, help="Lines before LINE.")
+@click.option("-A", "--after", type=int, default=3, show_default=True, help="Lines after LINE (from the top without LINE).")
+@click.option("--turn", is_flag=True, help="Show the whole turn that holds LINE.")
+@click.option("--dir", "dir_", metavar="PATH", help="Memory folder PATH is inside (default: the vault).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def read(target, before, after, turn, dir_, as_json):
+    """Print lines around a hit: PATH:LINE as `chrollo search` shows it.
+
+    PATH may be absolute or relative to the vault. Only files inside the memory folders
+    can be read (symlinks are resolved first).
+
+    \b
+    Examples:
+      chrollo read 2026-06-10_142536_019eb1a9.md:42
+      chrollo read 2026-06-10_142536_019eb1a9.md:42 --turn
+    """
+    from pathlib import Path
+
+    from .excerpt import read as run
+    from .vault import memories_dir
+
+    roots = [Path(dir_).expanduser().resolve()] if dir_ else [memories_dir()]
+    ex = run(target, before=before, after=after, turn=turn, roots=roots)
+    if as_json:
+        _dump(ex.to_json())
+        return
+    from .output import emit, read_lines
+
+    emit(read_lines(ex))
+
+
+@cli.command()
+@click.option("--dir", "dir_", metavar="PATH", help="Memory folder to count (default: the vault).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def stats(dir_, as_json):
+    """What the vault holds: sessions, turns, bytes, dates, per harness and per peer."""
+    from .stats import stats as run
+
+    st = run(dir_)
+    if as_json:
+        _dump(st.to_json())
+        return
+    _warn([f"unreadable: {u}" for u in st.unreadable])
+    out = [f"vault     {st.vault}",
+           f"sessions  {st.sessions}",
+           f"turns     {st.turns}",
+           f"size      {_size(st.bytes)}",
+           f"dates     {st.first or '-'} .. {st.last or '-'}"]
+    for title, table in (("harness", st.harnesses), ("origin", st.peers)):
+        if table:
+            out.append("")
+            out.append(f"{title:<14}{'sessions':>10}{'turns':>10}{'size':>11}")
+            for k, v in table.items():
+                out.append(f"{k:<14}{v['sessions']:>10}{v['turns']:>10}{_size(v['bytes']):>11}")
+    click.echo("\n".join(out))
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+@cli.command()
+@click.option("--keep", metavar="DIR", help="Copy the sample memory to DIR and keep it (default: a temp dir, removed after).")
+def demo(keep):
+    """Try chrollo on a bundled sample memory: a few searches and a read."""
+    from .demo import run_demo
+
+    run_demo(keep)
+
+
+def main(argv=None) -> None:
+    """Entry point: maps every failure onto an exit code and, with --json, the error envelope."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in args
+    try:
+        cli.main(args=args, prog_name="chrollo", standalone_mode=False)
+    except ChrolloError as e:
+        _fail(e, as_json)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as e:  # click>=8.2: bare group
+        click.echo(e.ctx.get_help() if e.ctx else str(e), err=True)
+        sys.exit(2)
+    except click.UsageError as e:
+        if as_json:
+            _fail(UsageError(e.format_message(), "See `chrollo --help`."), True)
+        e.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        sys.stderr.close()  # `chrollo search … | head` is fine
+        sys.exit(0)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:  # a bug: say so plainly, keep the envelope promise
+        if as_json:
+            _fail(ChrolloError("internal", f"{type(e).__name__}: {e}",
+                               "This is a bug in chrollo; please report it with the command you ran."), True)
+        raise
+    sys.exit(0)

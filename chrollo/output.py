@@ -1,0 +1,58 @@
+"""Human-readable rendering for the terminal: plain text, coloured with rich on a TTY.
+
+Layout (the Chrollo layout)::
+
+    --- /path/to/2026-06-10_142536_019eb1a9.md:12 ---
+    2026-06-10 14:25:36 · claude-code · score 3.10 · auth, token
+       9  [2026-06-10 14:25:36] [User]
+    → 12  the line that matched
+"""
+from __future__ import annotations
+
+import sys
+
+
+def _width(lines: list) -> int:
+    return max((len(str(c["line"])) for c in lines), default=1)
+
+
+def _block(path: str, line, meta: str, rows: list) -> list:
+    """[(style, text)] lines for one excerpt; style is a rich style name or ''."""
+    out = [("bold cyan", f"--- {path}:{line} ---" if line else f"--- {path} ---")]
+    if meta:
+        out.append(("dim", meta))
+    w = _width(rows)
+    for c in rows:
+        mark = "→" if c["match"] else " "
+        out.append(("bold" if c["match"] else "", f"{mark} {c['line']:>{w}}  {c['text']}"))
+    return out
+
+
+def search_lines(result) -> list:
+    lines = []
+    for h in result.hits:
+        bits = [b for b in (h.date, h.harness, f"peer {h.peer}" if h.peer else None,
+                            f"score {h.score:.2f}", ", ".join(h.terms)) if b]
+        lines += _block(h.path, h.line, " · ".join(bits), h.context)
+        lines.append(("", ""))
+    return lines
+
+
+def read_lines(ex) -> list:
+    bits = [b for b in (ex.date, ex.harness, f"peer {ex.peer}" if ex.peer else None,
+                        f"lines {ex.start}-{ex.end} of {ex.total_lines}") if b]
+    return _block(ex.path, ex.line, " · ".join(bits), ex.lines)
+
+
+def emit(lines: list, stream=None) -> None:
+    """Write styled lines: rich colours on a terminal, plain text when piped."""
+    stream = stream or sys.stdout
+    if stream.isatty():
+        from rich.console import Console  # lazily: rich costs ~50 ms to import
+        from rich.text import Text
+
+        console = Console(file=stream, highlight=False, soft_wrap=True)
+        for style, text in lines:
+            console.print(Text(text, style=style or None))
+    else:
+        stream.write("".join(text + "\n" for _style, text in lines))

@@ -1,0 +1,426 @@
+"""One session file (DESIGN §4): naming, frontmatter, the locked atomic writer, the reader.
+
+File layout::
+
+    ---
+    session_id: "…"
+    date: "YYYY-MM-DD"
+    harness: "claude-code"
+    cwd: "/home/user/project"
+    chrollo_format: 1
+    ---
+
+    [YYYY-MM-DD HH:MM:SS] [User]
+    user text, verbatim
+
+
+    [YYYY-MM-DD HH:MM:SS] [Agent]
+    > agent text, every line quoted
+    > <tool>$ ls -la</tool>
+
+
+Writer contract: the file appears on the first turn with content (never empty), is only
+ever appended to, every append is one ``write(2)`` under an exclusive ``flock`` keyed by the
+session id, and a deleted file is recreated from the metadata saved in ``state/``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import os
+import re
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import vault as _vault
+
+FORMAT_VERSION = 1
+TS_FMT = "%Y-%m-%d %H:%M:%S"
+# Header of one turn. Legacy files may omit the date or put user text on the header line.
+HEADER_RE = re.compile(
+    r"^\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\](?:[ \t]+(\S.*))?[ \t\r]*$")
+STRICT_HEADER_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]")
+TOOL_LINE_RE = re.compile(r"^>?\s*<tool>.*</tool>\s*$")
+RECALL_MARKER = "[chrollo-recall]"
+
+
+# ----------------------------------------------------------------------------- records
+
+@dataclass
+class ToolCall:
+    """One tool call, stored as a single line; its output is never stored."""
+
+    name: str
+    arg: str = ""
+
+    def render(self) -> str:
+        arg = " ".join(self.arg.split())  # one line, whatever the command looked like
+        if self.name in ("$", "bash", "shell", "exec_command", "Bash"):
+            return f"<tool>$ {arg}</tool>"
+        return f"<tool>{self.name} {arg}</tool>" if arg else f"<tool>{self.name}</tool>"
+
+
+@dataclass
+class Turn:
+    """A finished turn: role ``user`` or ``agent``; agent parts are text and tool calls in order."""
+
+    role: str
+    when: dt.datetime
+    parts: list = field(default_factory=list)  # str | ToolCall
+    message_id: str | None = None
+
+    @classmethod
+    def user(cls, text: str, when: dt.datetime, message_id: str | None = None) -> "Turn":
+        return cls("user", when, [text], message_id)
+
+    @classmethod
+    def agent(cls, parts: list, when: dt.datetime, message_id: str | None = None) -> "Turn":
+        return cls("agent", when, list(parts), message_id)
+
+    def has_content(self) -> bool:
+        return any(isinstance(p, ToolCall) or (isinstance(p, str) and p.strip()) for p in self.parts)
+
+
+@dataclass
+class SessionMeta:
+    """What the frontmatter says; also saved in ``state/`` to recreate a deleted file."""
+
+    session_id: str
+    started: dt.datetime
+    harness: str
+    cwd: str = ""
+    parent_session: str | None = None
+    machine: str | None = None
+
+    def to_json(self) -> dict:
+        return {"session_id": self.session_id, "started": self.started.strftime(TS_FMT),
+                "harness": self.harness, "cwd": self.cwd,
+                "parent_session": self.parent_session, "machine": self.machine}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "SessionMeta":
+        return cls(d["session_id"], dt.datetime.strptime(d["started"], TS_FMT), d["harness"],
+                   d.get("cwd", ""), d.get("parent_session"), d.get("machine"))
+
+
+# ----------------------------------------------------------------------------- rendering
+
+def local_time(when: dt.datetime) -> dt.datetime:
+    """Aware datetimes are converted to local time; naive ones are taken as local."""
+    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+
+
+def _clean(text: str) -> str:
+    # NUL makes ripgrep treat the whole file as binary (unsearchable); CR breaks line parsing.
+    return text.replace("\x00", "\ufffd").replace("\r\n", "\n").replace("\r", "\n")
+
+
+_NON_YAML = re.compile("[\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029]")
+
+
+def yaml_quote(value: str) -> str:
+    """A double-quoted YAML scalar for any string (JSON escapes + YAML's non-printables)."""
+    s = json.dumps(_clean(value).replace("\x00", ""), ensure_ascii=False)
+    return _NON_YAML.sub(lambda m: "\\u%04x" % ord(m.group()), s)
+
+
+def render_frontmatter(meta: SessionMeta) -> str:
+    fields = [("session_id", meta.session_id), ("date", local_time(meta.started).strftime("%Y-%m-%d")),
+              ("harness", meta.harness), ("cwd", meta.cwd)]
+    if meta.parent_session:
+        fields.append(("parent_session", meta.parent_session))
+    fields.append(("machine", meta.machine or socket.gethostname()))
+    lines = ["---"] + [f"{k}: {yaml_quote(str(v))}" for k, v in fields]
+    lines += [f"chrollo_format: {FORMAT_VERSION}", "---", "", ""]
+    return "\n".join(lines)
+
+
+def render_turn(turn: Turn) -> str:
+    """One turn as stored: header, body, then two blank lines. Empty string if no content."""
+    if not turn.has_content():
+        return ""
+    stamp = local_time(turn.when).strftime(TS_FMT)
+    if turn.role == "user":
+        text = _clean("".join(p for p in turn.parts if isinstance(p, str))).strip("\n")
+        # A user line that looks like a turn header would split the turn when read back;
+        # a markdown escape keeps it rendering the same in Obsidian.
+        body = ["\\" + ln if HEADER_RE.match(ln) else ln for ln in text.split("\n")]
+        head = "User"
+    elif turn.role == "agent":
+        body = []
+        for p in turn.parts:
+            if isinstance(p, ToolCall):
+                body.append(p.render())
+            elif p.strip():
+                body.extend(_clean(p).strip("\n").split("\n"))
+        body = [f"> {ln}" if ln.strip() else ">" for ln in body]
+        head = "Agent"
+    else:
+        raise ValueError(f"unknown role {turn.role!r}")
+    return f"[{stamp}] [{head}]\n" + "\n".join(body) + "\n\n\n"
+
+
+def safe_id_prefix(session_id: str) -> str:
+    """First 8 file-name-safe characters of the id (hash if nothing safe is left)."""
+    safe = re.sub(r"[^A-Za-z0-9-]", "", session_id)[:8]
+    return safe or hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:8]
+
+
+def session_file_name(meta: SessionMeta, n: int = 1) -> str:
+    base = f"{local_time(meta.started):%Y-%m-%d_%H%M%S}_{safe_id_prefix(meta.session_id)}"
+    return f"{base}.md" if n == 1 else f"{base}-{n}.md"
+
+
+# ----------------------------------------------------------------------------- writer
+
+def _key(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+class SessionWriter:
+    """Appends turns to the one file of a session. Safe across processes.
+
+    ``vault`` defaults to :func:`chrollo.vault.memories_dir` for the session's cwd.
+    """
+
+    def __init__(self, meta: SessionMeta, vault: Path | None = None, fsync: bool = True):
+        self.meta = meta
+        self.vault = Path(vault) if vault else _vault.memories_dir(meta.cwd or None)
+        self.fsync = fsync
+        key = _key(meta.session_id)
+        self._record = _vault.state_dir() / "sessions" / f"{key}.json"
+        self._lock = _vault.state_dir() / "locks" / f"{key}.lock"
+
+    # -- public -------------------------------------------------------------
+    def append(self, turns: list[Turn]) -> Path | None:
+        """Append the turns that have content; returns the file (None if nothing to write)."""
+        text = "".join(render_turn(t) for t in turns)
+        if not text:
+            return None
+        data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
+        _vault.ensure_dir(self._lock.parent)
+        lock_fd = os.open(self._lock, os.O_RDWR | os.O_CREAT, _vault.FILE_MODE)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            path = self._locate()
+            if path is None or not path.exists():
+                path = self._create(data, path)
+            else:
+                self._append(path, data)
+            return path
+        finally:
+            os.close(lock_fd)  # releases the flock
+
+    def path(self) -> Path | None:
+        """The session's file if it was written before."""
+        p = self._locate()
+        return p if p and p.exists() else None
+
+    # -- internals ------------------------------------------------------------
+    def _locate(self) -> Path | None:
+        try:
+            rec = json.loads(self._record.read_text("utf-8"))
+            return Path(rec["path"])
+        except (OSError, ValueError, KeyError):
+            pass
+        return find_session_file(self.vault, self.meta.session_id)
+
+    def _save_record(self, path: Path) -> None:
+        _vault.ensure_dir(self._record.parent)
+        tmp = self._record.with_suffix(f".{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"path": str(path), "meta": self.meta.to_json()}, fh)
+        os.replace(tmp, self._record)
+
+    def _create(self, body: bytes, previous: Path | None) -> Path:
+        """Write frontmatter + body to a temp file, then link it into place (never half-visible)."""
+        folder = previous.parent if previous else self.vault
+        _vault.ensure_dir(folder)
+        data = render_frontmatter(self.meta).encode("utf-8") + body
+        tmp = folder / f".{safe_id_prefix(self.meta.session_id)}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
+        try:
+            _write_all(fd, data)
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            names = [previous.name] if previous else []
+            names += [session_file_name(self.meta, n) for n in range(1, 1000)]
+            for name in names:
+                try:
+                    os.link(tmp, folder / name)
+                except FileExistsError:
+                    continue
+                self._save_record(folder / name)
+                return folder / name
+            raise OSError(f"no free file name for session {self.meta.session_id!r}")
+        finally:
+            os.unlink(tmp)
+
+    def _append(self, path: Path, data: bytes) -> None:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        try:
+            size = os.fstat(fd).st_size
+            if size:
+                # A crash between two appends can leave a torn last line; start clean.
+                tail = os.pread(fd, 1, size - 1)
+                if tail != b"\n":
+                    data = b"\n\n\n" + data
+            _write_all(fd, data)
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def find_session_file(vault: Path, session_id: str) -> Path | None:
+    """The local (non-peer) file whose frontmatter holds ``session_id``, if any."""
+    prefix = safe_id_prefix(session_id)
+    try:
+        names = sorted(os.listdir(vault))
+    except OSError:
+        return None
+    for name in names:
+        m = _vault.SESSION_NAME_RE.match(name)
+        if m and (m.group(3) in (prefix, session_id[:8]) or m.group(3).startswith(prefix + "-")):
+            p = vault / name
+            if read_frontmatter(p).get("session_id") == session_id:
+                return p
+    return None
+
+
+def append_turns(meta: SessionMeta, turns: list[Turn], vault: Path | None = None) -> Path | None:
+    """Library entry point for capture: append ``turns`` to the session's file."""
+    return SessionWriter(meta, vault).append(turns)
+
+
+# ----------------------------------------------------------------------------- reader
+
+@dataclass
+class ParsedTurn:
+    role: str            # "user" | "agent"
+    timestamp: str       # "YYYY-MM-DD HH:MM:SS"
+    header_line: int     # 1-based
+    first_line: int      # first body line (1-based); == header_line + 1
+    last_line: int       # last non-blank body line (1-based)
+    text: str            # body with quoting and escapes removed
+    tools: list = field(default_factory=list)  # tool-call lines (without the quote)
+
+
+@dataclass
+class Session:
+    path: Path | None
+    meta: dict
+    turns: list
+    body_start: int      # 1-based line of the first line after the frontmatter
+
+
+def _scalar(raw: str):
+    raw = raw.strip()
+    if raw.startswith('"'):
+        return json.loads(raw)
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    if raw.startswith("'") or raw[:1] in "[{&*!|>%@`":
+        raise ValueError("needs YAML")
+    return raw
+
+
+def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
+    """(metadata, index of the first line after the frontmatter) for a file's lines."""
+    if not lines or lines[0].rstrip("\r") != "---":
+        return {}, 0
+    for end in range(1, min(len(lines), 400)):
+        if lines[end].rstrip("\r") == "---":
+            break
+    else:
+        return {}, 0
+    block = lines[1:end]
+    meta: dict = {}
+    try:
+        for ln in block:
+            if not ln.strip() or ln.lstrip().startswith("#"):
+                continue
+            k, sep, v = ln.partition(":")
+            if not sep or k != k.strip() or not re.fullmatch(r"[\w-]+", k):
+                raise ValueError("needs YAML")
+            meta[k] = _scalar(v)
+    except ValueError:
+        import yaml  # only for frontmatter a human edited beyond flat key: value pairs
+
+        try:
+            loaded = yaml.safe_load("\n".join(block))
+            meta = loaded if isinstance(loaded, dict) else {}
+        except yaml.YAMLError:
+            meta = {}
+    return meta, end + 1
+
+
+def read_frontmatter(path: Path) -> dict:
+    """Only the frontmatter (reads the first few KB)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+    except OSError:
+        return {}
+    return parse_frontmatter(head.decode("utf-8", "replace").split("\n"))[0]
+
+
+def file_date(path: Path) -> str | None:
+    m = _vault.SESSION_NAME_RE.match(path.name)
+    return m.group(1) if m else None
+
+
+def parse_lines(lines: list[str], path: Path | None = None) -> Session:
+    """Parse a session's lines (current format and the legacy variants)."""
+    meta, start = parse_frontmatter(lines)
+    default_date = str(meta.get("date") or (file_date(path) if path else "") or "1970-01-01")
+    turns: list[ParsedTurn] = []
+    cur = None  # [role, ts, header_idx, inline]
+
+    def close(end: int):
+        role, ts, h, inline = cur
+        idx = list(range(h + 1, end))
+        while idx and not lines[idx[-1]].strip():
+            idx.pop()
+        body = ([inline] if inline else []) + [lines[i].rstrip("\r") for i in idx]
+        if role == "agent":
+            body = [b[2:] if b.startswith("> ") else b[1:] if b.startswith(">") else b for b in body]
+        else:
+            body = [b[1:] if b.startswith("\\[") and HEADER_RE.match(b[1:]) else b for b in body]
+        tools = [b.strip() for b in body if TOOL_LINE_RE.match(b)]
+        text = "\n".join(b for b in body if not TOOL_LINE_RE.match(b)).strip("\n")
+        last = (idx[-1] + 1) if idx else h + 1
+        turns.append(ParsedTurn(role, ts, h + 1, h + 2, last, text, tools))
+
+    for i in range(start, len(lines)):
+        m = HEADER_RE.match(lines[i])
+        if m:
+            if cur is not None:
+                close(i)
+            cur = ["user" if m.group(3) == "User" else "agent",
+                   f"{m.group(1) or default_date} {m.group(2)}", i, m.group(4)]
+    if cur is not None:
+        close(len(lines))
+    return Session(path, meta, turns, start + 1)
+
+
+def read_session(path: str | os.PathLike) -> Session:
+    """Parse one session file from disk (invalid UTF-8 is replaced, never fatal)."""
+    p = Path(path)
+    with open(p, "rb") as fh:
+        text = fh.read().decode("utf-8", "replace")
+    return parse_lines(text.split("\n"), p)

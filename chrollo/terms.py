@@ -1,0 +1,53 @@
+"""Query terms: code-aware tokenising, lowercasing, stopwords.
+
+``parseConfig`` → ``parseconfig``, ``parse``, ``config``; ``snake_case`` and ``kebab-case``
+likewise keep the whole identifier and its parts. Stopwords (NLTK's English list plus a few
+question words) and one-character tokens are dropped.
+"""
+from __future__ import annotations
+
+import re
+
+STOPWORDS = frozenset("""
+i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
+she her hers herself it its itself they them their theirs themselves what which who whom this
+that these those am is are was were be been being have has had having do does did doing a an
+the and but if or because as until while of at by for with about against between into through
+during before after above below to from up down in out on off over under again further then
+once here there when where why how all any both each few more most other some such no nor not
+only own same so than too very s t can will just don should now d ll m o re ve y ain aren
+couldn didn doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn
+would could also get got let us yes ok okay please thanks thank hi hello hey
+""".split())
+
+MIN_LEN = 2
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def _parts(ident: str) -> list[str]:
+    out = []
+    for chunk in re.split(r"[_\-./]+", ident):
+        # camelCase splitting only where case is ASCII; other scripts stay whole
+        out.extend(_CAMEL.findall(chunk) if chunk.isascii() else [chunk])
+    return [p for p in out if p]
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct lowercase search terms of ``query`` in first-seen order."""
+    seen: dict[str, None] = {}
+
+    def add(tok: str) -> None:
+        t = tok.lower()
+        if len(t) >= MIN_LEN and t not in STOPWORDS and t not in seen:
+            seen[t] = None
+
+    for m in re.finditer(r"[\w.\-/]+", query, re.UNICODE):
+        word = m.group().strip(".-/_")
+        if not word:
+            continue
+        pieces = _parts(word)
+        if len(pieces) > 1:  # keep the whole identifier (``parse_config``) too
+            add(word)
+        for p in pieces:
+            add(p)
+    return list(seen)
