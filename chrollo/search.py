@@ -27,7 +27,7 @@ from . import rg as _rg
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
 from .session import HEADER_RE, TOOL_LINE_RE, parse_frontmatter
-from .terms import query_terms
+from .terms import identifiers, query_terms
 
 MAX_LIMIT = 50
 MAX_CONTEXT = 50
@@ -164,7 +164,8 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
     if not terms:
         return result
     weights_extra: dict[str, float] = {}
-    _run(result, terms, weights_extra, folder, vault, limit, context, since_d, harness,
+    idents = identifiers(query)
+    _run(result, terms, idents, weights_extra, folder, vault, limit, context, since_d, harness,
          peers and peer is None, now, timeout)
     # Step 3 (thesaurus) plugs in here: when exact terms find too little, search again
     # with synonyms weighing less. The expander issue fills this seam.
@@ -175,7 +176,7 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
             syn = [s for ss in expanded.values() for s in ss if s not in terms]
             weights_extra = {s: 0.5 for s in syn}
             result.hits, result.warnings = [], []
-            _run(result, terms + syn, weights_extra, folder, vault, limit, context, since_d,
+            _run(result, terms + syn, idents, weights_extra, folder, vault, limit, context, since_d,
                  harness, peers and peer is None, now, timeout)
     return result
 
@@ -199,21 +200,29 @@ def _parse_since(since) -> dt.date | None:
         raise UsageError(f"--since takes a date like 2026-06-01, got {since!r}", kind="bad_date")
 
 
-def _run(result: SearchResult, terms: list, synonym_weight: dict, folder: Path, vault: Path,
+def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, folder: Path, vault: Path,
          limit: int, context: int, since: dt.date | None, harness: str | None,
          include_peers: bool, now: dt.datetime, timeout: float) -> None:
     n_terms = len(terms)
     term_index = {t.encode(): i for i, t in enumerate(terms)}
-    compounds = [(i, [j for j, p in enumerate(terms) if j != i and p in _split_parts(t)])
-                 for i, t in enumerate(terms) if not t.isalnum()]
+    index = {t: i for i, t in enumerate(terms)}
+    compounds = [(index[t], [index[p] for p in parts]) for t, (_a, parts) in idents.items()
+                 if t in index and parts]
+    patterns = list(terms)
+    term_index = {t.encode(): i for i, t in enumerate(terms)}
+    for t, (aliases, _p) in idents.items():
+        for a in aliases:
+            if t in index and a.encode() not in term_index:
+                patterns.append(a)
+                term_index[a.encode()] = index[t]
     df = [0] * n_terms
     buckets: dict[int, list] = {}
     total = 0
     seen_files = 0
     since_ts = dt.datetime.combine(since, dt.time()).timestamp() if since else None
     info = _rg.Scan()
-    globs = ("*.md",) if include_peers or folder != vault else ("*.md", f"!/{_vault.PEERS}/")
-    for path, rows in _rg.scan(terms, [str(folder)], globs=globs, timeout=timeout, info=info):
+    globs = ("*.md",) if include_peers or folder != vault else ("*.md", f"!{_vault.PEERS}/")
+    for path, rows in _rg.scan(patterns, [str(folder)], globs=globs, timeout=timeout, info=info):
         seen_files += 1
         if since_ts is not None:
             try:
@@ -292,10 +301,6 @@ def _run(result: SearchResult, terms: list, synonym_weight: dict, folder: Path, 
     for i, t in enumerate(terms):
         idf[i] *= synonym_weight.get(t, 1.0)
     result.hits = _select(buckets, idf, terms, limit, context, since, now, vault)
-
-
-def _split_parts(term: str) -> set:
-    return set(re.split(r"[^\w]+|_", term))
 
 
 def _key_ts(path: str) -> int:

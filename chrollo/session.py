@@ -118,7 +118,7 @@ def _clean(text: str) -> str:
     return text.replace("\x00", "\ufffd").replace("\r\n", "\n").replace("\r", "\n")
 
 
-_NON_YAML = re.compile("[\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029]")
+_NON_YAML = re.compile("[\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029]")
 
 
 def yaml_quote(value: str) -> str:

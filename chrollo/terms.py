@@ -32,6 +32,35 @@ def _parts(ident: str) -> list[str]:
     return [p for p in out if p]
 
 
+def _words(query: str):
+    for m in re.finditer(r"[\w.\-/]+", query, re.UNICODE):
+        word = m.group().strip(".-/_")
+        if word:
+            yield word, _parts(word)
+
+
+def identifiers(query: str) -> dict[str, tuple[list[str], list[str]]]:
+    """For each multi-part identifier term: (other spellings, its part terms).
+
+    ``parseConfig`` → ``{"parseconfig": (["parse_config", "parse-config"], ["parse", "config"])}``,
+    so a query in one naming convention finds the identifier written in another.
+    """
+    terms = set(query_terms(query))
+    out = {}
+    for word, pieces in _words(query):
+        whole = word.lower()
+        if len(pieces) < 2 or whole not in terms:
+            continue
+        low = [p.lower() for p in pieces]
+        forms = ["".join(low), "_".join(low), "-".join(low)]
+        if re.fullmatch(r"[\w\-]+", whole):
+            aliases = [f for f in dict.fromkeys(forms) if f != whole]
+        else:
+            aliases = []  # paths and dotted names keep their exact spelling
+        out[whole] = (aliases, [p for p in dict.fromkeys(low) if p in terms and p != whole])
+    return out
+
+
 def query_terms(query: str) -> list[str]:
     """Distinct lowercase search terms of ``query`` in first-seen order."""
     seen: dict[str, None] = {}
@@ -41,11 +70,7 @@ def query_terms(query: str) -> list[str]:
         if len(t) >= MIN_LEN and t not in STOPWORDS and t not in seen:
             seen[t] = None
 
-    for m in re.finditer(r"[\w.\-/]+", query, re.UNICODE):
-        word = m.group().strip(".-/_")
-        if not word:
-            continue
-        pieces = _parts(word)
+    for word, pieces in _words(query):
         if len(pieces) > 1:  # keep the whole identifier (``parse_config``) too
             add(word)
         for p in pieces:

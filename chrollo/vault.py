@@ -64,8 +64,17 @@ def memories_dir(cwd: str | os.PathLike | None = None) -> Path:
 
 
 def ensure_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) owner-only; tighten it if it already exists."""
-    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    """Create ``path`` and any missing parents owner-only; tighten ``path`` if it exists."""
+    missing = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            pass
     try:
         if path.stat().st_mode & 0o077:
             path.chmod(DIR_MODE)

@@ -1,0 +1,76 @@
+"""Shared fixtures: a private CHROLLO_HOME per test, a frozen clock, the real CLI as a subprocess."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chrollo.session import SessionMeta, SessionWriter, ToolCall, Turn
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+NOW = "2026-11-01T12:00:00"  # the frozen clock every CLI run sees
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A private CHROLLO_HOME (and no inherited vault override) for in-process calls."""
+    h = tmp_path / "home"
+    monkeypatch.setenv("CHROLLO_HOME", str(h))
+    monkeypatch.delenv("CHROLLO_MEMORIES_DIR", raising=False)
+    monkeypatch.setenv("CHROLLO_NOW", NOW)
+    return h
+
+
+def cli_env(home: Path, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    env.update(CHROLLO_HOME=str(home), CHROLLO_NOW=NOW, PYTHONPATH=str(ROOT))
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run(args: list, home: Path, *, prefix: list | None = None, cwd=None, input=None, **env):
+    """Run the real ``chrollo`` CLI in a subprocess."""
+    cmd = (prefix or []) + [sys.executable, "-m", "chrollo", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, env=cli_env(home, **env),
+                          cwd=cwd or home.parent, input=input, timeout=120)
+
+
+def run_json(args: list, home: Path, **kw):
+    p = run([*args, "--json"], home, **kw)
+    assert p.stdout.strip(), p.stderr
+    return p, json.loads(p.stdout)
+
+
+@pytest.fixture
+def cli(home):
+    """``cli(args...)`` runs the CLI against this test's home."""
+    def _run(*args, **kw):
+        return run(list(args), home, **kw)
+    return _run
+
+
+def write_session(vault: Path, sid: str, start: str, turns: list, harness: str = "claude-code",
+                  cwd: str = "/home/user/project") -> Path:
+    """Write a session through the real writer. ``turns``: (role, "HH:MM:SS" or full stamp, text|parts)."""
+    t0 = dt.datetime.fromisoformat(start)
+    meta = SessionMeta(sid, t0, harness, cwd, machine="testbox")
+    out = []
+    for role, when, body in turns:
+        ts = dt.datetime.fromisoformat(when) if len(when) > 8 else dt.datetime.combine(t0.date(), dt.time.fromisoformat(when))
+        parts = body if isinstance(body, list) else [body]
+        out.append(Turn(role, ts, parts))
+    return SessionWriter(meta, vault, fsync=False).append(out)
+
+
+@pytest.fixture
+def make_session(home):
+    return write_session
+
+
+__all__ = ["ToolCall", "run", "run_json", "write_session", "SHARED", "ROOT", "NOW"]

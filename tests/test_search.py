@@ -1,0 +1,197 @@
+"""`chrollo search`: ranking, limits, filters, output contract (real rg, real CLI)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from chrollo import search
+from conftest import ToolCall, run, run_json, write_session
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture
+def vault(home, tmp_path):
+    return tmp_path / "vault"
+
+
+def lines_of(result):
+    return [(Path(h.path).name, h.line) for h in result.hits]
+
+
+def test_rarer_term_outranks_common_one(vault):
+    for i in range(6):
+        write_session(vault, f"common{i:02d}-x", f"2026-10-0{i + 1}T10:00:00",
+                      [("user", "10:00:00", f"please deploy build {i}")])
+    write_session(vault, "rare0000-x", "2026-09-01T10:00:00",
+                  [("user", "10:00:00", "the kubernetes cluster is unhappy")])
+    r = search("deploy kubernetes", dir=vault)
+    assert r.hits[0].terms == ["kubernetes"]
+    assert "kubernetes" in r.hits[0].context[[c["match"] for c in r.hits[0].context].index(True)]["text"]
+    assert all(h.terms == ["deploy"] for h in r.hits[1:])
+
+
+def test_newer_session_wins_a_tie(vault):
+    write_session(vault, "older000-x", "2025-01-01T10:00:00", [("user", "10:00:00", "redis timeout again")])
+    write_session(vault, "newer000-x", "2026-10-30T10:00:00", [("user", "10:00:00", "redis timeout again")])
+    write_session(vault, "middle00-x", "2026-05-01T10:00:00", [("user", "10:00:00", "redis timeout again")])
+    r = search("redis timeout", dir=vault)
+    assert [h.session_id for h in r.hits] == ["newer000-x", "middle00-x", "older000-x"]
+    assert r.hits[0].score >= r.hits[1].score >= r.hits[2].score
+
+
+def test_recency_never_buries_a_strong_old_hit(vault):
+    write_session(vault, "old00000-x", "2020-01-01T10:00:00",
+                  [("user", "10:00:00", "postgres vacuum deadlock")])
+    write_session(vault, "new00000-x", "2026-11-01T09:00:00",
+                  [("user", "09:00:00", "postgres is fine today")])
+    r = search("postgres vacuum deadlock", dir=vault)
+    assert r.hits[0].session_id == "old00000-x"
+
+
+def test_three_distinct_terms_beat_one_term_three_times(vault):
+    write_session(vault, "repeat00-x", "2026-10-31T10:00:00",
+                  [("user", "10:00:00", "cache cache cache everywhere")])
+    write_session(vault, "distinct-x", "2026-01-01T10:00:00",
+                  [("user", "10:00:00", "the cache eviction policy")])
+    r = search("cache eviction policy", dir=vault)
+    assert r.hits[0].session_id == "distinct-x"
+    assert r.hits[0].terms == ["cache", "eviction", "policy"]
+
+
+def test_at_most_three_hits_per_file_and_ten_overall(vault):
+    body = "\n\n\n\n\n\n\n\n".join(f"webhook retry number {i}" for i in range(12))  # far-apart lines
+    for i in range(6):
+        write_session(vault, f"file{i:04d}-x", f"2026-10-0{i + 1}T10:00:00", [("user", "10:00:00", body)])
+    r = search("webhook retry", dir=vault)
+    assert len(r.hits) == 10
+    per_file = {}
+    for h in r.hits:
+        per_file[h.path] = per_file.get(h.path, 0) + 1
+    assert max(per_file.values()) == 3
+    assert len(search("webhook retry", dir=vault, limit=3).hits) == 3
+
+
+def test_overlapping_windows_merge(vault):
+    write_session(vault, "merge000-x", "2026-10-01T10:00:00",
+                  [("user", "10:00:00", "grpc deadline\ngrpc deadline\ngrpc deadline")])
+    r = search("grpc deadline", dir=vault)
+    assert len(r.hits) == 1
+
+
+def test_tool_lines_are_context_never_anchors(vault):
+    write_session(vault, "tools000-x", "2026-10-01T10:00:00", [
+        ("user", "10:00:00", "hello"),
+        ("agent", "10:00:05", [ToolCall("Bash", "terraform apply -auto-approve"),
+                               "The apply finished; terraform created the bucket."])])
+    r = search("terraform apply", dir=vault)
+    assert len(r.hits) == 1
+    h = r.hits[0]
+    anchor = next(c for c in h.context if c["match"])
+    assert "<tool>" not in anchor["text"] and "terraform" in anchor["text"]
+    assert any("<tool>$ terraform apply" in c["text"] for c in h.context)
+    only_tool = search("auto-approve", dir=vault)
+    assert only_tool.hits == [] and only_tool.total_matches >= 1
+
+
+def test_headers_and_frontmatter_are_not_anchors(vault):
+    write_session(vault, "hdr00000-x", "2026-10-01T10:00:00",
+                  [("user", "10:00:00", "nothing relevant"), ("agent", "10:00:01", ["fine"])],
+                  harness="claude-code", cwd="/home/user/zebra")
+    assert search("zebra", dir=vault).hits == []
+    assert search("agent user", dir=vault).hits == []
+
+
+def test_stopword_only_query_is_zero_hits_exit_0(vault, home):
+    write_session(vault, "stop0000-x", "2026-10-01T10:00:00", [("user", "10:00:00", "what is it")])
+    p, out = run_json(["search", "what", "is", "it", "--dir", vault], home)
+    assert p.returncode == 0
+    assert out["hits"] == [] and out["terms"] == []
+
+
+def test_code_aware_terms(vault):
+    write_session(vault, "code0000-x", "2026-10-01T10:00:00",
+                  [("user", "10:00:00", "rename parse_config before the release"),
+                   ("agent", "10:00:01", ["the config loader calls parseConfig twice"])])
+    r = search("parseConfig", dir=vault, context=1)
+    assert r.terms == ["parseconfig", "parse", "config"]
+    assert {h.line for h in r.hits} == {11, 15}
+    r2 = search("parse_config", dir=vault)
+    assert r2.hits[0].line == 11 and set(r2.hits[0].terms) >= {"parse_config", "parse", "config"}
+
+
+def test_filters_since_harness_peer(vault):
+    write_session(vault, "aaaa0000-x", "2026-01-01T10:00:00", [("user", "10:00:00", "kafka lag alert")],
+                  harness="codex")
+    write_session(vault, "bbbb0000-x", "2026-10-01T10:00:00", [("user", "10:00:00", "kafka lag alert")],
+                  harness="gemini")
+    write_session(vault / "peers" / "laptop", "cccc0000-x", "2026-10-02T10:00:00",
+                  [("user", "10:00:00", "kafka lag alert")])
+    os.utime(next(vault.glob("2026-01-01*.md")), (1767261600, 1767261600))  # mtime 2026-01-01
+    assert len(search("kafka lag", dir=vault).hits) == 3
+    assert [h.session_id for h in search("kafka", dir=vault, harness="codex").hits] == ["aaaa0000-x"]
+    assert {h.session_id for h in search("kafka", dir=vault, since="2026-06-01").hits} == \
+        {"bbbb0000-x", "cccc0000-x"}
+    peer = search("kafka", dir=vault, peer="laptop").hits
+    assert [(h.session_id, h.peer) for h in peer] == [("cccc0000-x", "laptop")]
+    assert {h.peer for h in search("kafka", dir=vault, peers=False).hits} == {None}
+
+
+def test_paths_with_spaces_and_non_ascii(vault, home):
+    odd = vault.parent / "my vault é 東京"
+    write_session(odd, "odd00000-x", "2026-10-01T10:00:00", [("user", "10:00:00", "naïve café bug in Zürich")])
+    p, out = run_json(["search", "café", "zürich", "--dir", odd], home)
+    assert p.returncode == 0, p.stderr
+    assert len(out["hits"]) == 1 and out["hits"][0]["path"].startswith(str(odd))
+    assert out["hits"][0]["terms"] == ["café", "zürich"]
+    r = run(["read", out["hits"][0]["path"] + ":11", "--dir", odd], home)
+    assert r.returncode == 0 and "naïve café" in r.stdout
+
+
+# ----------------------------------------------------------------------------- output contract
+
+def _golden_vault(vault):
+    write_session(vault, "019eb1a9-bc39-7571-b68f-9e5ed2678d73", "2026-06-10T14:25:36", [
+        ("user", "14:25:36", "why does the nightly backup job fail?"),
+        ("agent", "14:25:40", [ToolCall("Bash", "journalctl -u backup.service"),
+                               "The backup job fails because the S3 bucket policy denies PutObject.",
+                               "I updated the bucket policy; tonight's backup should pass."])])
+    write_session(vault, "7c2d0e11-0000-4000-8000-000000000001", "2026-07-01T09:00:00", [
+        ("user", "09:00:00", "schedule the backup at 02:00 instead")], harness="codex")
+
+
+def test_json_golden_file(vault, home):
+    _golden_vault(vault)
+    p = run(["search", "backup", "job", "policy", "--dir", vault, "--json"], home)
+    assert p.returncode == 0 and p.stderr == ""
+    got = json.loads(p.stdout.replace(str(vault), "<vault>"))
+    path = GOLDEN / "search_backup.json"
+    if os.environ.get("CHROLLO_UPDATE_GOLDEN"):
+        path.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+    assert got == json.loads(path.read_text())
+
+
+def test_human_output_plain_when_piped(vault, home):
+    _golden_vault(vault)
+    p = run(["search", "backup", "policy", "--dir", vault, "--limit", "1", "--context", "1"], home)
+    assert p.returncode == 0
+    name = "2026-06-10_142536_019eb1a9.md"
+    assert p.stdout.splitlines() == [
+        f"--- {vault}/{name}:16 ---",
+        "2026-06-10 14:25:40 · claude-code · score 1.80 · backup, policy",
+        "  15  > <tool>$ journalctl -u backup.service</tool>",
+        "→ 16  > The backup job fails because the S3 bucket policy denies PutObject.",
+        "  17  > I updated the bucket policy; tonight's backup should pass.",
+        ""]
+    assert "\x1b[" not in p.stdout
+    assert "1 hit" in p.stderr
+
+
+def test_search_uses_the_default_vault(home, tmp_path):
+    write_session(home / "memories", "deflt000-x", "2026-10-01T10:00:00", [("user", "10:00:00", "vault lookup ok")])
+    p, out = run_json(["search", "lookup"], home)
+    assert p.returncode == 0 and len(out["hits"]) == 1
+    assert out["hits"][0]["path"].startswith(str(home / "memories"))
