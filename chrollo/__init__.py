@@ -6,15 +6,33 @@ Public API (the CLI only wraps these)::
     result = search("flaky test retry", limit=5)
     for hit in result.hits:
         print(hit.path, hit.line, hit.date)
-"""
-from .errors import ChrolloError, UsageError
-from .excerpt import Excerpt, read
-from .search import Hit, SearchResult, search
-from .session import SessionMeta, SessionWriter, ToolCall, Turn, append_turns, read_session
-from .stats import Stats, stats
-from .vault import home, memories_dir
 
+Names are loaded on first use, so ``import chrollo`` (and the CLI's start-up) stays cheap.
+"""
 __version__ = "0.1.0"
-__all__ = ["search", "read", "stats", "append_turns", "read_session", "SessionMeta", "SessionWriter",
-           "Turn", "ToolCall", "Hit", "SearchResult", "Excerpt", "Stats", "ChrolloError",
-           "UsageError", "home", "memories_dir", "__version__"]
+
+_EXPORTS = {
+    "search": "retrieval", "Hit": "retrieval", "SearchResult": "retrieval",
+    "read": "excerpt", "Excerpt": "excerpt",
+    "stats": "vaultstats", "Stats": "vaultstats",
+    "append_turns": "session", "read_session": "session", "SessionMeta": "session",
+    "SessionWriter": "session", "Turn": "session", "ToolCall": "session",
+    "ChrolloError": "errors", "UsageError": "errors",
+    "home": "vault", "memories_dir": "vault",
+}
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name):
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'chrollo' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

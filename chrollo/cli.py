@@ -69,7 +69,7 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json)
       chrollo search flaky test retry
       chrollo search "deploy staging" --since 2026-01-01 --json
     """
-    from .search import search as run
+    from .retrieval import search as run
 
     if peer and no_peers:
         raise UsageError("--peer and --no-peers cannot be used together", kind="bad_usage")
@@ -131,7 +131,7 @@ def read(target, before, after, turn, dir_, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def stats(dir_, as_json):
     """What the vault holds: sessions, turns, bytes, dates, per harness and per peer."""
-    from .stats import stats as run
+    from .vaultstats import stats as run
 
     st = run(dir_)
     if as_json:

@@ -10,7 +10,7 @@ import click
 from . import vault as _vault
 from .excerpt import read
 from .output import emit, read_lines, search_lines
-from .search import search
+from .retrieval import search
 
 DEMO_QUERIES = [
     "flaky test race on CI",

@@ -1,9 +1,10 @@
-"""A thin wrapper around the ``rg`` binary: locate it, stream compact match records.
+"""A thin wrapper around the ``rg`` binary: locate it, stream compact match rows per file.
 
 We talk to ripgrep ourselves rather than through ``ripgrepy`` (GPL-3.0, mangles several
 ``-e`` patterns, hides exit codes). Output is requested as ``-o -n --heading -0``: one
-NUL-terminated path per file followed by ``LINE:MATCH`` rows. That is ~15 bytes per match,
-against ~350 for ``--json``, which is what keeps parsing cheap on large vaults.
+NUL-terminated path per file followed by ``LINE:MATCH`` rows (~15 bytes a match against
+~350 for ``--json``), read in large chunks and cut into per-file blocks with bytes
+operations, so no Python code runs per matched line here.
 """
 from __future__ import annotations
 
@@ -48,21 +49,20 @@ class Scan:
 
 
 def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
-         word: bool = True, timeout: float = 30.0, max_bytes: int = 1 << 30,
-         info: Scan | None = None, chunk: int = 1 << 20):
-    """Yield ``(path, rows)`` per file as rg finds it; ``rows`` is ``b"LINE:MATCH\\n..."``.
+         timeout: float = 30.0, max_bytes: int = 1 << 30, info: Scan | None = None,
+         chunk: int = 1 << 20):
+    """Yield ``(path, rows)`` per matching file, both bytes; rows are ``b"LINE:MATCH\\n"``.
 
-    Case-insensitive fixed strings; symlinks are not followed and ignore files are not read
-    (a vault is data, not a source tree). ``info`` is filled with stats, errors and exit code.
-    Exit 1 (no match) is normal; errors (exit 2) land in ``info.errors`` with partial results
-    kept. Output is read in fixed-size chunks, so memory stays flat however much matches; the
-    scan stops early (``truncated``) after ``max_bytes`` of output, or on ``timeout``.
+    ``patterns`` are fixed strings matched as whole words, case-insensitively. Symlinks are not followed and
+    ignore files are not read (a vault is data, not a source tree). ``info`` gets the stats,
+    errors and exit code. Exit 1 (no match) is normal; errors (exit 2, e.g. an unreadable
+    file) land in ``info.errors`` and partial results are kept. Output is read in fixed-size
+    chunks, so memory stays flat however much matches; the scan stops early (``truncated``)
+    after ``max_bytes`` of output, or on ``timeout``.
     """
     info = info if info is not None else Scan()
-    cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "--heading", "-0",
-           "--stats", "-i", "-F", "--color", "never"]
-    if word:
-        cmd.append("-w")
+    cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "--heading", "-0", "--stats",
+           "-i", "-F", "-w", "--color", "never"]
     for g in globs:
         cmd += ["-g", g]
     for p in patterns:
@@ -85,7 +85,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         # line, so in every piece between two NULs the first "\n\n" ends the rows.
         pending, path = b"", None
         while True:
-            data = proc.stdout.read(chunk)
+            data = proc.stdout.read1(chunk)  # what is there: parse while rg still scans
             if not data:
                 break
             read += len(data)
@@ -96,7 +96,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
                     path = piece
                     continue
                 cut = piece.find(b"\n\n")
-                yield os.fsdecode(path), piece[:cut + 1]
+                yield path, piece[:cut + 1]
                 path = piece[cut + 2:]
             if read >= max_bytes:
                 info.truncated = True
@@ -105,7 +105,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         if path is not None and not info.truncated:
             cut = pending.find(b"\n\n")
             rows, tail = (pending, b"") if cut < 0 else (pending[:cut + 1], pending[cut + 2:])
-            yield os.fsdecode(path), rows
+            yield path, rows
         for ln in tail.split(b"\n"):
             if ln.endswith(b" files searched"):
                 info.files_searched = int(ln.split()[0])

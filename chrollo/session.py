@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
-import hashlib
 import json
 import os
 import re
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,7 +130,7 @@ def render_frontmatter(meta: SessionMeta) -> str:
               ("harness", meta.harness), ("cwd", meta.cwd)]
     if meta.parent_session:
         fields.append(("parent_session", meta.parent_session))
-    fields.append(("machine", meta.machine or socket.gethostname()))
+    fields.append(("machine", meta.machine or os.uname().nodename))
     lines = ["---"] + [f"{k}: {yaml_quote(str(v))}" for k, v in fields]
     lines += [f"chrollo_format: {FORMAT_VERSION}", "---", "", ""]
     return "\n".join(lines)
@@ -166,6 +164,8 @@ def render_turn(turn: Turn) -> str:
 def safe_id_prefix(session_id: str) -> str:
     """First 8 file-name-safe characters of the id (hash if nothing safe is left)."""
     safe = re.sub(r"[^A-Za-z0-9-]", "", session_id)[:8]
+    import hashlib
+
     return safe or hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:8]
 
 
@@ -177,6 +177,8 @@ def session_file_name(meta: SessionMeta, n: int = 1) -> str:
 # ----------------------------------------------------------------------------- writer
 
 def _key(session_id: str) -> str:
+    import hashlib
+
     return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

@@ -1,0 +1,556 @@
+"""The search pipeline (DESIGN §5): query → terms → ripgrep → rank → hits.
+
+Ranking
+    score = Σ idf(term) over the distinct query terms on the anchor line
+            × a recency multiplier in [1, 1 + RECENCY_BOOST]
+    idf(t) = ln(1 + sessions searched / sessions containing t): a term found in every
+    session (a speaker's name, "test") weighs little, a rare one a lot. Ties: newer session
+    first, then path, then line.
+
+Engine (why it is shaped like this: on a 100 MB vault a name or a common word matches
+100,000 lines, and handling each of them in Python costs more than ripgrep's whole scan)
+    1. ripgrep lists each occurrence as a compact ``LINE:term`` row; a file's rows are folded
+       into per-line term masks with C-level bytes operations, and candidates are kept in
+       one bounded list per mask (memory stays flat however much matches).
+    2. Vaults of thousands of sessions are sampled first: ~1/64 of the sessions (picked by
+       the last hex digits of their names) are searched for every term. That estimates each
+       term's document frequency and singles out the "common" terms (in thousands of
+       sessions), which the main scan then leaves out.
+    3. The best few hundred candidates are rescored exactly: one more ripgrep run over just
+       their files adds the common terms back into their masks.
+    4. If that yields fewer hits than asked for, the search is repeated without the sample
+       shortcut, so a sparse answer is never lost to it.
+"""
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import heapq
+import math
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from itertools import filterfalse, islice
+from pathlib import Path
+from typing import Callable
+
+from . import rg as _rg
+from . import vault as _vault
+from .errors import ChrolloError, UsageError
+from .session import HEADER_RE, TOOL_LINE_RE, parse_frontmatter
+from .terms import identifiers, query_terms
+
+MAX_LIMIT = 50
+MAX_CONTEXT = 50
+HITS_PER_FILE = 3
+RECENCY_BOOST = 0.2          # newest sessions score up to ×1.2
+RECENCY_HALF_LIFE_DAYS = 30.0
+BUCKET_KEEP = 256            # candidates kept per term mask
+LINES_PER_FILE_MASK = 8      # per file, candidates kept per term mask
+POOL = 300                   # candidates rescored exactly when common terms were left out
+# The sample: sessions picked by the last hex digits of their names (the session id's, so
+# the pick is uniform): 1/16 of a vault of 2,000+ sessions, 1/64 of one of 16,000+.
+SAMPLES = ((16_000, "*[0-3]0.md", ("00.md", "10.md", "20.md", "30.md")),
+           (2_000, "*0.md", ("0.md",)))
+COMMON_ROWS = 4000           # a term estimated on more lines than this is "common"
+_NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
+
+# A seam for the thesaurus (pipeline step 3): terms → {term: [synonym, ...]}.
+Expander = Callable[[list], dict]
+
+
+@dataclass
+class Hit:
+    path: str
+    line: int
+    score: float
+    date: str | None
+    session_id: str | None
+    harness: str | None
+    peer: str | None
+    terms: list
+    context: list = field(default_factory=list)  # [{"line", "text", "match"}]
+
+
+@dataclass
+class SearchResult:
+    query: str
+    terms: list
+    expanded: dict
+    total_matches: int
+    hits: list
+    warnings: list = field(default_factory=list)
+    vault: str = ""
+
+    def to_json(self) -> dict:
+        out = {"query": self.query, "terms": self.terms, "expanded": self.expanded,
+               "total_matches": self.total_matches, "hits": [asdict(h) for h in self.hits]}
+        if self.warnings:
+            out["warnings"] = self.warnings
+        return out
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _session_time(path: str) -> dt.datetime:
+    """A session's start from its file name; its mtime when the name has none."""
+    m = _NAME_TS.search(os.path.basename(path))
+    if m:
+        try:
+            return dt.datetime(*map(int, m.groups()))
+        except ValueError:
+            pass
+    try:
+        return dt.datetime.fromtimestamp(os.stat(path).st_mtime)
+    except OSError:
+        return dt.datetime(1970, 1, 1)
+
+
+def recency_multiplier(session_time: dt.datetime, now: dt.datetime) -> float:
+    age_days = max(0.0, (now - session_time).total_seconds() / 86400.0)
+    return 1.0 + RECENCY_BOOST * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+class _FileView:
+    """A candidate file read once: lines, frontmatter, turn headers."""
+
+    def __init__(self, path: str):
+        with open(path, "rb") as fh:
+            self.lines = fh.read().decode("utf-8", "replace").split("\n")
+        if self.lines and self.lines[-1] == "":
+            self.lines.pop()
+        self.meta, body = parse_frontmatter(self.lines)
+        self.body_start = body + 1  # 1-based first line after the frontmatter
+        default_date = str(self.meta.get("date") or "")
+        self.headers: list[int] = []
+        self.stamps: list[str] = []
+        for i in range(body, len(self.lines)):
+            ln = self.lines[i]
+            if ln.startswith("[") and (m := HEADER_RE.match(ln)):
+                self.headers.append(i + 1)
+                self.stamps.append(f"{m.group(1) or default_date} {m.group(2)}".strip())
+
+    def can_anchor(self, line: int) -> bool:
+        if line < self.body_start or line > len(self.lines):
+            return False
+        text = self.lines[line - 1]
+        return not (HEADER_RE.match(text) or TOOL_LINE_RE.match(text) or not text.strip())
+
+    def stamp(self, line: int) -> str | None:
+        i = bisect.bisect_right(self.headers, line) - 1
+        return self.stamps[i] if i >= 0 else (str(self.meta.get("date")) if self.meta.get("date") else None)
+
+    def window(self, line: int, context: int) -> list[dict]:
+        lo, hi = max(1, line - context), min(len(self.lines), line + context)
+        return [{"line": n, "text": self.lines[n - 1], "match": n == line} for n in range(lo, hi + 1)]
+
+
+def resolve_roots(dir: str | os.PathLike | None = None, peer: str | None = None,
+                  cwd: str | None = None) -> tuple[Path, Path]:
+    """(vault, folder to scan) for the search options."""
+    vault = Path(dir).expanduser().resolve() if dir else _vault.memories_dir(cwd)
+    _vault.require_dir(vault, "memory folder" if dir else "vault")
+    if peer is None:
+        return vault, vault
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", peer):
+        raise UsageError(f"not a peer name: {peer!r}", kind="bad_peer")
+    folder = vault / _vault.PEERS / peer
+    if not folder.is_dir():
+        raise ChrolloError("peer_not_found", f"no files from peer {peer!r} in {vault}",
+                           "`chrollo stats` lists the peers this vault holds.")
+    return vault, folder
+
+
+# ----------------------------------------------------------------------------- search
+
+def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathLike | None = None,
+           since: str | dt.date | None = None, harness: str | None = None, peer: str | None = None,
+           peers: bool = True, now: dt.datetime | None = None, expander: Expander | None = None,
+           timeout: float = 30.0, cwd: str | None = None) -> SearchResult:
+    """Search the vault (or ``dir``) for ``query``; see the module doc for the ranking."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}", kind="bad_limit")
+    if not 0 <= context <= MAX_CONTEXT:
+        raise UsageError(f"--context must be between 0 and {MAX_CONTEXT}, got {context}",
+                         kind="bad_context")
+    since_d = _parse_since(since)
+    now = now or _now()
+    vault, folder = resolve_roots(dir, peer, cwd)
+    terms = query_terms(query)
+    result = SearchResult(query, terms, {}, 0, [], vault=str(vault))
+    if not terms:
+        return result
+    weights_extra: dict[str, float] = {}
+    idents = identifiers(query)
+    _run(result, terms, idents, weights_extra, folder, vault, limit, context, since_d, harness,
+         peers and peer is None, now, timeout)
+    # Step 3 (thesaurus) plugs in here: when exact terms find too little, search again
+    # with synonyms weighing less. The expander issue fills this seam.
+    if expander is not None and len(result.hits) < limit:
+        expanded = {t: s for t, s in (expander(terms) or {}).items() if s}
+        if expanded:
+            result.expanded = expanded
+            syn = [s for ss in expanded.values() for s in ss if s not in terms]
+            weights_extra = {s: 0.5 for s in syn}
+            result.hits, result.warnings = [], []
+            _run(result, terms + syn, idents, weights_extra, folder, vault, limit, context, since_d,
+                 harness, peers and peer is None, now, timeout)
+    return result
+
+
+def _now() -> dt.datetime:
+    env = os.environ.get("CHROLLO_NOW")  # a frozen clock for tests and reproducible runs
+    if env:
+        try:
+            return dt.datetime.fromisoformat(env)
+        except ValueError:
+            raise UsageError(f"CHROLLO_NOW is not an ISO date/time: {env!r}", kind="bad_clock")
+    return dt.datetime.now()
+
+
+def _parse_since(since) -> dt.date | None:
+    if since is None or isinstance(since, dt.date):
+        return since
+    try:
+        return dt.date.fromisoformat(str(since))
+    except ValueError:
+        raise UsageError(f"--since takes a date like 2026-06-01, got {since!r}", kind="bad_date")
+
+
+class _Query:
+    """A query compiled for one search: each spelling ("form") of a term and its mask."""
+
+    def __init__(self, terms: list, idents: dict):
+        index = {t: i for i, t in enumerate(terms)}
+        self.terms = terms
+        # A form's mask: its term's bit, plus its parts' bits for an identifier (a line with
+        # "auth-service" credits "auth" and "service" too). Aliases share the mask.
+        self.mask: dict[str, int] = {}
+        for t, i in index.items():
+            aliases, parts = idents.get(t, ([], []))
+            m = (1 << i) | sum(1 << index[p] for p in parts)
+            for form in [t, *aliases]:
+                self.mask.setdefault(form, m)
+        self.ascii = all(f.isascii() for f in self.mask)
+
+    def forms(self, terms_mask: int = -1) -> list:
+        """The spellings of the terms in ``terms_mask`` (by their own term bit)."""
+        return [f for f, m in self.mask.items() if (m & -m) & terms_mask]
+
+
+class _Collector:
+    """Folds ripgrep's per-file rows into document counts and bounded candidate lists.
+
+    This is the hot loop of a search (once per matching file, 10⁴–10⁵ times on a large
+    vault), so it sticks to C-level bytes operations: the rows of a file's most frequent
+    form become bare line numbers through one ``replace``, and only the rows of the other
+    forms are looked at one by one.
+    """
+
+    def __init__(self, q: _Query):
+        self.q = q
+        self.n = len(q.terms)
+        self.masks = {f.encode(): m for f, m in q.mask.items()}
+        self.total = 0                       # matching lines listed
+        self.files = 0                       # files with a match
+        self.doc_masks: dict[int, int] = {}  # terms present in a file -> number of files
+        self.buckets: dict[int, list] = {}   # mask -> [(file key, path, line)]
+        self.cut: dict[int, bytes] = {}      # mask -> the oldest file key kept once full
+        self.sampled: set = set()
+        self.rows: list | None = None        # rows per term, while sampling
+        self.use(q.forms())
+
+    def use(self, forms: list) -> None:
+        """The forms the next scan lists."""
+        self.suffixes = [(b":" + f.encode() + b"\n", self.masks[f.encode()]) for f in forms]
+
+    def df(self) -> list:
+        out = [0] * self.n
+        for m, k in self.doc_masks.items():
+            for i in range(self.n):
+                if m >> i & 1:
+                    out[i] += k
+        return out
+
+    def fold(self, rows: bytes) -> bytes:
+        """Lowercase rows (ASCII fast path; casefold when the query has other letters)."""
+        if self.q.ascii or rows.isascii():
+            return rows.lower()
+        return rows.decode("utf-8", "replace").casefold().encode("utf-8")
+
+    def add(self, path: bytes, rows: bytes) -> None:
+        low = self.fold(rows)
+        n_rows = low.count(b"\n")
+        counts = [(low.count(sfx), sfx, m) for sfx, m in self.suffixes]
+        n_big, sfx_big, big = max(counts)
+        if n_big == 0:
+            return  # only case variants we do not map (e.g. "ß" vs "SS"): ignore
+        if self.rows is not None:
+            for c, _s, m in counts:
+                self.rows[(m & -m).bit_length() - 1] += c
+        self.files += 1
+        key = _file_key(path)
+        if n_big == n_rows:
+            # one form only (the common case on large vaults): its first lines, no masks
+            self.total += len(set(low.split(b"\n"))) - 1
+            self.doc_masks[big] = self.doc_masks.get(big, 0) + 1
+            first = sorted({int(r[:r.find(b":")]) for r in low.split(b"\n", 12) if r})
+            self._push(big, key, path, first[:LINES_PER_FILE_MASK])
+            return
+        rows_l = low.replace(sfx_big, b"\n").split(b"\n")  # big rows become bare b"LINE"
+        big_lines = set(filter(bytes.isdigit, rows_l))
+        masks: dict[bytes, int] = {}
+        get = self.masks.get
+        for r in filterfalse(bytes.isdigit, rows_l):
+            ln, _, text = r.partition(b":")
+            m = get(text)
+            if m:
+                masks[ln] = masks.get(ln, 0) | m
+        present = big if big_lines else 0
+        alone = big_lines.difference(masks)
+        self.total += len(alone) + len(masks)
+        if alone:
+            self._push(big, key, path, sorted(map(int, alone))[:LINES_PER_FILE_MASK])
+        by_mask: dict[int, list] = {}
+        for ln, m in masks.items():
+            if ln in big_lines:
+                m |= big
+            present |= m
+            by_mask.setdefault(m, []).append(int(ln))
+        for m, lns in by_mask.items():
+            lns.sort()
+            self._push(m, key, path, lns[:LINES_PER_FILE_MASK])
+        self.doc_masks[present] = self.doc_masks.get(present, 0) + 1
+
+    def line_masks(self, rows: bytes) -> dict:
+        """{line: mask} for every row of a block (used on the few rescored files)."""
+        out: dict[int, int] = {}
+        get = self.masks.get
+        for r in self.fold(rows).split(b"\n"):
+            ln, _, text = r.partition(b":")
+            m = get(text)
+            if m and ln.isdigit():
+                out[int(ln)] = out.get(int(ln), 0) | m
+        return out
+
+    def _push(self, mask: int, key: bytes, path: bytes, lines: list) -> None:
+        b = self.buckets.get(mask)
+        if b is None:
+            b = self.buckets[mask] = []
+        elif key > self.cut.get(mask, b"\xff"):
+            return  # older than everything this mask keeps
+        b.extend((key, path, ln) for ln in lines)
+        if len(b) > 2 * BUCKET_KEEP:
+            b.sort()
+            del b[BUCKET_KEEP:]
+            self.cut[mask] = b[-1][0]
+
+
+def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, folder: Path,
+         vault: Path, limit: int, context: int, since: dt.date | None, harness: str | None,
+         include_peers: bool, now: dt.datetime, timeout: float, shortcut: bool = True) -> None:
+    q = _Query(terms, idents)
+    col = _Collector(q)
+    globs = ["*.md"] if include_peers or folder != vault else ["*.md", f"!{_vault.PEERS}/"]
+    since_ts = dt.datetime.combine(since, dt.time()).timestamp() if since else None
+    scan = dict(since_ts=since_ts, harness=harness, timeout=timeout, warnings=result.warnings)
+    common = 0
+    n_sample = 0
+    sample, sample_glob, n_top = _sample_files(folder) if shortcut and len(terms) > 1 else ([], "", 0)
+    errors: list = []
+    if sample:
+        col.rows = [0] * len(terms)
+        n_sample, errors = _scan_into(col, q.forms(), sample, globs, **scan)
+        col.sampled = {os.fsencode(p) for p in sample}
+        sample_df = col.df()
+        scale = max(n_top, 1) / max(n_sample, 1)
+        common = sum(1 << i for i in range(len(terms)) if col.rows[i] * scale > COMMON_ROWS)
+        if common == (1 << len(terms)) - 1:  # keep the rarest term in the scan
+            rarest = min(range(len(terms)), key=lambda i: (col.rows[i], i))
+            common &= ~(1 << rarest)
+        col.rows = None
+        col.use(q.forms(~common))
+    n_main, err = _scan_into(col, q.forms(~common), [str(folder)],
+                             globs + (["!/" + sample_glob] if sample else []), **scan)
+    errors += err
+    if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
+        raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
+                           "Check the folder's permissions; `chrollo stats` lists what it can read.")
+    n_files = max(n_sample + n_main, col.files, 1)
+    df = col.df()
+    for i in range(len(terms)):
+        if common >> i & 1:  # listed in the sample only: its rate, scaled up
+            df[i] = max(1, round(sample_df[i] * n_files / max(n_sample, 1)))
+    idf = [math.log(1.0 + n_files / d) if d else 0.0 for d in df]
+    for i, t in enumerate(terms):
+        idf[i] *= synonym_weight.get(t, 1.0)
+    result.total_matches = col.total
+    ranked = _ranked(col.buckets, idf, now)
+    if common:
+        ranked = _rescore(ranked, col, q.forms(common), idf, now, timeout, result.warnings)
+    result.hits = _emit(ranked, terms, limit, context, since, vault)
+    if common and len(result.hits) < limit:
+        # too few hits without the common terms' own lines: list everything
+        del result.warnings[:]
+        _run(result, terms, idents, synonym_weight, folder, vault, limit, context, since, harness,
+             include_peers, now, timeout, shortcut=False)
+
+
+def _sample_files(folder: Path) -> tuple[list, str, int]:
+    """(the sampled top-level session files, their glob, how many top-level .md files)."""
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".md")]
+    except OSError:
+        return [], "", 0
+    for min_files, glob, endings in SAMPLES:
+        if len(names) >= min_files:
+            return [os.path.join(folder, n) for n in names if n.endswith(endings)], glob, len(names)
+    return [], "", len(names)
+
+
+def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_ts, harness,
+               timeout, warnings: list) -> tuple[int, list]:
+    """Feed one rg scan into the collector; returns (files searched, rg errors)."""
+    info = _rg.Scan()
+    for path, rows in _rg.scan(forms, [str(p) for p in paths], globs=tuple(globs),
+                               timeout=timeout, info=info):
+        if since_ts is not None:
+            try:
+                if os.stat(path).st_mtime < since_ts:
+                    continue  # nothing in this file was written on or after --since
+            except OSError:
+                continue
+        if harness is not None and str(_head_meta(path).get("harness", "")).lower() != harness.lower():
+            continue
+        col.add(path, rows)
+    for e in info.errors[:20]:
+        if e not in warnings:
+            warnings.append(e)
+    if info.timed_out:
+        warnings.append(f"search stopped after {timeout:g}s; results are partial")
+    if info.truncated:
+        warnings.append("too many matching lines; results are from the first part of the vault")
+    return info.files_searched, info.errors
+
+
+def _ranked(buckets: dict, idf: list, now: dt.datetime):
+    """Yield candidates ``(-score, key, path, line, mask)`` best first (a k-way merge)."""
+    heap, lists = [], {}
+    for m, b in buckets.items():
+        b.sort()
+        del b[BUCKET_KEEP:]
+        lists[m] = (b, _weight(m, idf))
+        heapq.heappush(heap, _entry(m, 0, b[0], lists[m][1], now))
+    while heap:
+        neg, key, path, ln, m, pos = heapq.heappop(heap)
+        b, w = lists[m]
+        if pos + 1 < len(b):
+            heapq.heappush(heap, _entry(m, pos + 1, b[pos + 1], w, now))
+        yield neg, key, path, ln, m
+
+
+def _rescore(ranked, col: _Collector, common_forms: list, idf: list, now: dt.datetime,
+             timeout: float, warnings: list):
+    """Add the common terms back into the masks of the best POOL candidates, re-sort them."""
+    pool = list(islice(ranked, POOL))
+    files = sorted({c[2] for c in pool if c[2] not in col.sampled})
+    extra: dict[tuple, int] = {}
+    if files:
+        info = _rg.Scan()
+        for path, rows in _rg.scan(common_forms, [os.fsdecode(f) for f in files], globs=(),
+                                   timeout=timeout, info=info):
+            for ln, m in col.line_masks(rows).items():
+                extra[(path, ln)] = m
+        warnings.extend(e for e in info.errors[:5] if e not in warnings)
+    rescored = []
+    for neg, key, path, ln, m in pool:
+        more = extra.get((path, ln), 0)
+        if more & ~m:
+            m |= more
+            neg = -_weight(m, idf) * recency_multiplier(_key_time(key, path), now)
+        rescored.append((neg, key, path, ln, m))
+    rescored.sort()
+    yield from rescored
+    yield from ranked
+
+
+def _weight(mask: int, idf: list) -> float:
+    return sum(idf[i] for i in range(len(idf)) if mask >> i & 1)
+
+
+_INVERT_DIGITS = bytes.maketrans(b"0123456789", b"9876543210")
+
+
+def _file_key(path: bytes) -> bytes:
+    """Sorts newer sessions first: the file name with its digits inverted (9→0, …).
+
+    Session names start with their start time, so inverting the digits turns "newest
+    first" into plain ascending order. Names without a timestamp sort last (as oldest).
+    """
+    name = path[path.rfind(b"/") + 1:]
+    if len(name) >= 17 and name[:4].isdigit():
+        return name.translate(_INVERT_DIGITS)
+    return b"~" + name
+
+
+def _key_time(key: bytes, path: bytes) -> dt.datetime:
+    m = None if key.startswith(b"~") else \
+        _NAME_TS.match(key[:18].translate(_INVERT_DIGITS).decode("ascii", "replace"))
+    if m:
+        try:
+            return dt.datetime(*map(int, m.groups()))
+        except ValueError:
+            pass
+    return _session_time(os.fsdecode(path))
+
+
+def _head_meta(path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return {}
+    return parse_frontmatter(head.split("\n"))[0]
+
+
+def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
+          vault: Path) -> list:
+    """Turn ranked candidates into hits: validate anchors, cap per file, merge windows."""
+    views: dict[bytes, _FileView | None] = {}
+    per_file: dict[bytes, list] = {}
+    hits: list[Hit] = []
+    since_s = since.isoformat() if since else None
+    for neg, key, path, ln, m in ranked:
+        taken = per_file.setdefault(path, [])
+        if len(taken) >= HITS_PER_FILE or any(abs(ln - t) <= 2 * context for t in taken):
+            continue  # at most 3 per file; overlapping windows merge into the better hit
+        if path not in views:
+            try:
+                views[path] = _FileView(os.fsdecode(path))
+            except OSError:
+                views[path] = None
+        v = views[path]
+        if v is None or not v.can_anchor(ln):
+            continue  # tool lines, headers and frontmatter are context, never anchors
+        stamp = v.stamp(ln)
+        if since_s and stamp and stamp[:10] < since_s:
+            continue
+        taken.append(ln)
+        spath = os.fsdecode(path)
+        hits.append(Hit(path=spath, line=ln, score=round(-neg, 4), date=stamp,
+                        session_id=_str(v.meta.get("session_id")), harness=_str(v.meta.get("harness")),
+                        peer=_vault.peer_of(Path(spath), vault),
+                        terms=[t for i, t in enumerate(terms) if m >> i & 1],
+                        context=v.window(ln, context)))
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def _str(v) -> str | None:
+    return None if v is None else str(v)
+
+
+def _entry(mask: int, pos: int, cand: tuple, w: float, now: dt.datetime) -> tuple:
+    key, path, ln = cand
+    return (-w * recency_multiplier(_key_time(key, path), now), key, path, ln, mask, pos)
