@@ -16,10 +16,11 @@ Engine (why it is shaped like this: on a 100 MB vault a name or a common word ma
        the last hex digits of their names) are searched for every term. That estimates each
        term's document frequency and singles out the "common" terms (in thousands of
        sessions), which the main scan then leaves out.
-    3. The best few hundred candidates are rescored exactly: one more ripgrep run over just
-       their files adds the common terms back into their masks.
-    4. If that yields fewer hits than asked for, the search is repeated without the sample
-       shortcut, so a sparse answer is never lost to it.
+    3. The best POOL candidates are rescored exactly: the common terms found on the line
+       itself (the file is read anyway to show the hit) are added back into its mask.
+    4. If that yields fewer hits than asked for, or a line holding only common terms (as
+       seen in the sample) could still outrank the last hit, the search is repeated without
+       the shortcut, so a sparse answer is never lost to it.
 """
 from __future__ import annotations
 
@@ -49,9 +50,9 @@ BUCKET_KEEP = 256            # candidates kept per term mask
 LINES_PER_FILE_MASK = 8      # per file, candidates kept per term mask
 POOL = 300                   # candidates rescored exactly when common terms were left out
 # The sample: sessions picked by the last hex digits of their names (the session id's, so
-# the pick is uniform): 1/16 of a vault of 2,000+ sessions, 1/64 of one of 16,000+.
-SAMPLES = ((16_000, "*[0-3]0.md", ("00.md", "10.md", "20.md", "30.md")),
-           (2_000, "*0.md", ("0.md",)))
+# the pick is uniform): 1/64 of a vault of 8,000+ sessions (measured: below that, one full
+# listing is faster than sample + shortcut).
+SAMPLES = ((8_000, "*[0-3]0.md", ("00.md", "10.md", "20.md", "30.md")),)
 COMMON_ROWS = 4000           # a term estimated on more lines than this is "common"
 _NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
 
@@ -251,18 +252,20 @@ class _Collector:
         self.q = q
         self.n = len(q.terms)
         self.masks = {f.encode(): m for f, m in q.mask.items()}
-        self.total = 0                       # matching lines listed
+        self.total = 0                       # term occurrences listed
         self.files = 0                       # files with a match
         self.doc_masks: dict[int, int] = {}  # terms present in a file -> number of files
         self.buckets: dict[int, list] = {}   # mask -> [(file key, path, line)]
         self.cut: dict[int, bytes] = {}      # mask -> the oldest file key kept once full
-        self.sampled: set = set()
-        self.rows: list | None = None        # rows per term, while sampling
+        self.sampled: set = set()            # files of the sample (their masks are exact)
+        self.common = 0                      # mask of the terms the main scan leaves out
+        self.rows: list | None = None        # occurrences per term, while sampling
         self.use(q.forms())
 
     def use(self, forms: list) -> None:
         """The forms the next scan lists."""
         self.suffixes = [(b":" + f.encode() + b"\n", self.masks[f.encode()]) for f in forms]
+        self.sfxs = [sfx for sfx, _m in self.suffixes]
 
     def df(self) -> list:
         out = [0] * self.n
@@ -280,35 +283,30 @@ class _Collector:
 
     def add(self, path: bytes, rows: bytes) -> None:
         low = self.fold(rows)
-        n_rows = low.count(b"\n")
-        counts = [(low.count(sfx), sfx, m) for sfx, m in self.suffixes]
-        n_big, sfx_big, big = max(counts)
+        counts = list(map(low.count, self.sfxs))
+        n_big = max(counts)
         if n_big == 0:
             return  # only case variants we do not map (e.g. "ß" vs "SS"): ignore
+        j = counts.index(n_big)
+        sfx_big, big = self.suffixes[j]
         if self.rows is not None:
-            for c, _s, m in counts:
+            for c, (_s, m) in zip(counts, self.suffixes):
                 self.rows[(m & -m).bit_length() - 1] += c
         self.files += 1
+        self.total += sum(counts)
         key = _file_key(path)
-        if n_big == n_rows:
-            # one form only (the common case on large vaults): its first lines, no masks
-            self.total += len(set(low.split(b"\n"))) - 1
-            self.doc_masks[big] = self.doc_masks.get(big, 0) + 1
-            first = sorted({int(r[:r.find(b":")]) for r in low.split(b"\n", 12) if r})
-            self._push(big, key, path, first[:LINES_PER_FILE_MASK])
-            return
         rows_l = low.replace(sfx_big, b"\n").split(b"\n")  # big rows become bare b"LINE"
         big_lines = set(filter(bytes.isdigit, rows_l))
         masks: dict[bytes, int] = {}
-        get = self.masks.get
-        for r in filterfalse(bytes.isdigit, rows_l):
-            ln, _, text = r.partition(b":")
-            m = get(text)
-            if m:
-                masks[ln] = masks.get(ln, 0) | m
+        if n_big != len(rows_l) - 1:  # other forms too: their rows one by one
+            get = self.masks.get
+            for r in filterfalse(bytes.isdigit, rows_l):
+                ln, _, text = r.partition(b":")
+                m = get(text)
+                if m:
+                    masks[ln] = masks.get(ln, 0) | m
         present = big if big_lines else 0
-        alone = big_lines.difference(masks)
-        self.total += len(alone) + len(masks)
+        alone = big_lines.difference(masks) if masks else big_lines
         if alone:
             self._push(big, key, path, sorted(map(int, alone))[:LINES_PER_FILE_MASK])
         by_mask: dict[int, list] = {}
@@ -321,17 +319,6 @@ class _Collector:
             lns.sort()
             self._push(m, key, path, lns[:LINES_PER_FILE_MASK])
         self.doc_masks[present] = self.doc_masks.get(present, 0) + 1
-
-    def line_masks(self, rows: bytes) -> dict:
-        """{line: mask} for every row of a block (used on the few rescored files)."""
-        out: dict[int, int] = {}
-        get = self.masks.get
-        for r in self.fold(rows).split(b"\n"):
-            ln, _, text = r.partition(b":")
-            m = get(text)
-            if m and ln.isdigit():
-                out[int(ln)] = out.get(int(ln), 0) | m
-        return out
 
     def _push(self, mask: int, key: bytes, path: bytes, lines: list) -> None:
         b = self.buckets.get(mask)
@@ -351,7 +338,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
          include_peers: bool, now: dt.datetime, timeout: float, shortcut: bool = True) -> None:
     q = _Query(terms, idents)
     col = _Collector(q)
-    globs = ["*.md"] if include_peers or folder != vault else ["*.md", f"!{_vault.PEERS}/"]
+    globs = ["*.md"] if include_peers or folder != vault else ["*.md", f"!/{_vault.PEERS}/"]
     since_ts = dt.datetime.combine(since, dt.time()).timestamp() if since else None
     scan = dict(since_ts=since_ts, harness=harness, timeout=timeout, warnings=result.warnings)
     common = 0
@@ -365,13 +352,12 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         sample_df = col.df()
         scale = max(n_top, 1) / max(n_sample, 1)
         common = sum(1 << i for i in range(len(terms)) if col.rows[i] * scale > COMMON_ROWS)
-        if common == (1 << len(terms)) - 1:  # keep the rarest term in the scan
-            rarest = min(range(len(terms)), key=lambda i: (col.rows[i], i))
-            common &= ~(1 << rarest)
+        if not any(col.rows[i] for i in range(len(terms)) if not common >> i & 1):
+            common = 0  # nothing else occurs: the shortcut would list nothing
         col.rows = None
         col.use(q.forms(~common))
-    n_main, err = _scan_into(col, q.forms(~common), [str(folder)],
-                             globs + (["!/" + sample_glob] if sample else []), **scan)
+    n_main, err = _scan_into(col, q.forms(~common), ["."],
+                             globs + (["!/" + sample_glob] if sample else []), cwd=str(folder), **scan)
     errors += err
     if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
@@ -385,12 +371,17 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     for i, t in enumerate(terms):
         idf[i] *= synonym_weight.get(t, 1.0)
     result.total_matches = col.total
-    ranked = _ranked(col.buckets, idf, now)
+    views: dict = {}
+    ranked = _ranked(col.buckets, idf, now, common)
     if common:
-        ranked = _rescore(ranked, col, q.forms(common), idf, now, timeout, result.warnings)
-    result.hits = _emit(ranked, terms, limit, context, since, vault)
-    if common and len(result.hits) < limit:
-        # too few hits without the common terms' own lines: list everything
+        col.common = common
+        ranked = _rescore(ranked, col, idf, now, views)
+    result.hits = _emit(ranked, terms, limit, context, since, vault, views)
+    # Lines holding only common terms were listed in the sample alone. If the hits do not
+    # all beat the best such line the sample saw, list everything (exact, slower, rare).
+    bound = max((_weight(m, idf) for m in col.buckets if not m & ~common), default=0.0)
+    if common and (len(result.hits) < limit or
+                   result.hits[-1].score < bound * (1 + RECENCY_BOOST)):
         del result.warnings[:]
         _run(result, terms, idents, synonym_weight, folder, vault, limit, context, since, harness,
              include_peers, now, timeout, shortcut=False)
@@ -409,11 +400,11 @@ def _sample_files(folder: Path) -> tuple[list, str, int]:
 
 
 def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_ts, harness,
-               timeout, warnings: list) -> tuple[int, list]:
+               timeout, warnings: list, cwd: str | None = None) -> tuple[int, list]:
     """Feed one rg scan into the collector; returns (files searched, rg errors)."""
     info = _rg.Scan()
     for path, rows in _rg.scan(forms, [str(p) for p in paths], globs=tuple(globs),
-                               timeout=timeout, info=info):
+                               timeout=timeout, info=info, cwd=cwd):
         if since_ts is not None:
             try:
                 if os.stat(path).st_mtime < since_ts:
@@ -433,13 +424,17 @@ def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_
     return info.files_searched, info.errors
 
 
-def _ranked(buckets: dict, idf: list, now: dt.datetime):
-    """Yield candidates ``(-score, key, path, line, mask)`` best first (a k-way merge)."""
+def _ranked(buckets: dict, idf: list, now: dt.datetime, optimistic: int = 0):
+    """Yield candidates ``(-score, key, path, line, mask)`` best first (a k-way merge).
+
+    With ``optimistic`` (the terms left out of the scan), a candidate is ranked as if its
+    line held all of them: an upper bound that _rescore then makes exact.
+    """
     heap, lists = [], {}
     for m, b in buckets.items():
         b.sort()
         del b[BUCKET_KEEP:]
-        lists[m] = (b, _weight(m, idf))
+        lists[m] = (b, _weight(m | optimistic, idf))
         heapq.heappush(heap, _entry(m, 0, b[0], lists[m][1], now))
     while heap:
         neg, key, path, ln, m, pos = heapq.heappop(heap)
@@ -449,29 +444,34 @@ def _ranked(buckets: dict, idf: list, now: dt.datetime):
         yield neg, key, path, ln, m
 
 
-def _rescore(ranked, col: _Collector, common_forms: list, idf: list, now: dt.datetime,
-             timeout: float, warnings: list):
-    """Add the common terms back into the masks of the best POOL candidates, re-sort them."""
-    pool = list(islice(ranked, POOL))
-    files = sorted({c[2] for c in pool if c[2] not in col.sampled})
-    extra: dict[tuple, int] = {}
-    if files:
-        info = _rg.Scan()
-        for path, rows in _rg.scan(common_forms, [os.fsdecode(f) for f in files], globs=(),
-                                   timeout=timeout, info=info):
-            for ln, m in col.line_masks(rows).items():
-                extra[(path, ln)] = m
-        warnings.extend(e for e in info.errors[:5] if e not in warnings)
-    rescored = []
-    for neg, key, path, ln, m in pool:
-        more = extra.get((path, ln), 0)
-        if more & ~m:
-            m |= more
-            neg = -_weight(m, idf) * recency_multiplier(_key_time(key, path), now)
-        rescored.append((neg, key, path, ln, m))
-    rescored.sort()
-    yield from rescored
-    yield from ranked
+def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
+    """Score the best POOL candidates (by upper bound) exactly, with the common terms found
+    on their lines, and re-sort them; the rest follow, scored by what the scan saw."""
+    forms = col.q.forms(col.common)
+    rx = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
+                    + r")(?!\w)", re.I)
+    common = {f: col.q.mask[f] for f in forms}
+    pool = []
+    for neg, key, path, ln, m in islice(ranked, POOL):
+        v = _view(views, path)
+        if path not in col.sampled and v is not None and ln <= len(v.lines):
+            for f in rx.findall(v.lines[ln - 1]):
+                m |= common.get(f.lower(), 0) or common.get(f.casefold(), 0)
+        pool.append((-_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m))
+    pool.sort()
+    yield from pool
+    for neg, key, path, ln, m in ranked:  # beyond the pool: scored without the common terms
+        yield -_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m
+
+
+def _view(views: dict, path: bytes):
+    """The file behind a candidate, read once per search (None if it vanished)."""
+    if path not in views:
+        try:
+            views[path] = _FileView(os.fsdecode(path))
+        except OSError:
+            views[path] = None
+    return views[path]
 
 
 def _weight(mask: int, idf: list) -> float:
@@ -514,9 +514,8 @@ def _head_meta(path) -> dict:
 
 
 def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
-          vault: Path) -> list:
+          vault: Path, views: dict) -> list:
     """Turn ranked candidates into hits: validate anchors, cap per file, merge windows."""
-    views: dict[bytes, _FileView | None] = {}
     per_file: dict[bytes, list] = {}
     hits: list[Hit] = []
     since_s = since.isoformat() if since else None
@@ -524,12 +523,7 @@ def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
         taken = per_file.setdefault(path, [])
         if len(taken) >= HITS_PER_FILE or any(abs(ln - t) <= 2 * context for t in taken):
             continue  # at most 3 per file; overlapping windows merge into the better hit
-        if path not in views:
-            try:
-                views[path] = _FileView(os.fsdecode(path))
-            except OSError:
-                views[path] = None
-        v = views[path]
+        v = _view(views, path)
         if v is None or not v.can_anchor(ln):
             continue  # tool lines, headers and frontmatter are context, never anchors
         stamp = v.stamp(ln)

@@ -50,7 +50,7 @@ class Scan:
 
 def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
          timeout: float = 30.0, max_bytes: int = 1 << 30, info: Scan | None = None,
-         chunk: int = 1 << 20):
+         chunk: int = 1 << 20, cwd: str | None = None):
     """Yield ``(path, rows)`` per matching file, both bytes; rows are ``b"LINE:MATCH\\n"``.
 
     ``patterns`` are fixed strings matched as whole words, case-insensitively. Symlinks are not followed and
@@ -58,7 +58,8 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
     errors and exit code. Exit 1 (no match) is normal; errors (exit 2, e.g. an unreadable
     file) land in ``info.errors`` and partial results are kept. Output is read in fixed-size
     chunks, so memory stays flat however much matches; the scan stops early (``truncated``)
-    after ``max_bytes`` of output, or on ``timeout``.
+    after ``max_bytes`` of output, or on ``timeout``. With ``cwd``, rg runs there (globs
+    starting with ``/`` are anchored to it) and yielded paths are made absolute again.
     """
     info = info if info is not None else Scan()
     cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "--heading", "-0", "--stats",
@@ -68,7 +69,8 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
     for p in patterns:
         cmd += ["-e", p]
     cmd += ["--", *paths]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    base = os.fsencode(cwd).rstrip(b"/") + b"/" if cwd else b""
     err_lines: list[bytes] = []
     drain = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
     drain.start()
@@ -96,7 +98,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
                     path = piece
                     continue
                 cut = piece.find(b"\n\n")
-                yield path, piece[:cut + 1]
+                yield _absolute(base, path), piece[:cut + 1]
                 path = piece[cut + 2:]
             if read >= max_bytes:
                 info.truncated = True
@@ -105,7 +107,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         if path is not None and not info.truncated:
             cut = pending.find(b"\n\n")
             rows, tail = (pending, b"") if cut < 0 else (pending[:cut + 1], pending[cut + 2:])
-            yield path, rows
+            yield _absolute(base, path), rows
         for ln in tail.split(b"\n"):
             if ln.endswith(b" files searched"):
                 info.files_searched = int(ln.split()[0])
@@ -122,3 +124,9 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
             info.errors = [e.decode("utf-8", "replace").rstrip() for e in err_lines if e.strip()]
             if finished and info.returncode not in (0, 1) and not info.errors:
                 info.errors = [f"rg exited with code {info.returncode}"]
+
+
+def _absolute(base: bytes, path: bytes) -> bytes:
+    if not base or path.startswith(b"/"):
+        return path
+    return base + (path[2:] if path.startswith(b"./") else path)

@@ -195,3 +195,42 @@ def test_search_uses_the_default_vault(home, tmp_path):
     p, out = run_json(["search", "lookup"], home)
     assert p.returncode == 0 and len(out["hits"]) == 1
     assert out["hits"][0]["path"].startswith(str(home / "memories"))
+
+
+# ----------------------------------------------------------------------------- large-vault shortcut
+
+def test_sampled_shortcut_ranks_like_the_full_listing(vault, monkeypatch):
+    """On big vaults common terms are left out of the scan and rescored; top hits must agree."""
+    import random
+    import sys
+    import uuid
+    engine = sys.modules["chrollo.retrieval"]
+    rnd = random.Random(7)
+    words = ["deploy", "cache", "retry", "schema", "token", "latency", "queue", "index", "shard"]
+    for n in range(400):
+        sid = str(uuid.UUID(int=rnd.getrandbits(128)))
+        lines = []
+        for k in range(12):
+            w = rnd.sample(words, 2)
+            extra = " flamingo" if rnd.random() < 0.01 else ""
+            lines.append(f"Alice: we looked at the {w[0]} and the {w[1]} again{extra}")
+        write_session(vault, sid, f"2026-{1 + n % 9:02d}-{1 + n % 27:02d}T10:{n % 60:02d}:00",
+                      [("user", "10:00:00", "\n".join(lines))])
+    queries = ["alice deploy flamingo", "alice cache retry", "what did alice say about the schema index",
+               "alice", "alice queue flamingo shard"]
+    full = {q: search(q, dir=vault).hits for q in queries}
+    monkeypatch.setattr(engine, "SAMPLES", ((100, "*0.md", ("0.md",)),))
+    monkeypatch.setattr(engine, "COMMON_ROWS", 300)
+    used = []
+    real = engine._rescore
+    monkeypatch.setattr(engine, "_rescore", lambda *a, **k: used.append(1) or real(*a, **k))
+    for q in queries:
+        got = search(q, dir=vault).hits
+        assert len(got) == len(full[q]) == 10, q
+        # the same best score and terms, and mostly the same top ten (idf is estimated from
+        # the sample for common terms, so scores may differ a little)
+        assert got[0].terms == full[q][0].terms, q
+        assert got[0].score == pytest.approx(full[q][0].score, rel=0.25), q
+        overlap = {(h.path, h.line) for h in got} & {(h.path, h.line) for h in full[q]}
+        assert len(overlap) >= 5, q
+    assert used, "the shortcut never ran: the test vault is too small for it"
