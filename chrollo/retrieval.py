@@ -38,7 +38,7 @@ from typing import Callable
 from . import rg as _rg
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
-from .session import HEADER_RE, TOOL_LINE_RE, parse_frontmatter
+from .fileformat import HEADER_RE, TOOL_LINE_RE, parse_frontmatter
 from .terms import identifiers, query_terms
 
 MAX_LIMIT = 50

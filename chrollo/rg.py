@@ -9,7 +9,6 @@ operations, so no Python code runs per matched line here.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -31,10 +30,11 @@ def rg_path() -> str:
     here = os.path.join(os.path.dirname(sys.executable), "rg")
     if os.path.isfile(here) and os.access(here, os.X_OK):
         return here
-    found = shutil.which("rg")
-    if not found:
-        raise ChrolloError("rg_not_found", "ripgrep (rg) was not found", RG_HINT)
-    return found
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        found = os.path.join(folder or ".", "rg")
+        if os.path.isfile(found) and os.access(found, os.X_OK):
+            return found  # (shutil.which would cost shutil's import on every search)
+    raise ChrolloError("rg_not_found", "ripgrep (rg) was not found", RG_HINT)
 
 
 @dataclass

@@ -34,16 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import vault as _vault
-
-FORMAT_VERSION = 1
-TS_FMT = "%Y-%m-%d %H:%M:%S"
-# Header of one turn. Legacy files may omit the date or put user text on the header line.
-HEADER_RE = re.compile(
-    r"^\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\](?:[ \t]+(\S.*))?[ \t\r]*$")
-STRICT_HEADER_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]")
-TOOL_LINE_RE = re.compile(r"^>?\s*<tool>.*</tool>\s*$")
-RECALL_MARKER = "[chrollo-recall]"
-
+from .fileformat import (FORMAT_VERSION, HEADER_RE, TOOL_LINE_RE, TS_FMT, parse_frontmatter,
+                         yaml_quote)
+from .fileformat import clean_text as _clean
 
 # ----------------------------------------------------------------------------- records
 
@@ -109,20 +102,6 @@ class SessionMeta:
 def local_time(when: dt.datetime) -> dt.datetime:
     """Aware datetimes are converted to local time; naive ones are taken as local."""
     return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
-
-
-def _clean(text: str) -> str:
-    # NUL makes ripgrep treat the whole file as binary (unsearchable); CR breaks line parsing.
-    return text.replace("\x00", "\ufffd").replace("\r\n", "\n").replace("\r", "\n")
-
-
-_NON_YAML = re.compile("[\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029]")
-
-
-def yaml_quote(value: str) -> str:
-    """A double-quoted YAML scalar for any string (JSON escapes + YAML's non-printables)."""
-    s = json.dumps(_clean(value).replace("\x00", ""), ensure_ascii=False)
-    return _NON_YAML.sub(lambda m: "\\u%04x" % ord(m.group()), s)
 
 
 def render_frontmatter(meta: SessionMeta) -> str:
@@ -328,47 +307,6 @@ class Session:
     meta: dict
     turns: list
     body_start: int      # 1-based line of the first line after the frontmatter
-
-
-def _scalar(raw: str):
-    raw = raw.strip()
-    if raw.startswith('"'):
-        return json.loads(raw)
-    if re.fullmatch(r"-?\d+", raw):
-        return int(raw)
-    if raw.startswith("'") or raw[:1] in "[{&*!|>%@`":
-        raise ValueError("needs YAML")
-    return raw
-
-
-def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
-    """(metadata, index of the first line after the frontmatter) for a file's lines."""
-    if not lines or lines[0].rstrip("\r") != "---":
-        return {}, 0
-    for end in range(1, min(len(lines), 400)):
-        if lines[end].rstrip("\r") == "---":
-            break
-    else:
-        return {}, 0
-    block = lines[1:end]
-    meta: dict = {}
-    try:
-        for ln in block:
-            if not ln.strip() or ln.lstrip().startswith("#"):
-                continue
-            k, sep, v = ln.partition(":")
-            if not sep or k != k.strip() or not re.fullmatch(r"[\w-]+", k):
-                raise ValueError("needs YAML")
-            meta[k] = _scalar(v)
-    except ValueError:
-        import yaml  # only for frontmatter a human edited beyond flat key: value pairs
-
-        try:
-            loaded = yaml.safe_load("\n".join(block))
-            meta = loaded if isinstance(loaded, dict) else {}
-        except yaml.YAMLError:
-            meta = {}
-    return meta, end + 1
 
 
 def read_frontmatter(path: Path) -> dict:

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import vault as _vault
-from .session import parse_frontmatter
+from .fileformat import parse_frontmatter
 
 _HEADER = re.compile(rb"^\[(\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]", re.M)
 

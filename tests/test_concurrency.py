@@ -41,7 +41,6 @@ def test_16_processes_x_100_turns_lose_duplicate_interleave_nothing(home, tmp_pa
     turns = read_session(files[0]).turns
     assert len(turns) == 16 * 100 * 2
     users = [t.text for t in turns if t.role == "user"]
-    agents = [t for t in turns if t.role == "agent"]
     expected = {f"writer p{i:02d} turn {j}  end p{i:02d}-{j}\nsecond line p{i:02d}"
                 for i in range(16) for j in range(100)}
     assert set(users) == expected and len(users) == len(expected)  # none lost, none duplicated

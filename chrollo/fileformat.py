@@ -1,0 +1,75 @@
+"""The on-disk format's primitives (DESIGN §4): turn headers, tool lines, frontmatter.
+
+Kept apart from the session writer so that search, which only needs to recognise headers
+and read frontmatter, imports nothing more.
+"""
+from __future__ import annotations
+
+import re
+
+FORMAT_VERSION = 1
+TS_FMT = "%Y-%m-%d %H:%M:%S"
+# Header of one turn. Legacy files may omit the date or put user text on the header line.
+HEADER_RE = re.compile(
+    r"^\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\](?:[ \t]+(\S.*))?[ \t\r]*$")
+TOOL_LINE_RE = re.compile(r"^>?\s*<tool>.*</tool>\s*$")
+RECALL_MARKER = "[chrollo-recall]"
+
+
+def clean_text(text: str) -> str:
+    # NUL makes ripgrep treat the whole file as binary (unsearchable); CR breaks line parsing.
+    return text.replace("\x00", "\ufffd").replace("\r\n", "\n").replace("\r", "\n")
+
+
+_NON_YAML = "[\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029]"  # compiled on first use
+
+
+def yaml_quote(value: str) -> str:
+    """A double-quoted YAML scalar for any string (JSON escapes + YAML's non-printables)."""
+    import json
+
+    s = json.dumps(clean_text(value).replace("\x00", ""), ensure_ascii=False)
+    return re.sub(_NON_YAML, lambda m: "\\u%04x" % ord(m.group()), s)
+
+
+def _scalar(raw: str):
+    raw = raw.strip()
+    if raw.startswith('"'):
+        import json  # frontmatter values are JSON-compatible double-quoted YAML scalars
+
+        return json.loads(raw)
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    if raw.startswith("'") or raw[:1] in "[{&*!|>%@`":
+        raise ValueError("needs YAML")
+    return raw
+
+
+def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
+    """(metadata, index of the first line after the frontmatter) for a file's lines."""
+    if not lines or lines[0].rstrip("\r") != "---":
+        return {}, 0
+    for end in range(1, min(len(lines), 400)):
+        if lines[end].rstrip("\r") == "---":
+            break
+    else:
+        return {}, 0
+    block = lines[1:end]
+    meta: dict = {}
+    try:
+        for ln in block:
+            if not ln.strip() or ln.lstrip().startswith("#"):
+                continue
+            k, sep, v = ln.partition(":")
+            if not sep or k != k.strip() or not re.fullmatch(r"[\w-]+", k):
+                raise ValueError("needs YAML")
+            meta[k] = _scalar(v)
+    except ValueError:
+        import yaml  # only for frontmatter a human edited beyond flat key: value pairs
+
+        try:
+            loaded = yaml.safe_load("\n".join(block))
+            meta = loaded if isinstance(loaded, dict) else {}
+        except yaml.YAMLError:
+            meta = {}
+    return meta, end + 1
