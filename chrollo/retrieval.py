@@ -122,19 +122,26 @@ class _FileView:
             self.lines.pop()
         self.meta, body = parse_frontmatter(self.lines)
         self.body_start = body + 1  # 1-based first line after the frontmatter
-        default_date = str(self.meta.get("date") or "")
+        name = _NAME_TS.match(os.path.basename(path))
+        default_date = str(self.meta.get("date") or "") or \
+            (f"{name.group(1)}-{name.group(2)}-{name.group(3)}" if name else "")
         self.headers: list[int] = []
         self.stamps: list[str] = []
+        self.inline: set = set()  # legacy headers with the user's text on the same line
         for i in range(body, len(self.lines)):
             ln = self.lines[i]
             if ln.startswith("[") and (m := HEADER_RE.match(ln)):
                 self.headers.append(i + 1)
                 self.stamps.append(f"{m.group(1) or default_date} {m.group(2)}".strip())
+                if m.group(4):
+                    self.inline.add(i + 1)
 
     def can_anchor(self, line: int) -> bool:
         if line < self.body_start or line > len(self.lines):
             return False
         text = self.lines[line - 1]
+        if line in self.inline:
+            return True
         return not (HEADER_RE.match(text) or TOOL_LINE_RE.match(text) or not text.strip())
 
     def stamp(self, line: int) -> str | None:

@@ -234,3 +234,16 @@ def test_sampled_shortcut_ranks_like_the_full_listing(vault, monkeypatch):
         overlap = {(h.path, h.line) for h in got} & {(h.path, h.line) for h in full[q]}
         assert len(overlap) >= 5, q
     assert used, "the shortcut never ran: the test vault is too small for it"
+
+
+def test_vault_written_by_the_typescript_chrollo_searches_as_is(vault, home):
+    from test_session_format import LEGACY_TS
+    vault.mkdir(parents=True)
+    (vault / "2026-03-01_090000_abc12345.md").write_text(LEGACY_TS)
+    (vault / "2025-12-24_080000_deadbeef.md").write_text(
+        "[08:00:00] [User] how to rebase onto main\n[08:00:09] [Agent]\n> git rebase origin/main\n")
+    p, out = run_json(["search", "rebase", "--dir", vault], home)
+    assert p.returncode == 0
+    got = {(Path(h["path"]).name, h["line"], h["date"]) for h in out["hits"]}
+    assert ("2026-03-01_090000_abc12345.md", 8, "2026-03-01 09:00:00") in got
+    assert ("2025-12-24_080000_deadbeef.md", 1, "2025-12-24 08:00:00") in got  # inline user text
