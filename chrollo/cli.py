@@ -89,7 +89,7 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json)
     elif n == 0:
         click.echo(f"chrollo: no matches for {', '.join(result.terms)} in {result.vault}", err=True)
     else:
-        click.echo(f"chrollo: {n} hit{'s' * (n != 1)} · {result.total_matches} matching lines · "
+        click.echo(f"chrollo: {n} hit{'s' * (n != 1)} · {result.total_matches} occurrences · "
                    f"terms: {', '.join(result.terms)}", err=True)
 
 

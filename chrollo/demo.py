@@ -53,7 +53,7 @@ def run_demo(keep: str | None = None) -> None:
         for q in DEMO_QUERIES:
             res = search(q, dir=dest, limit=2, context=2)
             say(f"$ chrollo search {q} --limit 2 --context 2")
-            say(f"  terms: {', '.join(res.terms)}   ({res.total_matches} matching lines)\n")
+            say(f"  terms: {', '.join(res.terms)}   ({res.total_matches} occurrences)\n")
             emit(search_lines(res))
             first = first or (res.hits[0] if res.hits else None)
         if first:

@@ -1,0 +1,64 @@
+"""The ripgrep wrapper: streaming, stats, early stop, timeout, errors (real rg)."""
+from __future__ import annotations
+
+import pytest
+
+from chrollo import rg
+from chrollo.errors import ChrolloError
+
+
+@pytest.fixture
+def folder(tmp_path):
+    d = tmp_path / "v"
+    d.mkdir()
+    for i in range(40):
+        (d / f"s{i:02d}.md").write_text("alpha beta\n" * 50 + "gamma\n")
+    (d / "notes.txt").write_text("alpha\n")  # not a session file: ignored
+    return d
+
+
+def test_rows_per_file_and_stats(folder):
+    info = rg.Scan()
+    got = dict(rg.scan(["alpha", "gamma"], [str(folder)], info=info))
+    assert len(got) == 40 and all(p.endswith(b".md") for p in got)
+    rows = got[str(folder / "s00.md").encode()].split(b"\n")
+    assert rows[0] == b"1:alpha" and rows[-2] == b"51:gamma" and rows[-1] == b""
+    assert info.files_searched == 40 and info.returncode == 0 and not info.errors
+
+
+def test_whole_words_case_insensitive(tmp_path):
+    (tmp_path / "a.md").write_text("Alphabet ALPHA alpha_x (alpha)\n")
+    rows = dict(rg.scan(["alpha"], [str(tmp_path)]))[str(tmp_path / "a.md").encode()]
+    assert rows == b"1:ALPHA\n1:alpha\n"
+
+
+def test_no_match_is_not_an_error(folder):
+    info = rg.Scan()
+    assert list(rg.scan(["zzzz"], [str(folder)], info=info)) == []
+    assert info.returncode == 1 and not info.errors and info.files_searched == 41 - 1
+
+
+def test_early_stop_keeps_what_was_read(folder):
+    info = rg.Scan()
+    got = list(rg.scan(["alpha"], [str(folder)], info=info, max_bytes=3000, chunk=1000))
+    assert info.truncated and 0 < len(got) < 40
+
+
+def test_timeout_kills_and_reports(folder):
+    info = rg.Scan()
+    list(rg.scan(["alpha"], [str(folder)], info=info, timeout=0.000001))
+    assert info.timed_out
+
+
+def test_cwd_makes_anchored_globs_work_and_paths_absolute(folder):
+    (folder / "peers").mkdir()
+    (folder / "peers" / "s00.md").write_text("alpha\n")
+    got = [p for p, _ in rg.scan(["alpha"], ["."], cwd=str(folder), globs=("*.md", "!/peers/"))]
+    assert len(got) == 40 and all(p.startswith(str(folder).encode() + b"/s") for p in got)
+
+
+def test_missing_rg(monkeypatch, tmp_path):
+    monkeypatch.setenv("CHROLLO_RG", str(tmp_path / "nope"))
+    with pytest.raises(ChrolloError) as e:
+        rg.rg_path()
+    assert e.value.kind == "rg_not_found" and "pip install" in e.value.hint
