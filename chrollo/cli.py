@@ -169,6 +169,57 @@ def demo(keep):
     run_demo(keep)
 
 
+@cli.command()
+@click.option("--dir", "dir_", metavar="PATH", help="Serve this memory folder (default: the vault).")
+def mcp(dir_):
+    """Serve read_memory and read_memory_file to an MCP client over stdio.
+
+    Register it with `chrollo install <harness> --mcp`, or point any MCP client at the
+    command `chrollo mcp`. Needs the extra: pip install 'chrollo[mcp]'.
+    """
+    try:
+        from .mcp_server import run
+    except ImportError as e:
+        raise ChrolloError("mcp_missing", f"the MCP server needs the mcp package ({e})",
+                           "pip install 'chrollo[mcp]'") from None
+    run(dir_)
+
+
+def _harness_command(name: str, doc: str):
+    @cli.command(name, help=doc)
+    @click.argument("harness", type=click.Choice(["claude-code", "codex", "gemini", "pi"]))
+    @click.option("--mcp", "mcp_", is_flag=True, help="Register (or remove) the `chrollo mcp` server.")
+    @click.option("--config", metavar="PATH", help="Edit this config file instead of the harness's own.")
+    @click.option("--json", "as_json", is_flag=True, help="Print what was done as one JSON object.")
+    def command(harness, mcp_, config, as_json):
+        from . import install as inst
+
+        if not mcp_:
+            raise UsageError("this version only registers the MCP server: add --mcp",
+                             "Capture and recall hooks are not part of this release yet.", kind="bad_usage")
+        fn = inst.install_mcp if name == "install" else inst.uninstall_mcp
+        change = fn(harness, config)
+        if as_json:
+            _dump(change.to_json())
+        else:
+            click.echo(f"{harness}: MCP server {change.action} ({change.config})")
+    return command
+
+
+_harness_command("install", """Register chrollo with HARNESS's user config.
+
+    \b
+    --mcp   add the `chrollo mcp` server (read_memory, read_memory_file) to
+            Claude Code (~/.claude.json), Codex (~/.codex/config.toml) or
+            Gemini CLI (~/.gemini/settings.json).
+
+    Idempotent; everything else in the file is kept.""")
+_harness_command("uninstall", """Remove what `chrollo install` added to HARNESS's config.
+
+    If the file is still exactly as chrollo left it, its earlier bytes come back;
+    otherwise only chrollo's entry is taken out.""")
+
+
 def main(argv=None) -> None:
     """Entry point: maps every failure onto an exit code and, with --json, the error envelope."""
     args = sys.argv[1:] if argv is None else list(argv)

@@ -1,0 +1,238 @@
+"""Register chrollo with a harness's user config, and take it out again.
+
+``install_mcp``/``uninstall_mcp`` add or remove the ``chrollo`` MCP server in:
+
+* Claude Code — ``~/.claude.json`` (``$CLAUDE_CONFIG_DIR/.claude.json``), ``mcpServers``
+* Codex CLI — ``~/.codex/config.toml`` (``$CODEX_HOME``), ``[mcp_servers.chrollo]``
+* Gemini CLI — ``~/.gemini/settings.json``, ``mcpServers``
+
+Contract: idempotent; everything else in the file is kept; uninstall removes exactly what
+install added. The file's bytes before the first install are saved in
+``$CHROLLO_HOME/state/install/``: if the file is still exactly what chrollo wrote, uninstall
+puts those bytes back (or deletes a file chrollo created); if someone edited it since, only
+chrollo's entry is taken out.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import vault as _vault
+from .errors import ChrolloError, UsageError
+
+HARNESSES = ("claude-code", "codex", "gemini", "pi")
+SERVER_NAME = "chrollo"
+_TOML_START = "# >>> chrollo mcp (added by `chrollo install codex --mcp`; `chrollo uninstall codex --mcp` removes it)"
+_TOML_END = "# <<< chrollo mcp"
+
+
+@dataclass
+class Change:
+    harness: str
+    config: str
+    action: str      # "installed", "updated", "unchanged", "removed", "restored", "absent"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def server_command() -> list:
+    """How a harness should start the server: this installation's ``chrollo mcp``."""
+    script = Path(sys.executable).with_name("chrollo")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script), "mcp"]
+    return [sys.executable, "-m", "chrollo", "mcp"]
+
+
+def mcp_config_path(harness: str) -> Path:
+    """The user-level config file that lists a harness's MCP servers."""
+    home = Path.home()
+    if harness == "claude-code":
+        d = os.environ.get("CLAUDE_CONFIG_DIR")
+        return Path(d).expanduser() / ".claude.json" if d else home / ".claude.json"
+    if harness == "codex":
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser() / "config.toml"
+    if harness == "gemini":
+        return home / ".gemini" / "settings.json"
+    if harness == "pi":
+        raise UsageError("pi has no MCP client: its chrollo extension registers read_memory itself",
+                         "Use `chrollo install claude-code|codex|gemini --mcp`.", kind="no_mcp")
+    raise UsageError(f"unknown harness {harness!r}", f"One of: {', '.join(HARNESSES)}.", kind="bad_harness")
+
+
+def install_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
+    path = Path(config).expanduser() if config else mcp_config_path(harness)
+    before = _read(path)
+    after = _add(harness, before, path)
+    if after == before:
+        return Change(harness, str(path), "unchanged")
+    rec = _record(path)
+    saved = _load_record(rec)
+    if saved is None:
+        saved = {"path": str(path), "original": before, "restorable": True}
+    elif _sha(before) != saved.get("written"):
+        saved["restorable"] = False  # edited since chrollo wrote it: uninstall removes only our entry
+    saved["written"] = _sha(after)
+    _write(path, after)
+    _save_record(rec, saved)
+    return Change(harness, str(path), "updated" if before and SERVER_NAME in _servers(before, harness)
+                  else "installed")
+
+
+def uninstall_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
+    path = Path(config).expanduser() if config else mcp_config_path(harness)
+    now = _read(path)
+    rec = _record(path)
+    saved = _load_record(rec)
+    if saved is not None and saved.get("restorable") and now is not None and _sha(now) == saved["written"]:
+        if saved["original"] is None:
+            path.unlink()
+        else:
+            _write(path, saved["original"])
+        rec.unlink()
+        return Change(harness, str(path), "restored")
+    if now is None or SERVER_NAME not in _servers(now, harness):
+        if saved is not None:
+            rec.unlink()
+        return Change(harness, str(path), "absent")
+    _write(path, _toml_remove(now) if harness == "codex" else _json_remove(now, path))
+    if saved is not None:
+        rec.unlink()
+    return Change(harness, str(path), "removed")
+
+
+# ----------------------------------------------------------------------------- formats
+
+def _entry(harness: str) -> dict:
+    cmd = server_command()
+    entry = {"command": cmd[0], "args": cmd[1:]}
+    return {"type": "stdio", **entry} if harness == "claude-code" else entry
+
+
+def _json_load(text: str | None, path: Path) -> dict:
+    if not text or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise ChrolloError("bad_config", f"{path} is not valid JSON ({e})",
+                           "Fix or move the file, then run the command again.")
+    if not isinstance(data, dict):
+        raise ChrolloError("bad_config", f"{path} does not hold a JSON object")
+    return data
+
+
+def _add(harness: str, text: str | None, path: Path) -> str | None:
+    return _toml_add(text, path) if harness == "codex" else _json_add(text, path, harness)
+
+
+def _json_add(text: str | None, path: Path, harness: str) -> str | None:
+    data = _json_load(text, path)
+    servers = data.get("mcpServers")
+    if servers is None:
+        servers = data["mcpServers"] = {}
+    if not isinstance(servers, dict):
+        raise ChrolloError("bad_config", f"mcpServers in {path} is not an object")
+    entry = _entry(harness)
+    if servers.get(SERVER_NAME) == entry:
+        return text
+    servers[SERVER_NAME] = entry
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _json_remove(text: str, path: Path) -> str:
+    data = _json_load(text, path)
+    servers = data.get("mcpServers")
+    if isinstance(servers, dict):
+        servers.pop(SERVER_NAME, None)
+        if not servers:
+            del data["mcpServers"]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _toml_block() -> str:
+    cmd = server_command()
+    return "\n".join([_TOML_START, f"[mcp_servers.{SERVER_NAME}]", f"command = {json.dumps(cmd[0])}",
+                      f"args = {json.dumps(cmd[1:])}", _TOML_END, ""])
+
+
+_TOML_BLOCK_RE = re.compile(r"\n?" + re.escape(_TOML_START) + r".*?" + re.escape(_TOML_END) + r"\n?", re.S)
+
+
+def _toml_add(text: str | None, path: Path) -> str:
+    text = text or ""
+    block = _toml_block()
+    if _TOML_START in text:
+        current = _TOML_BLOCK_RE.search(text)
+        if current and current.group().strip() == block.strip():
+            return text
+        return _TOML_BLOCK_RE.sub(lambda m: ("\n" if m.group().startswith("\n") else "") + block, text, count=1)
+    if re.search(rf"^\s*\[mcp_servers\.{SERVER_NAME}\]", text, re.M):
+        raise ChrolloError("bad_config", f"{path} already defines [mcp_servers.{SERVER_NAME}] by hand",
+                           "Remove it, or keep it and skip `chrollo install codex --mcp`.")
+    sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+    return text + sep + block
+
+
+def _toml_remove(text: str) -> str:
+    return _TOML_BLOCK_RE.sub("\n", text, count=1).rstrip("\n") + "\n" if text.strip() else text
+
+
+def _servers(text: str, harness: str) -> set:
+    if harness == "codex":
+        return {SERVER_NAME} if _TOML_START in text else set()
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return set()
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    return set(servers) if isinstance(servers, dict) else set()
+
+
+# ----------------------------------------------------------------------------- files
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ChrolloError("bad_config", f"cannot read {path}: {e}")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else _vault.FILE_MODE
+    tmp = path.with_name(f".{path.name}.chrollo-{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _sha(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _record(path: Path) -> Path:
+    key = hashlib.sha256(str(path.resolve() if path.exists() else path.absolute()).encode()).hexdigest()[:24]
+    return _vault.state_dir() / "install" / f"mcp-{key}.json"
+
+
+def _load_record(rec: Path) -> dict | None:
+    try:
+        return json.loads(rec.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _save_record(rec: Path, data: dict) -> None:
+    _vault.ensure_dir(rec.parent)
+    fd = os.open(rec, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
