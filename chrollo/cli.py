@@ -6,32 +6,15 @@ diagnostics. Exit codes: 0 ok (no hits is ok), 1 runtime error, 2 usage error. W
 """
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from . import __version__
+from .entry import dump as _dump
+from .entry import fail as _fail
+from .entry import warn as _warn
 from .errors import ChrolloError, UsageError
-
-
-def _dump(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-
-
-def _fail(err: ChrolloError, as_json: bool) -> None:
-    if as_json:
-        _dump(err.as_dict())
-    else:
-        click.echo(f"chrollo: error: {err.message}", err=True)
-        if err.hint:
-            click.echo(f"hint: {err.hint}", err=True)
-    sys.exit(err.exit_code)
-
-
-def _warn(warnings: list) -> None:
-    for w in warnings:
-        click.echo(f"chrollo: warning: {w}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -69,28 +52,9 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json)
       chrollo search flaky test retry
       chrollo search "deploy staging" --since 2026-01-01 --json
     """
-    from .retrieval import search as run
+    from .entry import run_search
 
-    if peer and no_peers:
-        raise UsageError("--peer and --no-peers cannot be used together", kind="bad_usage")
-    result = run(" ".join(query), limit=limit, context=context, dir=dir_, since=since,
-                 harness=harness, peer=peer, peers=not no_peers)
-    if as_json:
-        _dump(result.to_json())
-        _warn(result.warnings)
-        return
-    from .output import emit, search_lines
-
-    _warn(result.warnings)
-    emit(search_lines(result))
-    n = len(result.hits)
-    if not result.terms:
-        click.echo("chrollo: the query has no searchable terms (only stopwords or 1-letter words).", err=True)
-    elif n == 0:
-        click.echo(f"chrollo: no matches for {', '.join(result.terms)} in {result.vault}", err=True)
-    else:
-        click.echo(f"chrollo: {n} hit{'s' * (n != 1)} · {result.total_matches} occurrences · "
-                   f"terms: {', '.join(result.terms)}", err=True)
+    run_search(query, limit, context, since, harness, peer, no_peers, dir_, as_json)
 
 
 @cli.command()

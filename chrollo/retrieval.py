@@ -30,10 +30,8 @@ import heapq
 import math
 import os
 import re
-from dataclasses import asdict, dataclass, field
 from itertools import filterfalse, islice
 from pathlib import Path
-from typing import Callable
 
 from . import rg as _rg
 from . import vault as _vault
@@ -56,36 +54,46 @@ SAMPLES = ((8_000, "*[0-3]0.md", ("00.md", "10.md", "20.md", "30.md")),)
 COMMON_ROWS = 4000           # a term estimated on more lines than this is "common"
 _NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
 
-# A seam for the thesaurus (pipeline step 3): terms → {term: [synonym, ...]}.
-Expander = Callable[[list], dict]
+# A seam for the thesaurus (pipeline step 3): a callable terms -> {term: [synonym, ...]}.
+Expander = "Callable[[list], dict]"
 
 
-@dataclass
 class Hit:
-    path: str
-    line: int
-    score: float
-    date: str | None
-    session_id: str | None
-    harness: str | None
-    peer: str | None
-    terms: list
-    context: list = field(default_factory=list)  # [{"line", "text", "match"}]
+    """One search hit: an anchor line, its session, and the lines around it.
+
+    (Plain classes rather than dataclasses here: this module is on the recall hot path and
+    dataclasses pulls in ``inspect``.)
+    """
+
+    __slots__ = ("path", "line", "score", "date", "session_id", "harness", "peer", "terms", "context")
+
+    def __init__(self, path: str, line: int, score: float, date: str | None, session_id: str | None,
+                 harness: str | None, peer: str | None, terms: list, context: list):
+        self.path, self.line, self.score, self.date = path, line, score, date
+        self.session_id, self.harness, self.peer = session_id, harness, peer
+        self.terms = terms
+        self.context = context  # [{"line", "text", "match"}]
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __repr__(self) -> str:
+        return f"Hit({self.path!r}:{self.line}, score={self.score})"
 
 
-@dataclass
 class SearchResult:
-    query: str
-    terms: list
-    expanded: dict
-    total_matches: int
-    hits: list
-    warnings: list = field(default_factory=list)
-    vault: str = ""
+    """What a search returns; ``to_json`` is the `chrollo search --json` object."""
+
+    def __init__(self, query: str, terms: list, expanded: dict, total_matches: int, hits: list,
+                 warnings: list | None = None, vault: str = ""):
+        self.query, self.terms, self.expanded = query, terms, expanded
+        self.total_matches, self.hits = total_matches, hits
+        self.warnings = warnings if warnings is not None else []
+        self.vault = vault
 
     def to_json(self) -> dict:
         out = {"query": self.query, "terms": self.terms, "expanded": self.expanded,
-               "total_matches": self.total_matches, "hits": [asdict(h) for h in self.hits]}
+               "total_matches": self.total_matches, "hits": [h.to_json() for h in self.hits]}
         if self.warnings:
             out["warnings"] = self.warnings
         return out

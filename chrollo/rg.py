@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
 
 from .errors import ChrolloError
 
@@ -37,15 +36,15 @@ def rg_path() -> str:
     raise ChrolloError("rg_not_found", "ripgrep (rg) was not found", RG_HINT)
 
 
-@dataclass
 class Scan:
     """What a scan saw besides the matches."""
 
-    files_searched: int = 0
-    errors: list = field(default_factory=list)   # rg's own error lines (unreadable files, …)
-    returncode: int | None = None
-    timed_out: bool = False
-    truncated: bool = False                      # stopped early at max_matches
+    def __init__(self):
+        self.files_searched = 0
+        self.errors: list = []        # rg's own error lines (unreadable files, …)
+        self.returncode: int | None = None
+        self.timed_out = False
+        self.truncated = False        # stopped early at max_bytes
 
 
 def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),

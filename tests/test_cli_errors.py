@@ -114,3 +114,40 @@ def test_broken_pipe_is_quiet(home, tmp_path):
     p = subprocess.run(f"{sys.executable} -m chrollo search pipe --dir '{vault}' | head -1",
                        shell=True, capture_output=True, text=True, env=cli_env(home))
     assert p.stdout.startswith("---") and "Traceback" not in p.stderr
+
+
+def test_fast_search_path_mirrors_the_click_command():
+    """`chrollo search` skips importing click; its option table must match the click command."""
+    from chrollo.cli import cli
+    from chrollo.entry import SEARCH_DEFAULTS, SEARCH_OPTIONS
+    click_opts = {o for p in cli.commands["search"].params for o in getattr(p, "opts", []) if o.startswith("-")}
+    assert click_opts == set(SEARCH_OPTIONS)
+    for p in cli.commands["search"].params:
+        if p.name != "query":
+            default = None if type(p.default).__name__ == "Sentinel" else p.default  # click 8.3 UNSET
+            assert (SEARCH_DEFAULTS[p.name] or None) == (default or None), p.name
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "backup", "policy"],
+    ["search", "backup", "--json", "-n", "1", "--context=1"],
+    ["search", "--limit", "2", "backup", "--no-peers", "--json"],
+    ["search", "what", "is", "it"],
+    ["search", "zzz", "--json"],
+    ["search", "x", "--limit", "0", "--json"],
+    ["search", "x", "--since", "nope"],
+    ["search", "x", "--peer", "a", "--no-peers", "--json"],
+])
+def test_fast_and_click_paths_agree(home, tmp_path, args):
+    import subprocess
+    from conftest import cli_env
+    vault = tmp_path / "v"
+    write_session(vault, "same0000-x", "2026-10-01T10:00:00", [("user", "10:00:00", "backup policy")])
+    full = [*args, "--dir", str(vault)]
+    fast = subprocess.run([sys.executable, "-m", "chrollo", *full], capture_output=True, text=True,
+                          env=cli_env(home))
+    slow = subprocess.run([sys.executable, "-c", f"from chrollo.cli import main; main({full!r})"],
+                          capture_output=True, text=True, env=cli_env(home))
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    if "--json" in args:
+        json.loads(fast.stdout)
