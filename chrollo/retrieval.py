@@ -31,7 +31,6 @@ import math
 import os
 import re
 from itertools import filterfalse, islice
-from pathlib import Path
 
 from . import rg as _rg
 from . import vault as _vault
@@ -162,16 +161,16 @@ class _FileView:
 
 
 def resolve_roots(dir: str | os.PathLike | None = None, peer: str | None = None,
-                  cwd: str | None = None) -> tuple[Path, Path]:
-    """(vault, folder to scan) for the search options."""
-    vault = Path(dir).expanduser().resolve() if dir else _vault.memories_dir(cwd)
+                  cwd: str | None = None) -> tuple[str, str]:
+    """(vault, folder to scan) for the search options, as absolute paths."""
+    vault = os.path.realpath(os.path.expanduser(os.fspath(dir))) if dir else _vault.memories_path(cwd)
     _vault.require_dir(vault, "memory folder" if dir else "vault")
     if peer is None:
         return vault, vault
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", peer):
         raise UsageError(f"not a peer name: {peer!r}", kind="bad_peer")
-    folder = vault / _vault.PEERS / peer
-    if not folder.is_dir():
+    folder = os.path.join(vault, _vault.PEERS, peer)
+    if not os.path.isdir(folder):
         raise ChrolloError("peer_not_found", f"no files from peer {peer!r} in {vault}",
                            "`chrollo stats` lists the peers this vault holds.")
     return vault, folder
@@ -348,8 +347,8 @@ class _Collector:
             self.cut[mask] = b[-1][0]
 
 
-def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, folder: Path,
-         vault: Path, limit: int, context: int, since: dt.date | None, harness: str | None,
+def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, folder: str,
+         vault: str, limit: int, context: int, since: dt.date | None, harness: str | None,
          include_peers: bool, now: dt.datetime, timeout: float, shortcut: bool = True) -> None:
     q = _Query(terms, idents)
     col = _Collector(q)
@@ -402,7 +401,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
              include_peers, now, timeout, shortcut=False)
 
 
-def _sample_files(folder: Path) -> tuple[list, str, int]:
+def _sample_files(folder: str) -> tuple[list, str, int]:
     """(the sampled top-level session files, their glob, how many top-level .md files)."""
     try:
         names = [n for n in os.listdir(folder) if n.endswith(".md")]
@@ -529,7 +528,7 @@ def _head_meta(path) -> dict:
 
 
 def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
-          vault: Path, views: dict) -> list:
+          vault: str, views: dict) -> list:
     """Turn ranked candidates into hits: validate anchors, cap per file, merge windows."""
     per_file: dict[bytes, list] = {}
     hits: list[Hit] = []
@@ -548,7 +547,7 @@ def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
         spath = os.fsdecode(path)
         hits.append(Hit(path=spath, line=ln, score=round(-neg, 4), date=stamp,
                         session_id=_str(v.meta.get("session_id")), harness=_str(v.meta.get("harness")),
-                        peer=_vault.peer_of(Path(spath), vault),
+                        peer=_vault.peer_of(spath, vault),
                         terms=[t for i, t in enumerate(terms) if m >> i & 1],
                         context=v.window(ln, context)))
         if len(hits) >= limit:

@@ -12,55 +12,89 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from .errors import ChrolloError
+
+TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the hot path too)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 PEERS = "peers"
 SESSION_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{6})_([^/\\]+?)\.md$")
 
+# The resolution functions work on plain strings (``*_path``): search, on every recall,
+# imports this module, and pathlib would cost it a few milliseconds. The Path-returning
+# forms are for everything else.
 
-def home() -> Path:
-    """chrollo's home folder (not created)."""
+
+def home_path() -> str:
     env = os.environ.get("CHROLLO_HOME", "").strip()
-    return Path(env).expanduser() if env else Path.home() / ".chrollo"
+    return os.path.expanduser(env) if env else os.path.join(os.path.expanduser("~"), ".chrollo")
 
 
-def state_dir() -> Path:
+def home() -> "Path":
+    """chrollo's home folder (not created)."""
+    from pathlib import Path
+
+    return Path(home_path())
+
+
+def state_dir() -> "Path":
     return home() / "state"
 
 
-def logs_dir() -> Path:
+def logs_dir() -> "Path":
     return home() / "logs"
 
 
-def _git_root(start: Path) -> Path | None:
-    for d in (start, *start.parents):
-        if (d / ".git").exists():
+def _git_root(start: str) -> str | None:
+    d = start
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
             return d
-    return None
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
 
 
-def project_vault(cwd: str | os.PathLike | None = None) -> Path | None:
+def project_vault_path(cwd: str | os.PathLike | None = None) -> str | None:
     """``<dir>/.chrollo/memories`` for the nearest ``.chrollo/`` up to the git root."""
-    start = Path(cwd or os.getcwd()).resolve()
+    start = os.path.realpath(os.fspath(cwd) if cwd else os.getcwd())
     stop = _git_root(start)
-    for d in (start, *start.parents):
-        if (d / ".chrollo").is_dir() and d != Path.home():
-            return d / ".chrollo" / "memories"
-        if stop is not None and d == stop:
-            break
-    return None
+    user_home = os.path.realpath(os.path.expanduser("~"))
+    d = start
+    while True:
+        if d != user_home and os.path.isdir(os.path.join(d, ".chrollo")):
+            return os.path.join(d, ".chrollo", "memories")
+        parent = os.path.dirname(d)
+        if d == stop or parent == d:
+            return None
+        d = parent
 
 
-def memories_dir(cwd: str | os.PathLike | None = None) -> Path:
-    """The vault to read and write for ``cwd`` (not created)."""
+def project_vault(cwd: str | os.PathLike | None = None) -> "Path | None":
+    from pathlib import Path
+
+    p = project_vault_path(cwd)
+    return Path(p) if p else None
+
+
+def memories_path(cwd: str | os.PathLike | None = None) -> str:
+    """The vault to read and write for ``cwd`` (not created), as a string."""
     env = os.environ.get("CHROLLO_MEMORIES_DIR", "").strip()
     if env:
-        return Path(env).expanduser().resolve()
-    return project_vault(cwd) or home() / "memories"
+        return os.path.realpath(os.path.expanduser(env))
+    return project_vault_path(cwd) or os.path.join(home_path(), "memories")
+
+
+def memories_dir(cwd: str | os.PathLike | None = None) -> "Path":
+    """The vault to read and write for ``cwd`` (not created)."""
+    from pathlib import Path
+
+    return Path(memories_path(cwd))
 
 
 def ensure_dir(path: Path) -> Path:
@@ -83,17 +117,20 @@ def ensure_dir(path: Path) -> Path:
     return path
 
 
-def peer_of(path: Path, vault: Path) -> str | None:
+def peer_of(path: str | os.PathLike, vault: str | os.PathLike) -> str | None:
     """The peer a file came from (``<vault>/peers/<name>/...``), or None if local."""
-    try:
-        rel = path.relative_to(vault).parts
-    except ValueError:
+    prefix = os.path.join(os.fspath(vault), PEERS, "")
+    path = os.fspath(path)
+    if not path.startswith(prefix):
         return None
-    return rel[1] if len(rel) > 2 and rel[0] == PEERS else None
+    parts = path[len(prefix):].split(os.sep)
+    return parts[0] if len(parts) > 1 and parts[0] else None
 
 
-def iter_session_files(vault: Path, peers: bool = True):
+def iter_session_files(vault: "Path", peers: bool = True):
     """Every ``*.md`` session file under the vault, sorted, symlinks skipped."""
+    from pathlib import Path
+
     out = []
     for root, dirs, files in os.walk(vault):
         rootp = Path(root)
@@ -107,23 +144,26 @@ def iter_session_files(vault: Path, peers: bool = True):
     return out
 
 
-def require_dir(path: Path, what: str = "vault") -> Path:
-    """Raise a clear error unless ``path`` is an existing folder."""
-    if not path.exists():
+def require_dir(path, what: str = "vault"):
+    """Raise a clear error unless ``path`` is an existing folder; returns it."""
+    if not os.path.exists(path):
         raise ChrolloError(
             "vault_not_found", f"{what} not found: {path}",
             "Run `chrollo demo` to try chrollo on a sample memory, `chrollo install <harness>` "
             "to start capturing, or point --dir / CHROLLO_MEMORIES_DIR at a memories folder.")
-    if not path.is_dir():
+    if not os.path.isdir(path):
         raise ChrolloError("not_a_directory", f"{what} is not a folder: {path}")
     return path
 
 
-def confine(path: str | os.PathLike, roots: list[Path]) -> Path:
+def confine(path: str | os.PathLike, roots: list) -> "Path":
     """Resolve ``path`` (absolute, or relative to a root) and require it inside a root.
 
     Symlinks are resolved before the check, so a link pointing out of a vault is refused.
     """
+    from pathlib import Path
+
+    roots = [Path(r) for r in roots]
     p = Path(path).expanduser()
     candidates = [p] if p.is_absolute() else [Path.cwd() / p] + [r / p for r in roots]
     real_roots = [r.resolve() for r in roots]
