@@ -14,8 +14,8 @@ Engine (why it is shaped like this: on a 100 MB vault a name or a common word ma
        one bounded list per mask (memory stays flat however much matches).
     2. Vaults of thousands of sessions are sampled first: ~1/64 of the sessions (picked by
        the last hex digits of their names) are searched for every term. That estimates each
-       term's document frequency and singles out the "common" terms (in thousands of
-       sessions), which the main scan then leaves out.
+       term's document frequency and singles out the "common" terms (more than COMMON_RATE
+       occurrences per session), which the main scan then leaves out.
     3. The best POOL candidates are rescored exactly: the common terms found on the line
        itself (the file is read anyway to show the hit) are added back into its mask.
     4. If that yields fewer hits than asked for, or a line holding only common terms (as
@@ -46,11 +46,13 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 BUCKET_KEEP = 256            # candidates kept per term mask
 LINES_PER_FILE_MASK = 8      # per file, candidates kept per term mask
 POOL = 300                   # candidates rescored exactly when common terms were left out
-# The sample: sessions picked by the last hex digits of their names (the session id's, so
-# the pick is uniform): 1/64 of a vault of 8,000+ sessions (measured: below that, one full
-# listing is faster than sample + shortcut).
-SAMPLES = ((8_000, "*[0-3]0.md", ("00.md", "10.md", "20.md", "30.md")),)
-COMMON_ROWS = 4000           # a term estimated on more lines than this is "common"
+# The sample: among the first SAMPLE_AFTER entries of the vault folder (directory order,
+# unrelated to names), the sessions whose names end in [0-3]0.md — the last hex digits of
+# their session ids, so ~1/64 of them, uniformly. Only vaults with more entries than that
+# are sampled (measured: below ~8,000 sessions one full listing is faster).
+SAMPLE_AFTER = 8_000
+SAMPLE_ENDINGS = ("00.md", "10.md", "20.md", "30.md")
+COMMON_RATE = 0.15           # occurrences per session (in the sample) that make a term "common"
 _NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
 
 # A seam for the thesaurus (pipeline step 3): a callable terms -> {term: [synonym, ...]}.
@@ -122,11 +124,8 @@ def recency_multiplier(session_time: dt.datetime, now: dt.datetime) -> float:
 class _FileView:
     """A candidate file read once: lines, frontmatter, turn headers."""
 
-    def __init__(self, path: str):
-        with open(path, "rb") as fh:
-            self.lines = fh.read().decode("utf-8", "replace").split("\n")
-        if self.lines and self.lines[-1] == "":
-            self.lines.pop()
+    def __init__(self, path: str, lines: list | None = None):
+        self.lines = lines if lines is not None else _read_lines(path)
         self.meta, body = parse_frontmatter(self.lines)
         self.body_start = body + 1  # 1-based first line after the frontmatter
         name = _NAME_TS.match(os.path.basename(path))
@@ -357,26 +356,26 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     scan = dict(since_ts=since_ts, harness=harness, timeout=timeout, warnings=result.warnings)
     common = 0
     n_sample = 0
-    sample, sample_glob, n_top = _sample_files(folder) if shortcut and len(terms) > 1 else ([], "", 0)
+    sample = _sample_files(folder) if shortcut and len(terms) > 1 else []
     errors: list = []
     if sample:
         col.rows = [0] * len(terms)
         n_sample, errors = _scan_into(col, q.forms(), sample, globs, **scan)
         col.sampled = {os.fsencode(p) for p in sample}
         sample_df = col.df()
-        scale = max(n_top, 1) / max(n_sample, 1)
-        common = sum(1 << i for i in range(len(terms)) if col.rows[i] * scale > COMMON_ROWS)
+        n_sample = max(n_sample, 1)
+        common = sum(1 << i for i in range(len(terms)) if col.rows[i] > COMMON_RATE * n_sample)
         if not any(col.rows[i] for i in range(len(terms)) if not common >> i & 1):
             common = 0  # nothing else occurs: the shortcut would list nothing
         col.rows = None
         col.use(q.forms(~common))
-    n_main, err = _scan_into(col, q.forms(~common), ["."],
-                             globs + (["!/" + sample_glob] if sample else []), cwd=str(folder), **scan)
+    # the main scan (sampled files come round again and are skipped: they are complete)
+    n_main, err = _scan_into(col, q.forms(~common), ["."], globs, cwd=folder, **scan)
     errors += err
     if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
                            "Check the folder's permissions; `chrollo stats` lists what it can read.")
-    n_files = max(n_sample + n_main, col.files, 1)
+    n_files = max(n_main, col.files, 1)
     df = col.df()
     for i in range(len(terms)):
         if common >> i & 1:  # listed in the sample only: its rate, scaled up
@@ -401,16 +400,21 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
              include_peers, now, timeout, shortcut=False)
 
 
-def _sample_files(folder: str) -> tuple[list, str, int]:
-    """(the sampled top-level session files, their glob, how many top-level .md files)."""
+def _sample_files(folder: str) -> list:
+    """The sampled session files of a large vault (see SAMPLE_AFTER), or [] for a small one."""
+    picked = []
+    n = 0
     try:
-        names = [n for n in os.listdir(folder) if n.endswith(".md")]
+        with os.scandir(folder) as entries:
+            for e in entries:
+                n += 1
+                if n > SAMPLE_AFTER:
+                    return picked
+                if e.name.endswith(SAMPLE_ENDINGS):
+                    picked.append(e.path)
     except OSError:
-        return [], "", 0
-    for min_files, glob, endings in SAMPLES:
-        if len(names) >= min_files:
-            return [os.path.join(folder, n) for n in names if n.endswith(endings)], glob, len(names)
-    return [], "", len(names)
+        pass
+    return []
 
 
 def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_ts, harness,
@@ -426,6 +430,8 @@ def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_
             except OSError:
                 continue
         if harness is not None and str(_head_meta(path).get("harness", "")).lower() != harness.lower():
+            continue
+        if path in col.sampled:
             continue
         col.add(path, rows)
     for e in info.errors[:20]:
@@ -467,9 +473,9 @@ def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
     common = {f: col.q.mask[f] for f in forms}
     pool = []
     for neg, key, path, ln, m in islice(ranked, POOL):
-        v = _view(views, path)
-        if path not in col.sampled and v is not None and ln <= len(v.lines):
-            for f in rx.findall(v.lines[ln - 1]):
+        lines = _lines(views, path)
+        if path not in col.sampled and lines is not None and ln <= len(lines):
+            for f in rx.findall(lines[ln - 1]):
                 m |= common.get(f.lower(), 0) or common.get(f.casefold(), 0)
         pool.append((-_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m))
     pool.sort()
@@ -478,14 +484,32 @@ def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
         yield -_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m
 
 
-def _view(views: dict, path: bytes):
-    """The file behind a candidate, read once per search (None if it vanished)."""
-    if path not in views:
+def _read_lines(path) -> list:
+    with open(path, "rb") as fh:
+        lines = fh.read().decode("utf-8", "replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _lines(views: dict, path: bytes) -> list | None:
+    """A candidate file's lines, read once per search (None if it vanished)."""
+    got = views.get(path, False)
+    if got is False:
         try:
-            views[path] = _FileView(os.fsdecode(path))
+            got = views[path] = _read_lines(path)
         except OSError:
-            views[path] = None
-    return views[path]
+            got = views[path] = None
+    return got.lines if isinstance(got, _FileView) else got
+
+
+def _view(views: dict, path: bytes):
+    """The file behind a hit, parsed (headers, frontmatter) once per search."""
+    got = views.get(path, False)
+    if not isinstance(got, _FileView):
+        lines = _lines(views, path)
+        got = views[path] = None if lines is None else _FileView(os.fsdecode(path), lines)
+    return got
 
 
 def _weight(mask: int, idf: list) -> float:

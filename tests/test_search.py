@@ -219,8 +219,9 @@ def test_sampled_shortcut_ranks_like_the_full_listing(vault, monkeypatch):
     queries = ["alice deploy flamingo", "alice cache retry", "what did alice say about the schema index",
                "alice", "alice queue flamingo shard"]
     full = {q: search(q, dir=vault).hits for q in queries}
-    monkeypatch.setattr(engine, "SAMPLES", ((100, "*0.md", ("0.md",)),))
-    monkeypatch.setattr(engine, "COMMON_ROWS", 300)
+    monkeypatch.setattr(engine, "SAMPLE_AFTER", 100)
+    monkeypatch.setattr(engine, "SAMPLE_ENDINGS", tuple(f"{d}.md" for d in "01234567"))
+    monkeypatch.setattr(engine, "COMMON_RATE", 5.0)  # "alice" (12 a session) is common
     used = []
     real = engine._rescore
     monkeypatch.setattr(engine, "_rescore", lambda *a, **k: used.append(1) or real(*a, **k))
