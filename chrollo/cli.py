@@ -40,12 +40,16 @@ def cli():
 @click.option("--no-peers", is_flag=True, help="Leave out files received from mesh peers.")
 @click.option("--dir", "dir_", metavar="PATH", help="Search this memory folder instead of the vault.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (hits with context) and nothing else.")
-def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json):
+@click.option("--expand", "expand_all", is_flag=True, help="Always add synonyms from the thesaurus.")
+@click.option("--no-expand", "no_expand", is_flag=True, help="Never add synonyms (exact terms only).")
+def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, expand_all, no_expand):
     """Search past conversations for QUERY.
 
     Terms are matched as whole words, case-insensitively; rarer terms weigh more, a line
     holding more distinct terms ranks higher, and newer sessions win ties. Each hit shows
-    its file:line (feed it to `chrollo read`), date and harness.
+    its file:line (feed it to `chrollo read`), date and harness. When exact terms find too
+    little (a term found nowhere, or fewer hits than --limit), synonyms from the bundled
+    thesaurus are searched too, weighing half; --expand / --no-expand force it on or off.
 
     \b
     Examples:
@@ -54,7 +58,7 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json)
     """
     from .entry import run_search
 
-    run_search(query, limit, context, since, harness, peer, no_peers, dir_, as_json)
+    run_search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, expand_all, no_expand)
 
 
 @cli.command()

@@ -20,9 +20,11 @@ SEARCH_OPTIONS = {
     "-C": ("context", int), "--context": ("context", int),
     "--since": ("since", str), "--harness": ("harness", str), "--peer": ("peer", str),
     "--dir": ("dir_", str), "--no-peers": ("no_peers", None), "--json": ("as_json", None),
+    "--expand": ("expand_all", None), "--no-expand": ("no_expand", None),
 }
 SEARCH_DEFAULTS = {"limit": 10, "context": 3, "since": None, "harness": None, "peer": None,
-                   "dir_": None, "no_peers": False, "as_json": False}
+                   "dir_": None, "no_peers": False, "as_json": False, "expand_all": False,
+                   "no_expand": False}
 
 
 def dump(obj) -> None:
@@ -50,15 +52,18 @@ def warn(warnings: list) -> None:
 
 
 def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_peers: bool,
-               dir_, as_json: bool) -> None:
+               dir_, as_json: bool, expand_all: bool = False, no_expand: bool = False) -> None:
     """`chrollo search`, whichever parser read the command line."""
     from .errors import UsageError
     from .retrieval import search
 
     if peer and no_peers:
         raise UsageError("--peer and --no-peers cannot be used together", kind="bad_usage")
+    if expand_all and no_expand:
+        raise UsageError("--expand and --no-expand cannot be used together", kind="bad_usage")
     result = search(" ".join(query), limit=limit, context=context, dir=dir_, since=since,
-                    harness=harness, peer=peer, peers=not no_peers)
+                    harness=harness, peer=peer, peers=not no_peers,
+                    expand="always" if expand_all else "never" if no_expand else "auto")
     if as_json:
         dump(result.to_json())
         warn(result.warnings)
@@ -67,6 +72,8 @@ def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_
 
     warn(result.warnings)
     emit(search_lines(result))
+    for term, syns in result.expanded.items():
+        say(f"chrollo: also searched {', '.join(syns)} for {term}")
     n = len(result.hits)
     if not result.terms:
         say("chrollo: the query has no searchable terms (only stopwords or 1-letter words).")

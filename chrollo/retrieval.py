@@ -55,8 +55,9 @@ SAMPLE_ENDINGS = ("00.md", "10.md", "20.md", "30.md")
 COMMON_RATE = 0.15           # occurrences per session (in the sample) that make a term "common"
 _NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
 
-# A seam for the thesaurus (pipeline step 3): a callable terms -> {term: [synonym, ...]}.
-Expander = "Callable[[list], dict]"
+SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
+# A seam for other synonym sources (pipeline step 3): (terms, only) -> {term: [synonym, ...]}.
+Expander = "Callable[[list, set | None], dict]"
 
 
 class Hit:
@@ -179,14 +180,23 @@ def resolve_roots(dir: str | os.PathLike | None = None, peer: str | None = None,
 
 def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathLike | None = None,
            since: str | dt.date | None = None, harness: str | None = None, peer: str | None = None,
-           peers: bool = True, now: dt.datetime | None = None, expander: Expander | None = None,
-           timeout: float = 30.0, cwd: str | None = None) -> SearchResult:
-    """Search the vault (or ``dir``) for ``query``; see the module doc for the ranking."""
+           peers: bool = True, now: dt.datetime | None = None, expand: str = "auto",
+           expander: Expander | None = None, timeout: float = 30.0,
+           cwd: str | None = None) -> SearchResult:
+    """Search the vault (or ``dir``) for ``query``; see the module doc for the ranking.
+
+    ``expand``: "auto" adds synonyms (weighing SYNONYM_WEIGHT of an exact term) when exact
+    terms find too little — a term found nowhere, or fewer hits than ``limit``; "always"
+    expands every term; "never" does not. ``expander`` replaces the bundled thesaurus:
+    ``expander(terms, only) -> {term: [synonyms]}``.
+    """
     if not 1 <= limit <= MAX_LIMIT:
         raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}", kind="bad_limit")
     if not 0 <= context <= MAX_CONTEXT:
         raise UsageError(f"--context must be between 0 and {MAX_CONTEXT}, got {context}",
                          kind="bad_context")
+    if expand not in ("auto", "always", "never"):
+        raise UsageError(f"expand must be auto, always or never, got {expand!r}", kind="usage")
     since_d = _parse_since(since)
     now = now or _now()
     vault, folder = resolve_roots(dir, peer, cwd)
@@ -194,22 +204,29 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
     result = SearchResult(query, terms, {}, 0, [], vault=str(vault))
     if not terms:
         return result
-    weights_extra: dict[str, float] = {}
     idents = identifiers(query)
-    _run(result, terms, idents, weights_extra, folder, vault, limit, context, since_d, harness,
-         peers and peer is None, now, timeout)
-    # Step 3 (thesaurus) plugs in here: when exact terms find too little, search again
-    # with synonyms weighing less. The expander issue fills this seam.
-    if expander is not None and len(result.hits) < limit:
-        expanded = {t: s for t, s in (expander(terms) or {}).items() if s}
-        if expanded:
-            result.expanded = expanded
-            syn = [s for ss in expanded.values() for s in ss if s not in terms]
-            weights_extra = {s: 0.5 for s in syn}
-            result.hits, result.warnings = [], []
-            _run(result, terms + syn, idents, weights_extra, folder, vault, limit, context, since_d,
-                 harness, peers and peer is None, now, timeout)
-    return result
+    args = (folder, vault, limit, context, since_d, harness, peers and peer is None, now, timeout)
+    df = _run(result, terms, idents, {}, *args)
+    # Step 3: synonyms, only when exact terms find too little (or when asked to).
+    missing = {t for t, d in zip(terms, df) if d == 0}
+    if expand == "never" or (expand == "auto" and len(result.hits) >= limit and not missing):
+        return result
+    only = missing if expand == "auto" and len(result.hits) >= limit else None
+    if expander is None:
+        from .thesaurus import expand as expander
+    tried = {t: [s for s in ss if s not in terms] for t, ss in (expander(terms, only) or {}).items()}
+    syns = list(dict.fromkeys(s for ss in tried.values() for s in ss))
+    if not syns:
+        return result
+    wider = SearchResult(query, terms, {}, 0, [], vault=str(vault))
+    df2 = _run(wider, terms + syns, idents, {s: SYNONYM_WEIGHT for s in syns}, *args)
+    found = {s for s, d in zip(terms + syns, df2) if d}
+    expanded = {t: [s for s in ss if s in found] for t, ss in tried.items()}
+    expanded = {t: ss for t, ss in expanded.items() if ss}
+    if not expanded:
+        return result  # no synonym occurs anywhere: the exact result stands
+    wider.expanded = expanded
+    return wider
 
 
 def _now() -> dt.datetime:
@@ -348,7 +365,8 @@ class _Collector:
 
 def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, folder: str,
          vault: str, limit: int, context: int, since: dt.date | None, harness: str | None,
-         include_peers: bool, now: dt.datetime, timeout: float, shortcut: bool = True) -> None:
+         include_peers: bool, now: dt.datetime, timeout: float, shortcut: bool = True) -> list:
+    """Scan and rank into ``result``; returns each term's document frequency."""
     q = _Query(terms, idents)
     col = _Collector(q)
     globs = ["*.md"] if include_peers or folder != vault else ["*.md", f"!/{_vault.PEERS}/"]
@@ -396,8 +414,9 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     if common and (len(result.hits) < limit or
                    result.hits[-1].score < bound * (1 + RECENCY_BOOST)):
         del result.warnings[:]
-        _run(result, terms, idents, synonym_weight, folder, vault, limit, context, since, harness,
-             include_peers, now, timeout, shortcut=False)
+        return _run(result, terms, idents, synonym_weight, folder, vault, limit, context, since,
+                    harness, include_peers, now, timeout, shortcut=False)
+    return df
 
 
 def _sample_files(folder: str) -> list:

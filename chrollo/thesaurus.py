@@ -1,0 +1,80 @@
+"""Synonyms for query expansion: the bundled thesaurus plus the user's own.
+
+``chrollo/data/thesaurus.json`` is built by ``thesaurus/build.py`` (WordNet 3.0 filtered by
+tagged sense counts, plus the developer overlay). ``$CHROLLO_HOME/thesaurus.json`` — a JSON
+object ``{"word": ["synonym", ...]}`` — is laid on top: its entries replace the bundled ones.
+Loaded on first use only (search imports this module only when it expands).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from . import vault as _vault
+
+PER_TERM = 3      # synonyms tried per query term
+PER_QUERY = 12    # and per query: a hard cap on the patterns expansion adds
+
+_words: dict | None = None
+
+
+def _bundled() -> str:
+    return os.path.join(os.path.dirname(__file__), "data", "thesaurus.json")
+
+
+def load() -> dict:
+    """{word: [synonym, ...]} — bundled, with the user's file on top. Cached per process."""
+    global _words
+    if _words is None:
+        with open(_bundled(), encoding="utf-8") as fh:
+            words = json.load(fh)["words"]
+        user = os.path.join(_vault.home_path(), "thesaurus.json")
+        try:
+            with open(user, encoding="utf-8") as fh:
+                extra = json.load(fh)
+        except FileNotFoundError:
+            extra = {}
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{user} is not a JSON object of word -> [synonyms]: {e}") from None
+        if not isinstance(extra, dict):
+            raise ValueError(f"{user} is not a JSON object of word -> [synonyms]")
+        for w, syns in extra.items():
+            if isinstance(w, str) and isinstance(syns, list):
+                words[w.lower()] = [s.lower() for s in syns if isinstance(s, str) and s.strip()]
+        _words = words
+    return _words
+
+
+def synonyms(term: str) -> list:
+    """A term's synonyms (also for a plural whose singular is listed)."""
+    words = load()
+    got = words.get(term)
+    if got is None and len(term) > 3 and term.endswith("s"):
+        got = words.get(term[:-1]) or (words.get(term[:-2]) if term.endswith("es") else None)
+    return list(got or ())
+
+
+def expand(terms: list, only: set | None = None) -> dict:
+    """{term: [synonyms]} for ``terms`` (or just those in ``only``), within the caps.
+
+    Synonyms that are query terms already are skipped; each synonym is used once."""
+    from .terms import STOPWORDS
+
+    out: dict = {}
+    used = set(terms)
+    budget = PER_QUERY
+    for t in terms:
+        if only is not None and t not in only:
+            continue
+        picked = []
+        for s in synonyms(t):
+            if budget <= 0 or len(picked) >= PER_TERM:
+                break
+            if s in used or s in STOPWORDS or len(s) < 2 or not s.replace("-", "").isalnum():
+                continue
+            picked.append(s)
+            used.add(s)
+            budget -= 1
+        if picked:
+            out[t] = picked
+    return out
