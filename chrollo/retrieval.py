@@ -369,7 +369,8 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     """Scan and rank into ``result``; returns each term's document frequency."""
     q = _Query(terms, idents)
     col = _Collector(q)
-    globs = ["*.md"] if include_peers or folder != vault else ["*.md", f"!/{_vault.PEERS}/"]
+    # (unanchored: a vault's only folders named "peers" are its peers/ — see DESIGN §3)
+    globs = ["*.md"] if include_peers or folder != vault else ["*.md", f"!{_vault.PEERS}/"]
     since_ts = dt.datetime.combine(since, dt.time()).timestamp() if since else None
     scan = dict(since_ts=since_ts, harness=harness, timeout=timeout, warnings=result.warnings)
     common = 0
@@ -388,7 +389,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         col.rows = None
         col.use(q.forms(~common))
     # the main scan (sampled files come round again and are skipped: they are complete)
-    n_main, err = _scan_into(col, q.forms(~common), ["."], globs, cwd=folder, **scan)
+    n_main, err = _scan_into(col, q.forms(~common), [folder], globs, **scan)
     errors += err
     if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
@@ -437,11 +438,11 @@ def _sample_files(folder: str) -> list:
 
 
 def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_ts, harness,
-               timeout, warnings: list, cwd: str | None = None) -> tuple[int, list]:
+               timeout, warnings: list) -> tuple[int, list]:
     """Feed one rg scan into the collector; returns (files searched, rg errors)."""
     info = _rg.Scan()
     for path, rows in _rg.scan(forms, [str(p) for p in paths], globs=tuple(globs),
-                               timeout=timeout, info=info, cwd=cwd):
+                               timeout=timeout, info=info):
         if since_ts is not None:
             try:
                 if os.stat(path).st_mtime < since_ts:

@@ -9,7 +9,6 @@ operations, so no Python code runs per matched line here.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 
@@ -47,18 +46,47 @@ class Scan:
         self.truncated = False        # stopped early at max_bytes
 
 
+def _spawn(cmd: list) -> tuple[int, int, int]:
+    """Start ``cmd`` with stdout and stderr on pipes: (pid, stdout fd, stderr fd).
+
+    os.posix_spawn rather than subprocess: importing subprocess costs the recall path
+    several milliseconds, and nothing else of it is needed here.
+    """
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=[
+            (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2),
+            (os.POSIX_SPAWN_CLOSE, out_r), (os.POSIX_SPAWN_CLOSE, err_r)])
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    return pid, out_r, err_r
+
+
+def _drain(fd: int, into: list) -> None:
+    while True:
+        data = os.read(fd, 65536)
+        if not data:
+            return
+        into.append(data)
+
+
 def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
          timeout: float = 30.0, max_bytes: int = 1 << 30, info: Scan | None = None,
-         chunk: int = 1 << 20, cwd: str | None = None):
+         chunk: int = 1 << 20):
     """Yield ``(path, rows)`` per matching file, both bytes; rows are ``b"LINE:MATCH\\n"``.
 
-    ``patterns`` are fixed strings matched as whole words, case-insensitively. Symlinks are not followed and
-    ignore files are not read (a vault is data, not a source tree). ``info`` gets the stats,
-    errors and exit code. Exit 1 (no match) is normal; errors (exit 2, e.g. an unreadable
-    file) land in ``info.errors`` and partial results are kept. Output is read in fixed-size
-    chunks, so memory stays flat however much matches; the scan stops early (``truncated``)
-    after ``max_bytes`` of output, or on ``timeout``. With ``cwd``, rg runs there (globs
-    starting with ``/`` are anchored to it) and yielded paths are made absolute again.
+    ``patterns`` are fixed strings matched as whole words, case-insensitively. Symlinks are
+    not followed and ignore files are not read (a vault is data, not a source tree). ``info``
+    gets the stats, errors and exit code. Exit 1 (no match) is normal; errors (exit 2, e.g.
+    an unreadable file) land in ``info.errors`` and partial results are kept. Output is read
+    as it comes, so memory stays flat however much matches; the scan stops early
+    (``truncated``) after ``max_bytes`` of output, or on ``timeout``.
     """
     info = info if info is not None else Scan()
     cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "--heading", "-0", "--stats",
@@ -68,15 +96,18 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
     for p in patterns:
         cmd += ["-e", p]
     cmd += ["--", *paths]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
-    base = os.fsencode(cwd).rstrip(b"/") + b"/" if cwd else b""
-    err_lines: list[bytes] = []
-    drain = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
+    pid, out_fd, err_fd = _spawn(cmd)
+    err_chunks: list[bytes] = []
+    drain = threading.Thread(target=_drain, args=(err_fd, err_chunks), daemon=True)
     drain.start()
+    lock = threading.Lock()
+    state = {"reaped": False}
 
     def _kill():
-        info.timed_out = True
-        proc.kill()
+        with lock:
+            if not state["reaped"]:
+                info.timed_out = True
+                os.kill(pid, 9)
 
     timer = threading.Timer(timeout, _kill)
     timer.start()
@@ -86,7 +117,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         # line, so in every piece between two NULs the first "\n\n" ends the rows.
         pending, path = b"", None
         while True:
-            data = proc.stdout.read1(chunk)  # what is there: parse while rg still scans
+            data = os.read(out_fd, chunk)  # what is there: parse while rg still scans
             if not data:
                 break
             read += len(data)
@@ -97,7 +128,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
                     path = piece
                     continue
                 cut = piece.find(b"\n\n")
-                yield _absolute(base, path), piece[:cut + 1]
+                yield path, piece[:cut + 1]
                 path = piece[cut + 2:]
             if read >= max_bytes:
                 info.truncated = True
@@ -106,26 +137,26 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         if path is not None and not info.truncated:
             cut = pending.find(b"\n\n")
             rows, tail = (pending, b"") if cut < 0 else (pending[:cut + 1], pending[cut + 2:])
-            yield _absolute(base, path), rows
+            yield path, rows
         for ln in tail.split(b"\n"):
             if ln.endswith(b" files searched"):
                 info.files_searched = int(ln.split()[0])
         finished = not info.truncated
     finally:
         timer.cancel()
-        if not finished and proc.poll() is None:
-            proc.kill()  # early stop, or the consumer closed the generator
-        try:
-            proc.stdout.close()
-        finally:
-            info.returncode = proc.wait()
-            drain.join(timeout=5)
-            info.errors = [e.decode("utf-8", "replace").rstrip() for e in err_lines if e.strip()]
-            if finished and info.returncode not in (0, 1) and not info.errors:
-                info.errors = [f"rg exited with code {info.returncode}"]
-
-
-def _absolute(base: bytes, path: bytes) -> bytes:
-    if not base or path.startswith(b"/"):
-        return path
-    return base + (path[2:] if path.startswith(b"./") else path)
+        with lock:
+            if not finished:
+                try:
+                    os.kill(pid, 9)  # early stop, or the consumer closed the generator
+                except ProcessLookupError:
+                    pass
+            os.close(out_fd)
+            _pid, status = os.waitpid(pid, 0)
+            state["reaped"] = True
+        info.returncode = os.waitstatus_to_exitcode(status)
+        drain.join(timeout=5)
+        os.close(err_fd)
+        errors = b"".join(err_chunks).decode("utf-8", "replace").splitlines()
+        info.errors = [e.rstrip() for e in errors if e.strip()]
+        if finished and info.returncode not in (0, 1) and not info.errors:
+            info.errors = [f"rg exited with code {info.returncode}"]

@@ -50,11 +50,19 @@ def test_timeout_kills_and_reports(folder):
     assert info.timed_out
 
 
-def test_cwd_makes_anchored_globs_work_and_paths_absolute(folder):
-    (folder / "peers").mkdir()
-    (folder / "peers" / "s00.md").write_text("alpha\n")
-    got = [p for p, _ in rg.scan(["alpha"], ["."], cwd=str(folder), globs=("*.md", "!/peers/"))]
-    assert len(got) == 40 and all(p.startswith(str(folder).encode() + b"/s") for p in got)
+def test_closing_the_generator_early_reaps_rg(folder):
+    info = rg.Scan()
+    gen = rg.scan(["alpha"], [str(folder)], info=info, chunk=100)
+    next(gen)
+    gen.close()
+    assert info.returncode is not None  # killed and waited for: no zombie, no open pipe
+
+
+def test_no_peers_glob(folder):
+    (folder / "peers" / "lap").mkdir(parents=True)
+    (folder / "peers" / "lap" / "s00.md").write_text("alpha\n")
+    got = [p for p, _ in rg.scan(["alpha"], [str(folder)], globs=("*.md", "!peers/"))]
+    assert len(got) == 40 and not any(b"/peers/" in p for p in got)
 
 
 def test_missing_rg(monkeypatch, tmp_path):
