@@ -33,3 +33,9 @@ def test_installed_console_script_runs_from_anywhere(home, tmp_path):
     p = subprocess.run([str(script), "demo"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "$ chrollo read" in p.stdout
+    # the bundled thesaurus ships too: expansion works from the installed package
+    p = subprocess.run([str(script), "demo", "--keep", str(tmp_path / "s")], capture_output=True, text=True,
+                       cwd=tmp_path, env=env, timeout=120)
+    q = subprocess.run([str(script), "search", "intermittent", "--dir", str(tmp_path / "s"), "--json"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert q.returncode == 0 and '"expanded": {"intermittent": ["flaky"]}' in q.stdout, q.stdout[:300]
