@@ -41,6 +41,7 @@ from .terms import identifiers, query_terms
 MAX_LIMIT = 50
 MAX_CONTEXT = 50
 HITS_PER_FILE = 3
+MAX_LINE_CHARS = 2000        # context lines are clipped to this in hits (not in `chrollo read`)
 RECENCY_BOOST = 0.2          # newest sessions score up to ×1.2
 RECENCY_HALF_LIFE_DAYS = 30.0
 BUCKET_KEEP = 256            # candidates kept per term mask
@@ -157,7 +158,14 @@ class _FileView:
 
     def window(self, line: int, context: int) -> list[dict]:
         lo, hi = max(1, line - context), min(len(self.lines), line + context)
-        return [{"line": n, "text": self.lines[n - 1], "match": n == line} for n in range(lo, hi + 1)]
+        return [{"line": n, "text": _clip(self.lines[n - 1]), "match": n == line} for n in range(lo, hi + 1)]
+
+
+def _clip(text: str) -> str:
+    """A context line of reasonable length (a pasted log can be megabytes on one line)."""
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    return f"{text[:MAX_LINE_CHARS]} …[{len(text) - MAX_LINE_CHARS} more characters; chrollo read shows all]"
 
 
 def resolve_roots(dir: str | os.PathLike | None = None, peer: str | None = None,

@@ -248,3 +248,13 @@ def test_vault_written_by_the_typescript_chrollo_searches_as_is(vault, home):
     got = {(Path(h["path"]).name, h["line"], h["date"]) for h in out["hits"]}
     assert ("2026-03-01_090000_abc12345.md", 8, "2026-03-01 09:00:00") in got
     assert ("2025-12-24_080000_deadbeef.md", 1, "2025-12-24 08:00:00") in got  # inline user text
+
+
+def test_huge_lines_are_clipped_in_hits_not_in_read(vault, home):
+    big = "panic: " + "x" * 50_000 + " needle at the end"
+    write_session(vault, "huge0000-x", "2026-10-01T10:00:00", [("user", "10:00:00", f"short needle\n{big}")])
+    r = search("needle", dir=vault)
+    texts = [c["text"] for h in r.hits for c in h.context]
+    assert all(len(t) < 2200 for t in texts) and any("more characters" in t for t in texts)
+    p, out = run_json(["read", r.hits[0].path + ":12", "--dir", vault], home)
+    assert any(len(ln["text"]) > 50_000 for ln in out["lines"])
