@@ -36,7 +36,7 @@ from . import rg as _rg
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
 from .fileformat import HEADER_RE, TOOL_LINE_RE, parse_frontmatter
-from .terms import identifiers, query_terms
+from .terms import identifiers, inflections, query_terms
 
 MAX_LIMIT = 50
 MAX_CONTEXT = 50
@@ -57,6 +57,7 @@ COMMON_RATE = 0.15           # occurrences per session (in the sample) that make
 _NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
 
 SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
+INFLECT = os.environ.get("CHROLLO_INFLECT", "1") != "0"  # match plural/-ed/-ing forms (ablation knob)
 # A seam for other synonym sources (pipeline step 3): (terms, only) -> {term: [synonym, ...]}.
 Expander = "Callable[[list, set | None], dict]"
 
@@ -268,7 +269,7 @@ class _Query:
         for t, i in index.items():
             aliases, parts = idents.get(t, ([], []))
             m = (1 << i) | sum(1 << index[p] for p in parts)
-            for form in [t, *aliases]:
+            for form in [t, *aliases, *(inflections(t) if INFLECT else ())]:
                 self.mask.setdefault(form, m)
         self.ascii = all(f.isascii() for f in self.mask)
 
@@ -302,8 +303,14 @@ class _Collector:
 
     def use(self, forms: list) -> None:
         """The forms the next scan lists."""
-        self.suffixes = [(b":" + f.encode() + b"\n", self.masks[f.encode()]) for f in forms]
-        self.sfxs = [sfx for sfx, _m in self.suffixes]
+        self.all_suffixes = [(b":" + f.encode() + b"\n", self.masks[f.encode()]) for f in forms]
+        self.seen(b"".join(s for s, _m in self.all_suffixes))
+
+    def seen(self, buffer: bytes) -> None:
+        """Narrow the per-file work to the forms in this buffer of rg output (most inflected
+        forms and synonyms occur nowhere: counting them in every file is wasted time)."""
+        self.suffixes = [(s, m) for s, m in self.all_suffixes if s in buffer]
+        self.sfxs = [s for s, _m in self.suffixes]
 
     def df(self) -> list:
         out = [0] * self.n
@@ -322,7 +329,7 @@ class _Collector:
     def add(self, path: bytes, rows: bytes) -> None:
         low = self.fold(rows)
         counts = list(map(low.count, self.sfxs))
-        n_big = max(counts)
+        n_big = max(counts, default=0)
         if n_big == 0:
             return  # only case variants we do not map (e.g. "ß" vs "SS"): ignore
         j = counts.index(n_big)
@@ -449,8 +456,9 @@ def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_
                timeout, warnings: list) -> tuple[int, list]:
     """Feed one rg scan into the collector; returns (files searched, rg errors)."""
     info = _rg.Scan()
+    fold = col.fold
     for path, rows in _rg.scan(forms, [str(p) for p in paths], globs=tuple(globs),
-                               timeout=timeout, info=info):
+                               timeout=timeout, info=info, on_data=lambda b: col.seen(fold(b))):
         if since_ts is not None:
             try:
                 if os.stat(path).st_mtime < since_ts:

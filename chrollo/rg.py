@@ -9,6 +9,7 @@ operations, so no Python code runs per matched line here.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 
@@ -46,6 +47,19 @@ class Scan:
         self.truncated = False        # stopped early at max_bytes
 
 
+def words_regex(words: list) -> str:
+    r"""One regex matching any of ``words`` as a whole word: ``\b(?:longest|…|short)\b``.
+
+    Not ``-F -w -e w1 -e w2 …``: with more than a handful of words that form is 3× slower in
+    rg 14 (measured: 18 words 109 ms vs 26 ms on a 10 MB vault), and query expansion and
+    inflections easily bring 20. Longest first, so "auth-service" wins over "auth". ASCII
+    words use ASCII word boundaries (what the Python side assumes, and faster).
+    """
+    alt = "|".join(re.sub(r"([^\w\s])", r"\\\1", w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
+    rx = rf"\b(?:{alt})\b"
+    return f"(?-u:{rx})" if all(w.isascii() for w in words) else rx
+
+
 def _spawn(cmd: list) -> tuple[int, int, int]:
     """Start ``cmd`` with stdout and stderr on pipes: (pid, stdout fd, stderr fd).
 
@@ -78,23 +92,22 @@ def _drain(fd: int, into: list) -> None:
 
 def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
          timeout: float = 30.0, max_bytes: int = 1 << 30, info: Scan | None = None,
-         chunk: int = 1 << 20):
+         chunk: int = 1 << 20, on_data=None):
     """Yield ``(path, rows)`` per matching file, both bytes; rows are ``b"LINE:MATCH\\n"``.
 
-    ``patterns`` are fixed strings matched as whole words, case-insensitively. Symlinks are
+    ``patterns`` are literal words, matched as whole words, case-insensitively. Symlinks are
     not followed and ignore files are not read (a vault is data, not a source tree). ``info``
     gets the stats, errors and exit code. Exit 1 (no match) is normal; errors (exit 2, e.g.
     an unreadable file) land in ``info.errors`` and partial results are kept. Output is read
     as it comes, so memory stays flat however much matches; the scan stops early
-    (``truncated``) after ``max_bytes`` of output, or on ``timeout``.
+    (``truncated``) after ``max_bytes`` of output, or on ``timeout``. ``on_data(buffer)`` is
+    called with each buffer of whole rows before its files are yielded.
     """
     info = info if info is not None else Scan()
     cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "--heading", "-0", "--stats",
-           "-i", "-F", "-w", "--color", "never"]
+           "-i", "--color", "never", "-e", words_regex(patterns)]
     for g in globs:
         cmd += ["-g", g]
-    for p in patterns:
-        cmd += ["-e", p]
     cmd += ["--", *paths]
     pid, out_fd, err_fd = _spawn(cmd)
     err_chunks: list[bytes] = []
@@ -121,7 +134,10 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
             if not data:
                 break
             read += len(data)
-            pieces = (pending + data).split(b"\0")
+            buf = pending + data
+            if on_data is not None:
+                on_data(buf)
+            pieces = buf.split(b"\0")
             pending = pieces.pop()
             for piece in pieces:
                 if path is None:

@@ -76,3 +76,49 @@ def query_terms(query: str) -> list[str]:
         for p in pieces:
             add(p)
     return list(seen)
+
+
+_VOWELS = set("aeiou")
+
+
+def inflections(term: str) -> list:
+    """Other inflected forms of an English word (plural, -ed, -ing).
+
+    Deliberately shallow — no stemmer: "adopt" → adopts, adopted, adopting; "stories" →
+    story, storied; irregular forms (make/made) are out of reach. Only alphabetic ASCII
+    terms of 4+ letters get forms; identifiers and short words stay exact.
+    """
+    if len(term) < 4 or not term.isalpha() or not term.isascii():
+        return []
+    bases = set()
+    if term.endswith("ies"):
+        bases.add(term[:-3] + "y")
+    elif term.endswith(("ses", "xes", "zes", "ches", "shes")):
+        bases.add(term[:-2])
+    elif term.endswith("s") and not term.endswith(("ss", "us", "is")):
+        bases.add(term[:-1])
+    elif term.endswith("ing") and len(term) > 5:
+        stem = term[:-3]
+        bases.update({stem, stem + "e"})
+        if stem[-1] == stem[-2] and stem[-1] not in "lsz":
+            bases = {stem[:-1]}  # running -> run
+    elif term.endswith("ied"):
+        bases.add(term[:-3] + "y")
+    elif term.endswith("ed") and len(term) > 4:
+        stem = term[:-2]
+        bases.update({stem, stem + "e"})
+        if stem[-1] == stem[-2] and stem[-1] not in "lsz":
+            bases = {stem[:-1]}
+    bases = {b for b in bases if len(b) >= 3} or {term}
+    out = []
+    for b in sorted(bases):
+        out.append(b)
+        if b.endswith("y") and b[-2] not in _VOWELS:
+            out += [b[:-1] + "ies", b[:-1] + "ied", b + "ing"]
+        elif b.endswith("e"):
+            out += [b + "s", b + "d", b[:-1] + "ing"]
+        elif b.endswith(("s", "x", "z", "ch", "sh")):
+            out += [b + "es", b + "ed", b + "ing"]
+        else:
+            out += [b + "s", b + "ed", b + "ing"]
+    return [f for f in dict.fromkeys(out) if f != term]
