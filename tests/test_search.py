@@ -258,3 +258,12 @@ def test_huge_lines_are_clipped_in_hits_not_in_read(vault, home):
     assert all(len(t) < 2200 for t in texts) and any("more characters" in t for t in texts)
     p, out = run_json(["read", r.hits[0].path + ":12", "--dir", vault], home)
     assert any(len(ln["text"]) > 50_000 for ln in out["lines"])
+
+
+def test_inflected_forms_match_as_the_same_term(vault):
+    write_session(vault, "infl0000-x", "2026-10-01T10:00:00",
+                  [("user", "10:00:00", "we adopted the new linter rules"),
+                   ("agent", "10:00:05", ["adopting them broke two builds"])])
+    r = search("adopt linters", dir=vault, expand="never", context=0)
+    assert [h.line for h in r.hits] == [11, 15]
+    assert r.hits[0].terms == ["adopt", "linters"] and r.hits[1].terms == ["adopt"]
