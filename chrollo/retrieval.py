@@ -402,6 +402,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         if not any(col.rows[i] for i in range(len(terms)) if not common >> i & 1):
             common = 0  # nothing else occurs: the shortcut would list nothing
         col.rows = None
+        col.common = common
         col.use(q.forms(~common))
     # the main scan (sampled files come round again and are skipped: they are complete)
     n_main, err = _scan_into(col, q.forms(~common), [folder], globs, **scan)
@@ -421,17 +422,16 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     views: dict = {}
     ranked = _ranked(col.buckets, idf, now, common)
     if common:
-        col.common = common
         ranked = _rescore(ranked, col, idf, now, views)
     result.hits = _emit(ranked, terms, limit, context, since, vault, views)
-    # Lines holding only common terms were listed in the sample alone. If the hits do not
-    # all beat the best such line the sample saw, list everything (exact, slower, rare).
-    bound = max((_weight(m, idf) for m in col.buckets if not m & ~common), default=0.0)
-    if common and (len(result.hits) < limit or
-                   result.hits[-1].score < bound * (1 + RECENCY_BOOST)):
-        del result.warnings[:]
-        return _run(result, terms, idents, synonym_weight, folder, vault, limit, context, since,
-                    harness, include_peers, now, timeout, shortcut=False)
+    if common:
+        # Lines holding only common terms were listed in the sample alone. If the hits do not
+        # all beat the best such line the sample saw, list everything (exact, slower, rare).
+        bound = max((_weight(m, idf) for m in col.buckets if not m & ~common), default=0.0)
+        if len(result.hits) < limit or result.hits[-1].score < bound * (1 + RECENCY_BOOST):
+            del result.warnings[:]
+            return _run(result, terms, idents, synonym_weight, folder, vault, limit, context,
+                        since, harness, include_peers, now, timeout, shortcut=False)
     return df
 
 
