@@ -5,7 +5,10 @@ and read frontmatter, imports nothing more.
 """
 from __future__ import annotations
 
+import os
 import re
+
+from .vault import SESSION_NAME_RE
 
 FORMAT_VERSION = 1
 TS_FMT = "%Y-%m-%d %H:%M:%S"
@@ -73,3 +76,19 @@ def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
         except yaml.YAMLError:
             meta = {}
     return meta, end + 1
+
+
+def read_frontmatter(path) -> dict:
+    """Only a file's frontmatter (reads its first 8 KB); {} if unreadable or absent."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+    except OSError:
+        return {}
+    return parse_frontmatter(head.decode("utf-8", "replace").split("\n"))[0]
+
+
+def file_date(name: str) -> str | None:
+    """The start date in a session file's name (``YYYY-MM-DD_HHMMSS_id.md``), if it has one."""
+    m = SESSION_NAME_RE.match(os.path.basename(name))
+    return m.group(1) if m else None

@@ -35,7 +35,7 @@ from itertools import filterfalse, islice
 from . import rg as _rg
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
-from .fileformat import HEADER_RE, TOOL_LINE_RE, parse_frontmatter
+from .fileformat import HEADER_RE, TOOL_LINE_RE, file_date, parse_frontmatter, read_frontmatter
 from .terms import identifiers, inflections, query_terms
 
 MAX_LIMIT = 50
@@ -105,14 +105,8 @@ class SearchResult:
 
 # ----------------------------------------------------------------------------- helpers
 
-def _session_time(path: str) -> dt.datetime:
-    """A session's start from its file name; its mtime when the name has none."""
-    m = _NAME_TS.search(os.path.basename(path))
-    if m:
-        try:
-            return dt.datetime(*map(int, m.groups()))
-        except ValueError:
-            pass
+def _mtime(path: str) -> dt.datetime:
+    """When a file without a timestamp in its name was last written (its session's age)."""
     try:
         return dt.datetime.fromtimestamp(os.stat(path).st_mtime)
     except OSError:
@@ -131,9 +125,7 @@ class _FileView:
         self.lines = lines if lines is not None else _read_lines(path)
         self.meta, body = parse_frontmatter(self.lines)
         self.body_start = body + 1  # 1-based first line after the frontmatter
-        name = _NAME_TS.match(os.path.basename(path))
-        default_date = str(self.meta.get("date") or "") or \
-            (f"{name.group(1)}-{name.group(2)}-{name.group(3)}" if name else "")
+        default_date = str(self.meta.get("date") or "") or file_date(path) or ""
         self.headers: list[int] = []
         self.stamps: list[str] = []
         self.inline: set = set()  # legacy headers with the user's text on the same line
@@ -465,7 +457,7 @@ def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_
                     continue  # nothing in this file was written on or after --since
             except OSError:
                 continue
-        if harness is not None and str(_head_meta(path).get("harness", "")).lower() != harness.lower():
+        if harness is not None and str(read_frontmatter(path).get("harness", "")).lower() != harness.lower():
             continue
         if path in col.sampled:
             continue
@@ -575,16 +567,7 @@ def _key_time(key: bytes, path: bytes) -> dt.datetime:
             return dt.datetime(*map(int, m.groups()))
         except ValueError:
             pass
-    return _session_time(os.fsdecode(path))
-
-
-def _head_meta(path) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return {}
-    return parse_frontmatter(head.split("\n"))[0]
+    return _mtime(os.fsdecode(path))
 
 
 def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import vault as _vault
-from .fileformat import (FORMAT_VERSION, HEADER_RE, TOOL_LINE_RE, TS_FMT, parse_frontmatter,
-                         yaml_quote)
+from .fileformat import (FORMAT_VERSION, HEADER_RE, TOOL_LINE_RE, TS_FMT, file_date,
+                         parse_frontmatter, read_frontmatter, yaml_quote)
 from .fileformat import clean_text as _clean
 
 # ----------------------------------------------------------------------------- records
@@ -309,25 +309,10 @@ class Session:
     body_start: int      # 1-based line of the first line after the frontmatter
 
 
-def read_frontmatter(path: Path) -> dict:
-    """Only the frontmatter (reads the first few KB)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8192)
-    except OSError:
-        return {}
-    return parse_frontmatter(head.decode("utf-8", "replace").split("\n"))[0]
-
-
-def file_date(path: Path) -> str | None:
-    m = _vault.SESSION_NAME_RE.match(path.name)
-    return m.group(1) if m else None
-
-
 def parse_lines(lines: list[str], path: Path | None = None) -> Session:
     """Parse a session's lines (current format and the legacy variants)."""
     meta, start = parse_frontmatter(lines)
-    default_date = str(meta.get("date") or (file_date(path) if path else "") or "1970-01-01")
+    default_date = str(meta.get("date") or (file_date(path.name) if path else "") or "1970-01-01")
     turns: list[ParsedTurn] = []
     cur = None  # [role, ts, header_idx, inline]
 
