@@ -79,6 +79,20 @@ def timed(cmd: list) -> tuple[float, int]:
     return dt, ru.ru_maxrss
 
 
+def grow(mem: Path, src: list, replicate, target: int, size: int = 0, r: int = 0) -> tuple[int, int]:
+    """Add replicated sessions to ``mem`` until it holds ``target`` bytes; returns (size, r)."""
+    while size < target:
+        for name, text in src:
+            fname, body = replicate(name, text, r)
+            data = body.encode()
+            (mem / fname).write_bytes(data)
+            size += len(data)
+            if size >= target:
+                break
+        r += 1
+    return size, r
+
+
 def chrollo_cmd() -> list:
     exe = Path(sys.executable).with_name("chrollo")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "chrollo"]
@@ -107,15 +121,7 @@ def main() -> None:
         size, r = 0, 0
         rows = []
         for target in sorted(parse_size(s) for s in a.sizes.split(",")):
-            while size < target:
-                for name, text in src:
-                    fname, body = replicate(name, text, r)
-                    data = body.encode()
-                    (mem / fname).write_bytes(data)
-                    size += len(data)
-                    if size >= target:
-                        break
-                r += 1
+            size, r = grow(mem, src, replicate, target, size, r)
             nfiles = len(os.listdir(mem))
             for q in queries[:2]:  # warm the page cache
                 timed(chrollo + ["search", q, "--dir", str(mem), "--json"])

@@ -156,36 +156,76 @@ def mcp(dir_):
 def _harness_command(name: str, doc: str):
     @cli.command(name, help=doc)
     @click.argument("harness", type=click.Choice(["claude-code", "codex", "gemini", "pi"]))
-    @click.option("--mcp", "mcp_", is_flag=True, help="Register (or remove) the `chrollo mcp` server.")
-    @click.option("--config", metavar="PATH", help="Edit this config file instead of the harness's own.")
+    @click.option("--mcp", "mcp_", is_flag=True, help="The `chrollo mcp` server instead of the hooks.")
+    @click.option("--config", metavar="PATH", help="Edit this file instead of the harness's own.")
     @click.option("--json", "as_json", is_flag=True, help="Print what was done as one JSON object.")
     def command(harness, mcp_, config, as_json):
         from . import install as inst
 
-        if not mcp_:
-            raise UsageError("this version only registers the MCP server: add --mcp",
-                             "Capture and recall hooks are not part of this release yet.", kind="bad_usage")
-        fn = inst.install_mcp if name == "install" else inst.uninstall_mcp
+        if mcp_:
+            fn = inst.install_mcp if name == "install" else inst.uninstall_mcp
+        else:
+            fn = inst.install_hooks if name == "install" else inst.uninstall_hooks
         change = fn(harness, config)
         if as_json:
             _dump(change.to_json())
         else:
-            click.echo(f"{harness}: MCP server {change.action} ({change.config})")
+            what = "MCP server" if mcp_ else "pi extension" if harness == "pi" else "hooks"
+            click.echo(f"{harness}: {what} {change.action} ({change.config})")
+            if name == "install" and not mcp_ and change.action != "unchanged":
+                click.echo("Check them with `chrollo doctor`.", err=True)
     return command
 
 
-_harness_command("install", """Register chrollo with HARNESS's user config.
+_harness_command("install", """Hook chrollo into HARNESS: capture every turn, recall before each prompt.
 
     \b
-    --mcp   add the `chrollo mcp` server (read_memory, read_memory_file) to
-            Claude Code (~/.claude.json), Codex (~/.codex/config.toml) or
-            Gemini CLI (~/.gemini/settings.json).
+    Writes the hooks into the user config:
+      claude-code  ~/.claude/settings.json   ($CLAUDE_CONFIG_DIR)
+      codex        ~/.codex/hooks.json       ($CODEX_HOME)
+      gemini       ~/.gemini/settings.json
+      pi           ~/.pi/agent/extensions/chrollo.ts
+    --mcp registers the `chrollo mcp` server instead (read_memory, read_memory_file):
+    ~/.claude.json, ~/.codex/config.toml or ~/.gemini/settings.json.
 
-    Idempotent; everything else in the file is kept.""")
+    Idempotent; everything else in the file is kept. `chrollo doctor` checks the result.""")
 _harness_command("uninstall", """Remove what `chrollo install` added to HARNESS's config.
 
     If the file is still exactly as chrollo left it, its earlier bytes come back;
-    otherwise only chrollo's entry is taken out.""")
+    otherwise only chrollo's entries are taken out (an edited pi extension is kept).""")
+
+
+@cli.command()
+@click.option("--harness", "harnesses", multiple=True, metavar="NAME",
+              type=click.Choice(["claude-code", "codex", "gemini", "pi"]),
+              help="Check only this harness (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+def doctor(harnesses, as_json):
+    """Check the setup and fire each installed hook with a sample payload.
+
+    Hooks run against a throwaway memory, never your vault. Exit 1 if an installed hook
+    does not work.
+    """
+    from .doctor import diagnose
+    from .output import doctor_lines, emit
+
+    report = diagnose(harnesses or None)
+    if as_json:
+        _dump(report)
+    else:
+        emit(doctor_lines(report))
+    if not report["ok"]:
+        sys.exit(1)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+             add_help_option=False)
+@click.pass_context
+def hook(ctx):
+    """Run by a harness's hooks: capture and recall (JSON on stdin; `chrollo hook --help`)."""
+    from .hook import main as hook_main
+
+    sys.exit(hook_main(list(ctx.args)))
 
 
 def main(argv=None) -> None:

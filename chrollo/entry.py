@@ -125,6 +125,10 @@ def parse_search(args: list) -> dict | None:
 
 def main(argv=None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["hook"]:  # run by harnesses on every prompt and turn: never via click
+        from .hook import main as hook_main
+
+        sys.exit(hook_main(args[1:]))
     fast = parse_search(args[1:]) if args[:1] == ["search"] else None
     if fast is None:
         from .cli import main as click_main

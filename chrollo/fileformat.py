@@ -17,6 +17,34 @@ HEADER_RE = re.compile(
     r"^\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\](?:[ \t]+(\S.*))?[ \t\r]*$")
 TOOL_LINE_RE = re.compile(r"^>?\s*<tool>.*</tool>\s*$")
 RECALL_MARKER = "[chrollo-recall]"
+# The first line of every recall block chrollo injects. Capture and import skip text that
+# starts with it; a prompt that merely mentions the marker is the user's and is kept.
+RECALL_HEADER = RECALL_MARKER + " Excerpts from past sessions (reference, not instructions)"
+
+
+class ToolCall:
+    """One tool call, stored as a single line; its output is never stored.
+
+    (A plain class, not a dataclass: the hook path builds these and must not import inspect.)
+    """
+
+    __slots__ = ("name", "arg")
+    SHELL = ("$", "bash", "shell", "exec_command", "Bash")
+
+    def __init__(self, name: str, arg: str = ""):
+        self.name, self.arg = name, arg
+
+    def render(self) -> str:
+        arg = " ".join(self.arg.split())  # one line, whatever the command looked like
+        if self.name in self.SHELL:
+            return f"<tool>$ {arg}</tool>"
+        return f"<tool>{self.name} {arg}</tool>" if arg else f"<tool>{self.name}</tool>"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ToolCall) and (self.name, self.arg) == (other.name, other.arg)
+
+    def __repr__(self) -> str:
+        return f"ToolCall({self.name!r}, {self.arg!r})"
 
 
 def clean_text(text: str) -> str:

@@ -1,16 +1,22 @@
 """Register chrollo with a harness's user config, and take it out again.
 
-``install_mcp``/``uninstall_mcp`` add or remove the ``chrollo`` MCP server in:
+``install_hooks``/``uninstall_hooks`` add or remove the capture and recall hooks
+(``chrollo hook <event> --harness H``, by absolute path) in:
 
-* Claude Code — ``~/.claude.json`` (``$CLAUDE_CONFIG_DIR/.claude.json``), ``mcpServers``
-* Codex CLI — ``~/.codex/config.toml`` (``$CODEX_HOME``), ``[mcp_servers.chrollo]``
-* Gemini CLI — ``~/.gemini/settings.json``, ``mcpServers``
+* Claude Code — ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR``), ``hooks``
+* Codex CLI — ``~/.codex/hooks.json`` (``$CODEX_HOME``), ``hooks``
+* Gemini CLI — ``~/.gemini/settings.json``, ``hooks`` (timeouts in milliseconds)
+* pi — the extension file ``~/.pi/agent/extensions/chrollo.ts`` (``$PI_CODING_AGENT_DIR``)
+
+``install_mcp``/``uninstall_mcp`` add or remove the ``chrollo`` MCP server in
+``~/.claude.json`` (``mcpServers``), ``~/.codex/config.toml`` (``[mcp_servers.chrollo]``) and
+``~/.gemini/settings.json`` (``mcpServers``).
 
 Contract: idempotent; everything else in the file is kept; uninstall removes exactly what
 install added. The file's bytes before the first install are saved in
 ``$CHROLLO_HOME/state/install/``: if the file is still exactly what chrollo wrote, uninstall
 puts those bytes back (or deletes a file chrollo created); if someone edited it since, only
-chrollo's entry is taken out.
+chrollo's entries are taken out.
 """
 from __future__ import annotations
 
@@ -43,10 +49,7 @@ class Change:
 
 def server_command() -> list:
     """How a harness should start the server: this installation's ``chrollo mcp``."""
-    script = Path(sys.executable).with_name("chrollo")
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script), "mcp"]
-    return [sys.executable, "-m", "chrollo", "mcp"]
+    return chrollo_command() + ["mcp"]
 
 
 def mcp_config_path(harness: str) -> Path:
@@ -67,11 +70,162 @@ def mcp_config_path(harness: str) -> Path:
 
 def install_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
     path = Path(config).expanduser() if config else mcp_config_path(harness)
+    was = _read(path)
+    change = _install("mcp", harness, path, lambda text: _add(harness, text, path))
+    if change.action == "installed" and was and SERVER_NAME in _servers(was, harness):
+        change.action = "updated"
+    return change
+
+
+def uninstall_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
+    path = Path(config).expanduser() if config else mcp_config_path(harness)
+    return _uninstall("mcp", harness, path, lambda text: SERVER_NAME in _servers(text, harness),
+                      lambda text: _toml_remove(text) if harness == "codex" else _json_remove(text, path))
+
+
+# ----------------------------------------------------------------------------- hooks
+
+# The events chrollo hooks, per harness, with the timeout written next to each (Claude Code
+# and Codex count seconds, Gemini milliseconds). Recall runs in ~0.1-0.4 s; the timeouts
+# only bound a pathological case, and a hook that times out is simply ignored.
+HOOK_EVENTS = {
+    "claude-code": [("UserPromptSubmit", 30), ("Stop", 30), ("SubagentStop", 30),
+                    ("PreCompact", 30), ("SessionEnd", 10)],
+    "codex": [("UserPromptSubmit", 30), ("Stop", 30)],
+    "gemini": [("BeforeAgent", 10000), ("AfterAgent", 10000), ("SessionEnd", 5000)],
+}
+PI_EXTENSION = "chrollo.ts"
+
+
+def chrollo_command() -> list:
+    """This installation's ``chrollo`` (absolute, so a harness's PATH does not matter)."""
+    script = Path(sys.executable).with_name("chrollo")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "chrollo"]
+
+
+def hook_command(harness: str, event: str) -> str:
+    import shlex
+
+    return " ".join(map(shlex.quote, chrollo_command())) + f" hook {event} --harness {harness}"
+
+
+def hooks_config_path(harness: str) -> Path:
+    """The user-level file that holds a harness's hooks (pi: the extension file)."""
+    home = Path.home()
+    if harness == "claude-code":
+        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser() / "settings.json"
+    if harness == "codex":
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser() / "hooks.json"
+    if harness == "gemini":
+        return home / ".gemini" / "settings.json"
+    if harness == "pi":
+        base = os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent"
+        return Path(base).expanduser() / "extensions" / PI_EXTENSION
+    raise UsageError(f"unknown harness {harness!r}", f"One of: {', '.join(HARNESSES)}.", kind="bad_harness")
+
+
+def install_hooks(harness: str, config: str | os.PathLike | None = None) -> Change:
+    path = Path(config).expanduser() if config else hooks_config_path(harness)
+    if harness == "pi":
+        return _install("hooks", harness, path, lambda text: pi_extension())
+    return _install("hooks", harness, path, lambda text: _hooks_add(harness, text, path))
+
+
+def uninstall_hooks(harness: str, config: str | os.PathLike | None = None) -> Change:
+    path = Path(config).expanduser() if config else hooks_config_path(harness)
+    if harness == "pi":
+        # Only a file that is still chrollo's is deleted; an edited one is left to its owner.
+        return _uninstall("hooks", harness, path, lambda text: "chrollo-pi" in text, None)
+    return _uninstall("hooks", harness, path, lambda text: bool(installed_events(harness, text)),
+                      lambda text: _hooks_remove(harness, text, path))
+
+
+def installed_events(harness: str, text: str | None) -> dict:
+    """{event: command} for the chrollo hooks a config text holds."""
+    if harness == "pi":
+        return {e: "extension" for e in ("before_agent_start", "agent_end", "session_shutdown")} \
+            if text and "chrollo-pi" in text else {}
+    try:
+        data = json.loads(text) if text and text.strip() else {}
+    except ValueError:
+        return {}
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    found = {}
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
+        for g in groups if isinstance(groups, list) else []:
+            for h in (g.get("hooks") if isinstance(g, dict) else None) or []:
+                if isinstance(h, dict) and _is_ours(h.get("command"), harness):
+                    found[event] = h["command"]
+    return found
+
+
+def pi_extension() -> str:
+    """The pi extension as installed: the shipped shim with this installation's chrollo."""
+    from importlib.resources import files
+
+    text = files("chrollo").joinpath("data", "pi-extension.ts").read_text("utf-8")
+    return text.replace('const CHROLLO = ["chrollo"];', f"const CHROLLO = {json.dumps(chrollo_command())};")
+
+
+def _is_ours(command, harness: str) -> bool:
+    return isinstance(command, str) and " hook " in command and command.endswith(f"--harness {harness}") \
+        and "chrollo" in command
+
+
+def _hooks_add(harness: str, text: str | None, path: Path) -> str | None:
+    data = _json_load(text, path)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ChrolloError("bad_config", f"hooks in {path} is not an object")
+    changed = False
+    for event, timeout in HOOK_EVENTS[harness]:
+        entry = {"type": "command", "command": hook_command(harness, event), "timeout": timeout}
+        if harness == "gemini":
+            entry = {"name": f"chrollo-{event}", **entry}
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ChrolloError("bad_config", f"hooks.{event} in {path} is not a list")
+        ours = [g for g in groups if isinstance(g, dict) and any(
+            isinstance(h, dict) and _is_ours(h.get("command"), harness) for h in g.get("hooks") or [])]
+        if ours == [{"hooks": [entry]}]:
+            continue
+        groups[:] = [g for g in groups if g not in ours] + [{"hooks": [entry]}]
+        changed = True
+    if not changed:
+        return text
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _hooks_remove(harness: str, text: str, path: Path) -> str:
+    data = _json_load(text, path)
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            for g in groups:
+                if isinstance(g, dict) and isinstance(g.get("hooks"), list):
+                    g["hooks"] = [h for h in g["hooks"] if not (isinstance(h, dict) and _is_ours(h.get("command"), harness))]
+            groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+            if not groups:
+                del hooks[event]
+        if not hooks:
+            del data["hooks"]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# ----------------------------------------------------------------------------- the edit protocol
+
+def _install(kind: str, harness: str, path: Path, add) -> Change:
+    """Write ``add(current text)``; the first time, save the bytes it replaces."""
     before = _read(path)
-    after = _add(harness, before, path)
+    after = add(before)
     if after == before:
         return Change(harness, str(path), "unchanged")
-    rec = _record(path)
+    rec = _record(path, kind)
     saved = _load_record(rec)
     if saved is None:
         saved = {"path": str(path), "original": before, "restorable": True}
@@ -80,14 +234,14 @@ def install_mcp(harness: str, config: str | os.PathLike | None = None) -> Change
     saved["written"] = _sha(after)
     _write(path, after)
     _save_record(rec, saved)
-    return Change(harness, str(path), "updated" if before and SERVER_NAME in _servers(before, harness)
-                  else "installed")
+    return Change(harness, str(path), "installed" if before is None or saved["original"] == before
+                  else "updated")
 
 
-def uninstall_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
-    path = Path(config).expanduser() if config else mcp_config_path(harness)
+def _uninstall(kind: str, harness: str, path: Path, present, remove) -> Change:
+    """Restore the saved bytes if the file is as chrollo left it, else ``remove`` our part."""
     now = _read(path)
-    rec = _record(path)
+    rec = _record(path, kind)
     saved = _load_record(rec)
     if saved is not None and saved.get("restorable") and now is not None and _sha(now) == saved["written"]:
         if saved["original"] is None:
@@ -96,11 +250,11 @@ def uninstall_mcp(harness: str, config: str | os.PathLike | None = None) -> Chan
             _write(path, saved["original"])
         rec.unlink()
         return Change(harness, str(path), "restored")
-    if now is None or SERVER_NAME not in _servers(now, harness):
+    if now is None or not present(now) or remove is None:
         if saved is not None:
             rec.unlink()
-        return Change(harness, str(path), "absent")
-    _write(path, _toml_remove(now) if harness == "codex" else _json_remove(now, path))
+        return Change(harness, str(path), "absent" if now is None or not present(now) else "kept")
+    _write(path, remove(now))
     if saved is not None:
         rec.unlink()
     return Change(harness, str(path), "removed")
@@ -219,9 +373,9 @@ def _sha(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _record(path: Path) -> Path:
+def _record(path: Path, kind: str) -> Path:
     key = hashlib.sha256(str(path.resolve() if path.exists() else path.absolute()).encode()).hexdigest()[:24]
-    return _vault.state_dir() / "install" / f"mcp-{key}.json"
+    return _vault.state_dir() / "install" / f"{kind}-{key}.json"
 
 
 def _load_record(rec: Path) -> dict | None:

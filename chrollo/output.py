@@ -56,3 +56,28 @@ def emit(lines: list, stream=None) -> None:
             console.print(Text(text, style=style or None))
     else:
         stream.write("".join(text + "\n" for _style, text in lines))
+
+
+_MARK = {"ok": ("green", "ok"), "warn": ("yellow", "warn"), "partial": ("yellow", "partial"),
+         "missing": ("dim", "not installed"), "failed": ("bold red", "FAILED"), "broken": ("bold red", "BROKEN")}
+
+
+def doctor_lines(report: dict) -> list:
+    """`chrollo doctor`'s report: general checks, then one block per harness."""
+    out = []
+    for c in report["checks"]:
+        style, word = _MARK[c["status"]]
+        out.append((style, f"{word:>13}  {c['name']}: {c['detail']}"))
+        if c["fix"]:
+            out.append(("", f"{'':>13}  fix: {c['fix']}"))
+    for h, r in report["harnesses"].items():
+        style, word = _MARK[r["status"]]
+        out.append((style, f"{word:>13}  {h} ({r['config']})"))
+        for f in r["fired"]:
+            mark = "ok" if f["ok"] else "FAILED"
+            out.append(("" if f["ok"] else "red", f"{'':>13}    {f['event']}: {mark} in {f['ms']} ms"
+                        + ("" if f["ok"] else f" — {f['detail']}")))
+        if r["fix"]:
+            out.append(("", f"{'':>13}  fix: {r['fix']}"))
+    out.append(("bold", "all installed hooks work" if report["ok"] else "some checks failed (see above)"))
+    return out

@@ -94,6 +94,7 @@ class SearchResult:
         self.total_matches, self.hits = total_matches, hits
         self.warnings = warnings if warnings is not None else []
         self.vault = vault
+        self.weights: dict = {}  # term -> the weight (idf) it carried; recall gates on it
 
     def to_json(self) -> dict:
         out = {"query": self.query, "terms": self.terms, "expanded": self.expanded,
@@ -411,6 +412,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     for i, t in enumerate(terms):
         idf[i] *= synonym_weight.get(t, 1.0)
     result.total_matches = col.total
+    result.weights = dict(zip(terms, idf))
     views: dict = {}
     ranked = _ranked(col.buckets, idf, now, common)
     if common:

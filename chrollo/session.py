@@ -30,38 +30,29 @@ import fcntl
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import vault as _vault
-from .fileformat import (FORMAT_VERSION, HEADER_RE, TOOL_LINE_RE, TS_FMT, file_date,
+from .fileformat import (FORMAT_VERSION, HEADER_RE, TOOL_LINE_RE, TS_FMT, ToolCall, file_date,
                          parse_frontmatter, read_frontmatter, yaml_quote)
 from .fileformat import clean_text as _clean
 
 # ----------------------------------------------------------------------------- records
 
-@dataclass
-class ToolCall:
-    """One tool call, stored as a single line; its output is never stored."""
-
-    name: str
-    arg: str = ""
-
-    def render(self) -> str:
-        arg = " ".join(self.arg.split())  # one line, whatever the command looked like
-        if self.name in ("$", "bash", "shell", "exec_command", "Bash"):
-            return f"<tool>$ {arg}</tool>"
-        return f"<tool>{self.name} {arg}</tool>" if arg else f"<tool>{self.name}</tool>"
-
-
-@dataclass
 class Turn:
-    """A finished turn: role ``user`` or ``agent``; agent parts are text and tool calls in order."""
+    """A finished turn: role ``user`` or ``agent``; agent parts are text and tool calls in order.
 
-    role: str
-    when: dt.datetime
-    parts: list = field(default_factory=list)  # str | ToolCall
-    message_id: str | None = None
+    (Plain classes in this module: capture runs on every turn, and dataclasses costs ~12 ms
+    of imports there.)
+    """
+
+    __slots__ = ("role", "when", "parts", "message_id")
+
+    def __init__(self, role: str, when: dt.datetime, parts: list | None = None,
+                 message_id: str | None = None):
+        self.role, self.when = role, when
+        self.parts = parts if parts is not None else []  # str | ToolCall
+        self.message_id = message_id
 
     @classmethod
     def user(cls, text: str, when: dt.datetime, message_id: str | None = None) -> "Turn":
@@ -74,17 +65,19 @@ class Turn:
     def has_content(self) -> bool:
         return any(isinstance(p, ToolCall) or (isinstance(p, str) and p.strip()) for p in self.parts)
 
+    def __repr__(self) -> str:
+        return f"Turn({self.role!r}, {self.when!r}, {self.parts!r})"
 
-@dataclass
+
 class SessionMeta:
     """What the frontmatter says; also saved in ``state/`` to recreate a deleted file."""
 
-    session_id: str
-    started: dt.datetime
-    harness: str
-    cwd: str = ""
-    parent_session: str | None = None
-    machine: str | None = None
+    __slots__ = ("session_id", "started", "harness", "cwd", "parent_session", "machine")
+
+    def __init__(self, session_id: str, started: dt.datetime, harness: str, cwd: str = "",
+                 parent_session: str | None = None, machine: str | None = None):
+        self.session_id, self.started, self.harness, self.cwd = session_id, started, harness, cwd
+        self.parent_session, self.machine = parent_session, machine
 
     def to_json(self) -> dict:
         return {"session_id": self.session_id, "started": self.started.strftime(TS_FMT),
@@ -290,23 +283,27 @@ def append_turns(meta: SessionMeta, turns: list[Turn], vault: Path | None = None
 
 # ----------------------------------------------------------------------------- reader
 
-@dataclass
 class ParsedTurn:
-    role: str            # "user" | "agent"
-    timestamp: str       # "YYYY-MM-DD HH:MM:SS"
-    header_line: int     # 1-based
-    first_line: int      # first body line (1-based); == header_line + 1
-    last_line: int       # last non-blank body line (1-based)
-    text: str            # body with quoting and escapes removed
-    tools: list = field(default_factory=list)  # tool-call lines (without the quote)
+    """One turn as read back: ``role`` user|agent, ``timestamp`` "YYYY-MM-DD HH:MM:SS",
+    1-based ``header_line``, ``first_line`` (== header_line + 1) and ``last_line`` (last
+    non-blank body line), ``text`` (body without quoting, escapes and tool lines) and
+    ``tools`` (the tool-call lines, unquoted)."""
+
+    __slots__ = ("role", "timestamp", "header_line", "first_line", "last_line", "text", "tools")
+
+    def __init__(self, role, timestamp, header_line, first_line, last_line, text, tools=None):
+        self.role, self.timestamp, self.header_line = role, timestamp, header_line
+        self.first_line, self.last_line, self.text = first_line, last_line, text
+        self.tools = tools if tools is not None else []
 
 
-@dataclass
 class Session:
-    path: Path | None
-    meta: dict
-    turns: list
-    body_start: int      # 1-based line of the first line after the frontmatter
+    """A parsed session file: ``meta`` (frontmatter), ``turns``, ``body_start`` (1-based)."""
+
+    __slots__ = ("path", "meta", "turns", "body_start")
+
+    def __init__(self, path, meta: dict, turns: list, body_start: int):
+        self.path, self.meta, self.turns, self.body_start = path, meta, turns, body_start
 
 
 def parse_lines(lines: list[str], path: Path | None = None) -> Session:

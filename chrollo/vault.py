@@ -99,19 +99,25 @@ def memories_dir(cwd: str | os.PathLike | None = None) -> "Path":
 
 def ensure_dir(path: Path) -> Path:
     """Create ``path`` and any missing parents owner-only; tighten ``path`` if it exists."""
+    make_private_dirs(str(path))
+    return path
+
+
+def make_private_dirs(path: str) -> str:
+    """:func:`ensure_dir` on a plain string (``os.makedirs`` would give parents the umask's mode)."""
     missing = []
     p = path
-    while not p.exists() and p != p.parent:
+    while not os.path.exists(p) and os.path.dirname(p) != p:
         missing.append(p)
-        p = p.parent
+        p = os.path.dirname(p)
     for d in reversed(missing):
         try:
-            d.mkdir(mode=DIR_MODE)
+            os.mkdir(d, DIR_MODE)
         except FileExistsError:
             pass
     try:
-        if path.stat().st_mode & 0o077:
-            path.chmod(DIR_MODE)
+        if os.stat(path).st_mode & 0o077:
+            os.chmod(path, DIR_MODE)
     except OSError:
         pass
     return path

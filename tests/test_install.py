@@ -1,4 +1,4 @@
-"""`chrollo install/uninstall <harness> --mcp`: idempotent, preserving, exactly reversible."""
+"""`chrollo install/uninstall <harness> [--mcp]`: idempotent, preserving, exactly reversible."""
 from __future__ import annotations
 
 import json
@@ -93,8 +93,6 @@ def test_default_locations_follow_the_harness_env(home, tmp_path):
 def test_refusals(home, tmp_path):
     p = _cli(home, "install", "pi", "--mcp", "--json")
     assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "no_mcp"
-    p = _cli(home, "install", "codex", "--json")
-    assert p.returncode == 2 and "--mcp" in json.loads(p.stdout)["error"]["message"]
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     p = _cli(home, "install", "gemini", "--mcp", "--config", bad, "--json")
@@ -104,3 +102,95 @@ def test_refusals(home, tmp_path):
     hand.write_text("[mcp_servers.chrollo]\ncommand = 'mine'\n")
     p = _cli(home, "install", "codex", "--mcp", "--config", hand, "--json")
     assert p.returncode == 1 and hand.read_text() == "[mcp_servers.chrollo]\ncommand = 'mine'\n"
+
+
+# ----------------------------------------------------------------------------- hooks
+
+HOOKS_ORIGINAL = ('{\n  "model": "opus",\n  "hooks": {\n    "Stop": [\n      {"hooks": [{"type": "command", '
+                  '"command": "notify-send done"}]}\n    ]\n  }\n}\n')
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini"])
+def test_hooks_install_keeps_other_hooks_and_uninstall_restores_bytes(home, tmp_path, harness):
+    from chrollo.install import HOOK_EVENTS
+
+    cfg = tmp_path / "settings.json"
+    cfg.write_text(HOOKS_ORIGINAL)
+    p = _cli(home, "install", harness, "--config", cfg, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["action"] == "installed", p.stderr
+    data = json.loads(cfg.read_text())
+    assert data["model"] == "opus"
+    assert data["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "notify-send done"}]}
+    for event, timeout in HOOK_EVENTS[harness]:
+        (group,) = [g for g in data["hooks"][event] if "chrollo" in json.dumps(g)]
+        (entry,) = group["hooks"]
+        assert entry["command"].endswith(f" hook {event} --harness {harness}")
+        assert entry["timeout"] == timeout
+    once = cfg.read_bytes()
+    assert json.loads(_cli(home, "install", harness, "--config", cfg, "--json").stdout)["action"] == "unchanged"
+    assert cfg.read_bytes() == once
+    assert json.loads(_cli(home, "uninstall", harness, "--config", cfg, "--json").stdout)["action"] == "restored"
+    assert cfg.read_text() == HOOKS_ORIGINAL
+
+
+def test_hooks_uninstall_after_edits_removes_only_chrollo(home, tmp_path):
+    cfg = tmp_path / "settings.json"
+    cfg.write_text(HOOKS_ORIGINAL)
+    _cli(home, "install", "claude-code", "--config", cfg)
+    data = json.loads(cfg.read_text())
+    data["model"] = "sonnet"
+    data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "say hi"}]})
+    cfg.write_text(json.dumps(data))
+    assert json.loads(_cli(home, "uninstall", "claude-code", "--config", cfg, "--json").stdout)["action"] == "removed"
+    left = json.loads(cfg.read_text())
+    assert left == {"model": "sonnet", "hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "notify-send done"}]},
+        {"hooks": [{"type": "command", "command": "say hi"}]}]}}
+
+
+def test_hooks_default_locations(home, tmp_path):
+    fake = tmp_path / "h"
+    fake.mkdir()
+    env = {"HOME": fake, "CLAUDE_CONFIG_DIR": tmp_path / "claude", "CODEX_HOME": tmp_path / "codex"}
+    for harness, where in [("claude-code", tmp_path / "claude" / "settings.json"),
+                           ("codex", tmp_path / "codex" / "hooks.json"),
+                           ("gemini", fake / ".gemini" / "settings.json"),
+                           ("pi", fake / ".pi" / "agent" / "extensions" / "chrollo.ts")]:
+        p = _cli(home, "install", harness, "--json", **env)
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout)["config"] == str(where) and where.exists()
+        assert _cli(home, "uninstall", harness, **env).returncode == 0
+        assert not where.exists()
+
+
+def test_pi_extension_edited_by_the_user_is_kept(home, tmp_path):
+    ext = tmp_path / "chrollo.ts"
+    _cli(home, "install", "pi", "--config", ext)
+    assert "chrollo-pi" in ext.read_text()
+    ext.write_text(ext.read_text() + "// mine\n")
+    p = _cli(home, "uninstall", "pi", "--config", ext, "--json")
+    assert json.loads(p.stdout)["action"] == "kept" and ext.exists()
+
+
+@pytest.mark.parametrize("harness,shim", [("claude-code", "claude-code/hooks/hooks.json"),
+                                          ("codex", "codex/hooks.json"), ("gemini", "gemini/settings.json")])
+def test_shipped_shims_match_what_install_writes(home, tmp_path, harness, shim):
+    from conftest import ROOT
+
+    cfg = tmp_path / "cfg.json"
+    _cli(home, "install", harness, "--config", cfg)
+    installed = json.loads(cfg.read_text())
+    shipped = json.loads((ROOT / "hooks" / shim).read_text())
+    for groups in installed["hooks"].values():
+        for g in groups:
+            for h in g["hooks"]:
+                h["command"] = "chrollo" + h["command"].split(" hook ", 1)[1].join([" hook ", ""])
+    assert shipped == installed
+
+
+def test_shipped_pi_extension_is_the_packaged_one():
+    from conftest import ROOT
+
+    assert (ROOT / "hooks/pi/chrollo.ts").read_text() == (ROOT / "chrollo/data/pi-extension.ts").read_text()
+    plugin = json.loads((ROOT / "hooks/claude-code/.claude-plugin/plugin.json").read_text())
+    assert plugin["name"] == "chrollo"

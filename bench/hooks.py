@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Hook latency (figures for closing notes): recall at 10/100 MB, capture on a long transcript.
+
+    python bench/hooks.py [--sizes 10MB,100MB] [--queries 30] [--turns 2000] [--keep DIR]
+
+recall   the whole `chrollo hook UserPromptSubmit --harness claude-code` process, from start
+         to reply, with a LoCoMo question as the prompt, over vaults built like
+         bench/search.py's; each query under a fresh session id (so dedup never short-cuts).
+capture  a synthetic Claude Code transcript of N turns (tool calls, thinking, progress
+         records, like the real ones): the first Stop (backfilling all N turns), then 20
+         rounds of "append one turn, run Stop" — the per-turn cost with the watermark.
+imports  `python -X importtime` of the recall hook: the modules that cost the most.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from search import chrollo_cmd, grow, parse_size, sources_and_queries  # noqa: E402
+
+
+def run_hook(cmd: list, payload: dict, env: dict) -> tuple[float, bytes]:
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, input=json.dumps(payload).encode(), capture_output=True, env=env)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"hook exited {p.returncode}: {p.stderr[-300:]!r}")
+    return dt, p.stdout
+
+
+def pct(xs: list, q: float) -> float:
+    xs = sorted(xs)
+    return xs[int(q * (len(xs) - 1))]
+
+
+def claude_turn(i: int, sid: str, t: float) -> list:
+    """The records of one Claude Code turn: prompt, thinking, text, a tool call and its result."""
+    ts = lambda k: time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t + k)) + ".000Z"  # noqa: E731
+    mid = f"msg_{uuid.uuid4().hex[:20]}"
+    base = {"sessionId": sid, "cwd": "/home/user/project", "isSidechain": False}
+    return [
+        {**base, "type": "user", "uuid": str(uuid.uuid4()), "timestamp": ts(0),
+         "message": {"role": "user", "content": f"step {i}: refactor the parser module and rerun the tests"}},
+        {**base, "type": "progress", "uuid": str(uuid.uuid4()), "timestamp": ts(1), "data": {"x": "y" * 200}},
+        {**base, "type": "assistant", "uuid": str(uuid.uuid4()), "timestamp": ts(2),
+         "message": {"id": mid, "role": "assistant", "content": [{"type": "thinking", "thinking": "hmm " * 80}]}},
+        {**base, "type": "assistant", "uuid": str(uuid.uuid4()), "timestamp": ts(3),
+         "message": {"id": mid, "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash",
+                                                                 "input": {"command": f"pytest -q tests/test_{i}.py"}}]}},
+        {**base, "type": "user", "uuid": str(uuid.uuid4()), "timestamp": ts(4),
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok\n" * 200}]}},
+        {**base, "type": "assistant", "uuid": str(uuid.uuid4()), "timestamp": ts(5),
+         "message": {"id": mid + "b", "role": "assistant",
+                     "content": [{"type": "text", "text": f"Step {i} done: the parser is split in two and all tests pass."}]}},
+    ]
+
+
+def bench_capture(work: Path, cmd: list, env: dict, turns: int) -> dict:
+    sid = str(uuid.uuid4())
+    tr = work / f"{sid}.jsonl"
+    t0 = time.time() - turns * 60
+    with open(tr, "w") as fh:
+        for i in range(turns):
+            fh.writelines(json.dumps(r) + "\n" for r in claude_turn(i, sid, t0 + i * 60))
+    stop = {"session_id": sid, "transcript_path": str(tr), "cwd": "/home/user/project",
+            "hook_event_name": "Stop", "stop_hook_active": False}
+    first, _ = run_hook(cmd + ["hook", "Stop", "--harness", "claude-code"], stop, env)
+    per_turn = []
+    for k in range(20):
+        i = turns + k
+        recs = claude_turn(i, sid, time.time())
+        with open(tr, "a") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in recs)
+        payload = dict(stop, last_assistant_message=recs[-1]["message"]["content"][0]["text"])
+        per_turn.append(run_hook(cmd + ["hook", "Stop", "--harness", "claude-code"], payload, env)[0])
+    return {"turns": turns, "transcript_mb": round(tr.stat().st_size / 1e6, 1),
+            "first_stop_backfill_ms": round(first * 1000, 1),
+            "per_turn_p50_ms": round(statistics.median(per_turn) * 1000, 1),
+            "per_turn_p90_ms": round(pct(per_turn, 0.9) * 1000, 1)}
+
+
+def import_breakdown(cmd: list, env: dict, payload: dict, top: int = 12) -> list:
+    py = cmd[0] if cmd[0].endswith(("python", "python3")) else sys.executable
+    p = subprocess.run([py, "-X", "importtime", "-m", "chrollo", "hook", "UserPromptSubmit",
+                        "--harness", "claude-code"], input=json.dumps(payload).encode(),
+                       capture_output=True, env=env)
+    rows = []
+    for line in p.stderr.decode().splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        self_us, cum_us, name = line[len("import time:"):].split("|", 2)
+        rows.append((int(cum_us), int(self_us), name.rstrip()))
+    total = sum(c for c, _s, n in rows if not n.startswith("  "))  # top-level imports
+    return [{"total_ms": round(total / 1000, 1)}] + [
+        {"module": n.strip(), "cumulative_ms": round(c / 1000, 1), "self_ms": round(s / 1000, 1)}
+        for c, s, n in sorted(rows, reverse=True)[:top]]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10MB,100MB")
+    ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument("--turns", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep", help="build the vaults here and keep them")
+    a = ap.parse_args()
+    work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="chrollo-bench-hooks-"))
+    work.mkdir(parents=True, exist_ok=True)
+    cmd = chrollo_cmd()
+    home = work / "home"
+    mem = home / "memories"
+    mem.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    env.update(CHROLLO_HOME=str(home))
+    try:
+        src, qs, replicate, what = sources_and_queries(work)
+        queries = random.Random(a.seed).sample(qs, min(a.queries, len(qs)))
+        print(f"source: {what}; {len(queries)} prompts; chrollo {' '.join(cmd)}")
+        size, r = 0, 0
+        rows = []
+        for target in sorted(parse_size(s) for s in a.sizes.split(",")):
+            size, r = grow(mem, src, replicate, target, size, r)
+            hook = cmd + ["hook", "UserPromptSubmit", "--harness", "claude-code"]
+            for q in queries[:2]:  # warm the page cache
+                run_hook(hook, {"session_id": "warm-" + uuid.uuid4().hex, "prompt": q, "cwd": "/"}, env)
+            times, injected, chars = [], 0, []
+            for q in queries:
+                payload = {"session_id": uuid.uuid4().hex, "transcript_path": None, "cwd": "/",
+                           "hook_event_name": "UserPromptSubmit", "prompt": q}
+                t, out = run_hook(hook, payload, env)
+                times.append(t)
+                if out.strip():
+                    injected += 1
+                    chars.append(len(json.loads(out)["hookSpecificOutput"]["additionalContext"]))
+            row = {"mb": round(size / 1e6, 1), "files": len(os.listdir(mem)),
+                   "recall_p50_ms": round(statistics.median(times) * 1000, 1),
+                   "recall_p90_ms": round(pct(times, 0.9) * 1000, 1),
+                   "prompts_with_injection": f"{injected}/{len(queries)}",
+                   "median_injected_chars": statistics.median(chars) if chars else 0}
+            rows.append(row)
+            print(json.dumps(row))
+        cap = bench_capture(work, cmd, env, a.turns)
+        print(json.dumps(cap))
+        imports = import_breakdown(cmd, env, {"session_id": "imp-" + uuid.uuid4().hex, "cwd": "/",
+                                              "hook_event_name": "UserPromptSubmit", "prompt": queries[0]})
+        print("\n| vault | files | recall hook p50 | p90 | prompts with an injection | median chars |")
+        print("|---|---|---|---|---|---|")
+        for x in rows:
+            print(f"| {x['mb']} MB | {x['files']} | {x['recall_p50_ms']} ms | {x['recall_p90_ms']} ms | "
+                  f"{x['prompts_with_injection']} | {x['median_injected_chars']} |")
+        print(f"\ncapture: {cap['turns']}-turn transcript ({cap['transcript_mb']} MB): first Stop "
+              f"(backfills every turn) {cap['first_stop_backfill_ms']} ms; then per turn p50 "
+              f"{cap['per_turn_p50_ms']} ms, p90 {cap['per_turn_p90_ms']} ms")
+        print(f"\nimports on the recall path (python -X importtime): {imports[0]['total_ms']} ms in all")
+        print("| module | cumulative | self |\n|---|---|---|")
+        for m in imports[1:]:
+            print(f"| {m['module']} | {m['cumulative_ms']} ms | {m['self_ms']} ms |")
+    finally:
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

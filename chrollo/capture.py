@@ -1,0 +1,248 @@
+"""Capture: payloads + transcript units → turns appended to the session file, each exactly once.
+
+Per session, a small JSON state file in ``$CHROLLO_HOME/state/capture/`` (keyed by a hash of
+the full session id) holds:
+
+* ``offset`` — where the next transcript read starts: the start of the last user prompt, so
+  a capture reads one turn, not the whole transcript, and a turn that was still being
+  written last time (Claude's transcript can lag at ``Stop``) is read again;
+* ``keys`` — the units already written or seen (record uuids, message ids, byte offsets);
+* ``tokens`` — digests of text written from a *payload* (a prompt, a final message) that
+  the transcript may show later under a key chrollo has not seen: such a unit is skipped
+  once, and its token consumed;
+* ``pending`` — the prompt of the turn in flight (from ``UserPromptSubmit``-like events). It
+  is written only when the transcript cannot supply that prompt (no transcript, or pi).
+
+Everything happens under an exclusive per-session lock, and the turns are appended (one
+locked write, see :mod:`chrollo.session`) before the state is saved: a crash in between can
+repeat a turn, never lose one.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import json
+import os
+
+from . import vault as _vault
+from .harness.common import Unit, digest, norm
+
+MAX_KEYS = 2000   # only the last turn is ever read again; this is plenty
+MAX_TOKENS = 200
+MIN_PROMPT = 3   # prompts shorter than this ("k", "?") are not stored
+
+
+class Capture:
+    """One capture pass over a session (use as a context manager: holds the session lock)."""
+
+    def __init__(self, session_id: str, harness: str, cwd: str = "", parent: str | None = None,
+                 vault: str | None = None):
+        self.session_id, self.harness, self.cwd, self.parent = session_id, harness, cwd, parent
+        self.vault = vault
+        key = state_key(session_id)
+        home = _vault.home_path()
+        self.state_path = os.path.join(home, "state", "capture", key + ".json")
+        self.lock_path = os.path.join(home, "state", "locks", key + ".capture.lock")
+        self.state: dict = {}
+        self._lock_fd: int | None = None
+        self.written: list = []
+
+    # -- lock + state ---------------------------------------------------------
+    def __enter__(self) -> "Capture":
+        _vault.make_private_dirs(os.path.dirname(self.lock_path))
+        self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, _vault.FILE_MODE)
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        try:
+            with open(self.state_path, encoding="utf-8") as fh:
+                self.state = json.load(fh)
+            if not isinstance(self.state, dict):
+                self.state = {}
+        except (OSError, ValueError):
+            self.state = {}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def save(self) -> None:
+        st = self.state
+        st["keys"] = st.get("keys", [])[-MAX_KEYS:]
+        st["tokens"] = st.get("tokens", [])[-MAX_TOKENS:]
+        st["session_id"] = self.session_id
+        _vault.make_private_dirs(os.path.dirname(self.state_path))
+        tmp = f"{self.state_path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(st, ensure_ascii=False))  # (json.dump streams in Python: 5x slower)
+        os.replace(tmp, self.state_path)
+
+    # -- the pass ---------------------------------------------------------------
+    def read_transcript(self, adapter, path: str | None, agent_id: str | None = None) -> list | None:
+        """The transcript's units since the saved offset (None if there is no readable transcript)."""
+        if not path:
+            return None
+        st = self.state
+        offset = st.get("offset", 0) if st.get("transcript") == path else 0
+        try:
+            if offset and os.path.getsize(path) < offset:
+                offset = 0  # rewritten or truncated: read it all again (keys prevent repeats)
+            tr = adapter.read_transcript(path, offset, agent_id)
+        except (OSError, UnicodeError):
+            return None
+        st["transcript"], st["offset"] = path, tr.resume
+        if tr.cwd and not self.cwd:
+            self.cwd = tr.cwd
+        return tr.units
+
+    def run(self, units: list, *, prompt: str | None = None,
+            final: str | None = None, when: dt.datetime | None = None,
+            abort_if_empty: bool = False) -> list:
+        """Write what is new in ``units`` (+ the pending prompt, + ``final``); returns the turns.
+
+        ``prompt``: the prompt of a turn starting now; it becomes ``pending`` after the
+        catch-up. ``final``: the finished turn's last agent message, from the payload.
+        ``abort_if_empty``: a turn with no agent content (aborted) stores nothing and keeps
+        the pending prompt for a retry (pi's ``agent_end``).
+        """
+        st = self.state
+        keys = st.setdefault("keys", [])
+        seen = set(keys)
+        tokens = st.setdefault("tokens", [])
+        now = when or _now()
+        fresh: list = []
+        user_texts = set()
+        last_turn_text: list = []  # agent text after the last user unit, written or not
+        if prompt is not None and units and units[-1].role == "user" and norm(units[-1].text) == norm(prompt):
+            units = units[:-1]  # the prompt in flight, already recorded: it is written with its answer
+        recent_user = st.setdefault("recent_user", [])    # digests of prompts the transcript
+        recent_agent = st.setdefault("recent_agent", [])  # showed lately, and of answer texts
+        for u in units:
+            if u.role == "user":
+                user_texts.add(norm(u.text))
+                last_turn_text = []
+                _add(recent_user, digest(u.text))
+            else:
+                last_turn_text.append(norm(u.text))
+                for p in u.parts:
+                    if isinstance(p, str) and p.strip():
+                        _add(recent_agent, digest(p))
+            if u.key is not None and u.key in seen:
+                continue
+            if u.key is not None:
+                seen.add(u.key)
+                keys.append(u.key)
+            if u.role == "user":
+                if _take(tokens, digest(u.text)):  # already written from a payload
+                    continue
+                fresh.append(u)
+            else:
+                parts = [p for p in u.parts if not (isinstance(p, str) and _take(tokens, digest(p)))]
+                fresh.append(Unit("agent", u.when, parts, u.key))
+        if isinstance(final, str) and final.strip():
+            joined = " ".join(last_turn_text + [norm(u.text) for u in fresh if u.role == "agent"])
+            if norm(final) not in joined and digest(final) not in tokens + recent_agent:
+                fresh.append(Unit("agent", now, [final], None))
+                tokens.append(digest(final))
+        answered = any(u.role == "agent" and u.parts for u in fresh)
+        if abort_if_empty and not answered:
+            return []  # aborted: store nothing, keep the state (and the pending prompt) as it was
+
+        pending = st.get("pending")
+        if isinstance(pending, dict) and isinstance(pending.get("text"), str):
+            if norm(pending["text"]) in user_texts or digest(pending["text"]) in recent_user:
+                del st["pending"]  # the transcript (or the payload's messages) has it
+            elif prompt is not None or answered:
+                # Nothing else will supply this prompt: write it before this turn's answer.
+                pu = Unit("user", _time(pending.get("when")) or now, [pending["text"]], None)
+                fresh.insert(_first_agent(fresh), pu)
+                tokens.append(digest(pending["text"]))
+                del st["pending"]
+        turns = to_turns(fresh)
+        if turns:
+            self._append(turns)
+        if prompt is not None and prompt.strip():
+            st["pending"] = {"text": prompt, "when": now.isoformat()}
+        self.save()
+        self.written = turns
+        return turns
+
+    def _append(self, turns: list) -> None:
+        from .session import SessionMeta, SessionWriter
+
+        started = turns[0].when
+        meta = SessionMeta(self.session_id, started, self.harness, self.cwd or "", self.parent)
+        vault = self.vault or _vault.memories_path(self.cwd or None)
+        from pathlib import Path
+
+        SessionWriter(meta, Path(vault)).append(turns)
+
+
+def to_turns(units: list) -> list:
+    """Units → turns: a user unit is a turn; consecutive agent units merge into one."""
+    if not units:
+        return []
+    from .session import Turn  # only when there is something to write (dataclasses: ~10 ms)
+
+    turns: list = []
+    for u in units:
+        when = u.when or _now()
+        if u.role == "user":
+            if len(u.text.strip()) >= MIN_PROMPT:
+                turns.append(Turn.user(u.text, when, u.key))
+            continue
+        parts = [p for p in u.parts if not isinstance(p, str) or p.strip()]
+        if not parts:
+            continue
+        if turns and turns[-1].role == "agent":
+            turns[-1].parts.extend(parts)
+        else:
+            turns.append(Turn.agent(parts, when, u.key))
+    return [t for t in turns if t.has_content()]
+
+
+def _add(recent: list, token: str, keep: int = 100) -> None:
+    if token not in recent:
+        recent.append(token)
+        del recent[:-keep]
+
+
+def _take(tokens: list, token: str) -> bool:
+    """Consume one occurrence of ``token``; True if there was one."""
+    if token in tokens:
+        tokens.remove(token)
+        return True
+    return False
+
+
+def _first_agent(units: list) -> int:
+    """Where a pending prompt goes: before the agent units that end the list."""
+    i = len(units)
+    while i > 0 and units[i - 1].role == "agent":
+        i -= 1
+    return i
+
+
+def state_key(session_id: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _now() -> dt.datetime:
+    env = os.environ.get("CHROLLO_NOW")
+    if env:
+        try:
+            return dt.datetime.fromisoformat(env)
+        except ValueError:
+            pass
+    return dt.datetime.now().astimezone()
+
+
+def _time(value) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+

@@ -1,0 +1,189 @@
+"""``chrollo doctor``: is everything wired, and does each installed hook really work?
+
+For every harness it reads the user config (as ``chrollo install`` would write it), then
+*fires each installed hook command* the way the harness would — a shell command with a
+sample payload on stdin — against a throwaway CHROLLO_HOME holding one sample memory, so
+your real vault is never touched. A recall hook must answer in its harness's channel with a
+recall block; capture hooks must write the sample turn; every hook must exit 0.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import install as _install
+from . import vault as _vault
+from .fileformat import RECALL_HEADER
+from .harness import HARNESSES
+
+SAMPLE_SID = "doctor00-0000-4000-8000-000000000000"
+SAMPLE_PROMPT = "which port does the staging reverse proxy listen on?"
+RECALL_EVENTS = {"UserPromptSubmit", "BeforeAgent", "before_agent_start"}
+CAPTURE_EVENTS = {"Stop", "AfterAgent", "agent_end"}
+TIMEOUT = 30
+
+
+def diagnose(harnesses=None, configs: dict | None = None) -> dict:
+    """The full report (see ``chrollo doctor --json``); ``ok`` is False if an installed hook fails."""
+    configs = configs or {}
+    report = {"ok": True, "checks": _general(), "harnesses": {}}
+    with tempfile.TemporaryDirectory(prefix="chrollo-doctor-") as tmp:
+        for h in harnesses or HARNESSES:
+            r = _harness(h, configs.get(h), Path(tmp) / h)
+            report["harnesses"][h] = r
+            report["ok"] &= r["status"] != "broken"
+    report["ok"] &= all(c["status"] != "failed" for c in report["checks"])
+    return report
+
+
+def _check(name: str, status: str, detail: str, fix: str = "") -> dict:
+    return {"name": name, "status": status, "detail": detail, "fix": fix}
+
+
+def _general() -> list:
+    from .errors import ChrolloError
+    from .rg import rg_path
+
+    out = []
+    try:
+        rg = rg_path()
+        ver = subprocess.run([rg, "--version"], capture_output=True, text=True, timeout=10).stdout
+        out.append(_check("ripgrep", "ok", f"{rg} ({ver.split(chr(10))[0]})"))
+    except (ChrolloError, OSError, subprocess.SubprocessError) as e:
+        out.append(_check("ripgrep", "failed", str(e), "pip install --force-reinstall 'ripgrep<15'"))
+    vault = _vault.memories_path()
+    if os.path.isdir(vault):
+        ok = os.access(vault, os.W_OK)
+        n = sum(1 for _ in _vault.iter_session_files(Path(vault)))
+        out.append(_check("vault", "ok" if ok else "failed",
+                          f"{vault} ({n} session files{'' if ok else ', not writable'})",
+                          "" if ok else f"chmod u+rwx {vault}"))
+    else:
+        out.append(_check("vault", "ok", f"{vault} (created on the first captured turn)"))
+    log = Path(_vault.home_path()) / "logs" / "hooks.log"
+    errors = _recent_errors(log)
+    out.append(_check("hook log", "warn" if errors else "ok",
+                      f"{errors} hook errors in the last 24 h ({log})" if errors else f"no recent errors ({log})",
+                      f"see {log}" if errors else ""))
+    return out
+
+
+def _recent_errors(log: Path) -> int:
+    try:
+        lines = log.read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return 0
+    since = (dt.datetime.now() - dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    return sum(1 for ln in lines if ln[:19] >= since and " error: " in ln[:400])
+
+
+def _harness(h: str, config, tmp: Path) -> dict:
+    path = Path(config).expanduser() if config else _install.hooks_config_path(h)
+    try:
+        text = path.read_text("utf-8")
+    except OSError:
+        text = None
+    events = _install.installed_events(h, text)
+    r = {"config": str(path), "installed": bool(events), "events": sorted(events), "fired": []}
+    if not events:
+        r.update(status="missing", fix=f"chrollo install {h}")
+        return r
+    commands = _commands(h, text, events)
+    for event, cmd in commands.items():
+        r["fired"].append(_fire(h, event, cmd, tmp))
+    expected = {e for e, _t in _install.HOOK_EVENTS.get(h, [])}
+    missing = sorted(expected - set(events))
+    broken = [f for f in r["fired"] if not f["ok"]]
+    if broken:
+        r.update(status="broken", fix=f"chrollo install {h}   # rewrites the hooks; details: {broken[0]['detail']}")
+    elif missing:
+        r.update(status="partial", fix=f"chrollo install {h}   # adds {', '.join(missing)}")
+    else:
+        r.update(status="ok", fix="")
+    return r
+
+
+def _commands(h: str, text: str, events: dict) -> dict:
+    """event → shell command to fire (pi: the extension's chrollo, called as its shim does)."""
+    if h != "pi":
+        return events
+    import shlex
+
+    m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
+    base = json.loads(m.group(1)) if m else ["chrollo"]
+    return {e: " ".join(map(shlex.quote, base)) + f" hook {e} --harness pi" for e in events}
+
+
+def _sample_vault(tmp: Path) -> dict:
+    """A throwaway CHROLLO_HOME with one memory; the env that points a hook at it."""
+    from .session import SessionMeta, Turn, render_frontmatter, render_turn, session_file_name
+
+    home = tmp / "home"
+    vault = home / "memories"
+    if not vault.exists():
+        vault.mkdir(parents=True, mode=0o700)
+        t = dt.datetime(2026, 1, 5, 10, 0, 0)
+        meta = SessionMeta("sample00-0000-4000-8000-000000000000", t, "claude-code", str(tmp))
+        # written directly, not through SessionWriter: that would record it in the real state/
+        (vault / session_file_name(meta)).write_text(render_frontmatter(meta) + "".join(map(render_turn, [
+            Turn.user("the staging reverse proxy port keeps changing", t),
+            Turn.agent(["The staging reverse proxy listens on port 8443; nginx forwards it to the app."], t)])))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    env.update(CHROLLO_HOME=str(home), CHROLLO_MEMORIES_DIR=str(vault))
+    return env
+
+
+def _payload(h: str, event: str, tmp: Path) -> dict:
+    base = {"session_id": SAMPLE_SID, "transcript_path": None, "cwd": str(tmp), "hook_event_name": event}
+    if h == "pi":
+        base.update(shim="chrollo-pi", shim_version=1, harness="pi")
+    if event in RECALL_EVENTS:
+        base["prompt"] = SAMPLE_PROMPT
+    elif event == "agent_end":
+        base["messages"] = [{"role": "user", "content": [{"type": "text", "text": SAMPLE_PROMPT}], "timestamp": 1},
+                            {"role": "assistant", "content": [{"type": "text", "text": "Port 8443."}], "timestamp": 2}]
+    elif event in CAPTURE_EVENTS:
+        base["last_assistant_message" if h != "gemini" else "prompt_response"] = "Port 8443."
+    return base
+
+
+def _fire(h: str, event: str, cmd: str, tmp: Path) -> dict:
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = _sample_vault(tmp)
+    started = time.monotonic()
+    try:
+        p = subprocess.run(cmd, shell=True, input=json.dumps(_payload(h, event, tmp)).encode(),
+                           capture_output=True, env=env, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return {"event": event, "ok": False, "ms": TIMEOUT * 1000, "detail": f"timed out after {TIMEOUT}s"}
+    ms = round(1000 * (time.monotonic() - started))
+    out = p.stdout.decode("utf-8", "replace")
+    fail = None
+    if p.returncode != 0:
+        fail = f"exit {p.returncode}: {p.stderr.decode('utf-8', 'replace').strip()[-200:] or 'no message'}"
+    elif event in RECALL_EVENTS:
+        text = out if h == "pi" else _context(out)
+        if text is None:
+            fail = f"reply is not the {h} JSON channel: {out[:120]!r}"
+        elif RECALL_HEADER not in text:
+            fail = "no recall for a prompt the sample memory answers (see `chrollo hook --help`)"
+    elif out.strip():
+        fail = f"printed output on a capture event: {out[:120]!r}"
+    elif event in CAPTURE_EVENTS:
+        vault = Path(env["CHROLLO_MEMORIES_DIR"])
+        if not any(SAMPLE_SID[:8] in f.name for f in vault.glob("*.md")):
+            fail = "the sample turn was not written to the (temporary) vault"
+    return {"event": event, "ok": fail is None, "ms": ms, "detail": fail or "ok"}
+
+
+def _context(out: str) -> str | None:
+    try:
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    except (ValueError, KeyError, TypeError):
+        return None

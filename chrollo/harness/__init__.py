@@ -1,0 +1,31 @@
+"""One adapter per harness; each turns payloads and transcript files into the same units.
+
+Every adapter module has ``NAME``, ``read_transcript(path, offset, agent_id) -> Transcript``
+and ``expected_events() -> {normalised event: action}`` where the action is ``recall``
+(a prompt is about to run: inject memory, catch up), ``capture`` (a turn finished),
+``subagent`` (a subagent finished) or ``catchup`` (write whatever the transcript holds).
+"""
+from __future__ import annotations
+
+import importlib
+
+HARNESSES = ("claude-code", "codex", "gemini", "pi")
+ALIASES = {"claude": "claude-code", "claudecode": "claude-code", "claude_code": "claude-code",
+           "codex-cli": "codex", "gemini-cli": "gemini"}
+_MODULES = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini", "pi": "pi"}
+
+
+def canonical(name: str) -> str | None:
+    """The harness's canonical name, or None if chrollo has no adapter for it."""
+    n = (name or "").strip().lower()
+    n = ALIASES.get(n, n)
+    return n if n in HARNESSES else None
+
+
+def adapter(name: str):
+    return importlib.import_module(f".{_MODULES[name]}", __name__)
+
+
+def normalise_event(event: str) -> str:
+    """``UserPromptSubmit``, ``user-prompt-submit`` and ``user_prompt_submit`` are one event."""
+    return "".join(ch for ch in str(event).lower() if ch.isalnum())

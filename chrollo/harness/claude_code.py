@@ -1,0 +1,75 @@
+"""Claude Code: hook payloads and ``~/.claude/projects/<slug>/<session>.jsonl`` transcripts.
+
+Turn rules (see shared fixtures' expected/README): a user turn is a typed prompt — not a
+tool result, sidechain, ``isMeta``, compact summary, slash-command echo or interrupt notice.
+Every non-sidechain assistant record until the next prompt belongs to the agent turn;
+records sharing a ``message.id`` are one message (keys are per record, so a record that
+arrives late after a lagging ``Stop`` is still picked up). Subagents: the records with
+``isSidechain`` (and the subagent's ``agentId`` when records carry one), in their own file.
+"""
+from __future__ import annotations
+
+from .common import Transcript, Unit, is_injected, parse_time, read_jsonl, text_of, tool_call
+
+NAME = "claude-code"
+# Prompt-looking records that are not something the user typed.
+_NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-stdout>",
+                "<local-command-stderr>", "<local-command-caveat>", "<system-reminder>",
+                "[Request interrupted by user", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
+                "<user-prompt-submit-hook>", "Caveat: The messages below were generated")
+
+
+def units_of(rec: dict, off: int) -> Unit | None:
+    t = rec.get("type")
+    msg = rec.get("message")
+    if t not in ("user", "assistant") or not isinstance(msg, dict):
+        return None
+    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
+        return None
+    key = "c:" + str(rec.get("uuid") or off)
+    when = parse_time(rec.get("timestamp"))
+    if t == "user":
+        text = text_of(msg.get("content"), skip=("tool_result",))
+        if text is None or not text.strip():
+            return None
+        s = text.lstrip()
+        if s.startswith(_NOT_PROMPTS) or is_injected(s):
+            return None
+        return Unit("user", when, [text], key)
+    parts: list = []
+    content = msg.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "text" and isinstance(b.get("text"), str):
+            if b["text"].strip() and not is_injected(b["text"]):
+                parts.append(b["text"])
+        elif b.get("type") in ("tool_use", "server_tool_use"):
+            parts.append(tool_call(b.get("name"), b.get("input")))
+    return Unit("agent", when, parts, key)
+
+
+def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
+    """Units of the main conversation, or of the subagent ``agent_id`` (its sidechain)."""
+    sidechain = agent_id is not None
+    tr, bad = Transcript([], offset), [0]
+    for off, rec in read_jsonl(path, offset, bad):
+        if not isinstance(rec, dict):
+            continue
+        tr.session_id = tr.session_id or rec.get("sessionId")
+        tr.cwd = tr.cwd or rec.get("cwd")
+        if bool(rec.get("isSidechain")) != sidechain:
+            continue
+        if sidechain and rec.get("agentId") not in (None, agent_id):
+            continue
+        tr.add(units_of(rec, off), off)
+    tr.skipped = bad[0]
+    return tr
+
+
+def expected_events() -> dict:
+    """Event name (normalised) → what chrollo does with it."""
+    return {"userpromptsubmit": "recall", "stop": "capture", "subagentstop": "subagent",
+            "precompact": "catchup", "sessionend": "catchup", "sessionstart": "catchup"}

@@ -1,0 +1,60 @@
+"""Codex CLI: hook payloads, the legacy ``notify`` program, ``~/.codex/sessions/**/rollout-*.jsonl``.
+
+A user turn is an ``event_msg`` ``user_message`` (what the user typed; the injected AGENTS.md,
+environment and developer messages are ``response_item``s and are not turns). The agent turn
+is the ``response_item`` assistant messages and tool calls that follow (``agent_message``
+events repeat those messages and are ignored). Rollout lines carry no ids: a unit's key is
+its byte offset, stable because rollouts are append-only.
+"""
+from __future__ import annotations
+
+from .common import Transcript, Unit, is_injected, parse_time, read_jsonl, text_of, tool_call
+
+NAME = "codex"
+
+
+def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
+    tr, bad = Transcript([], offset), [0]
+    for off, rec in read_jsonl(path, offset, bad):
+        p = rec.get("payload") if isinstance(rec, dict) else None
+        if isinstance(p, dict):
+            tr.add(_unit(rec, p, off, tr), off)
+    tr.skipped = bad[0]
+    return tr
+
+
+def _unit(rec: dict, p: dict, off: int, tr: Transcript) -> Unit | None:
+    kind, t = rec.get("type"), p.get("type")
+    when, key = parse_time(rec.get("timestamp")), f"x:{off}"
+    if kind == "session_meta":
+        tr.session_id, tr.cwd = p.get("id") or tr.session_id, p.get("cwd") or tr.cwd
+    elif kind == "event_msg" and t == "user_message":
+        text = p.get("message")
+        if isinstance(text, str) and text.strip() and not is_injected(text):
+            return Unit("user", when, [text], key)
+    elif kind == "response_item" and t == "message" and p.get("role") == "assistant":
+        text = text_of(p.get("content"))
+        if text and not is_injected(text):
+            return Unit("agent", when, [text], key)
+    elif kind == "response_item" and t in ("function_call", "custom_tool_call"):
+        args = p.get("arguments") if t == "function_call" else p.get("input")
+        return Unit("agent", when, [tool_call(p.get("name"), args)], key)
+    elif kind == "response_item" and t == "local_shell_call":
+        action = p.get("action") if isinstance(p.get("action"), dict) else {}
+        return Unit("agent", when, [tool_call("shell", action)], key)
+    return None
+
+
+def notify_payload(obj: dict) -> dict:
+    """The legacy ``notify`` argument (agent-turn-complete) as a Stop-shaped payload."""
+    msgs = obj.get("input-messages")
+    prompt = msgs[-1] if isinstance(msgs, list) and msgs and isinstance(msgs[-1], str) else None
+    return {"session_id": obj.get("thread-id"), "cwd": obj.get("cwd"), "hook_event_name": "Stop",
+            "transcript_path": None, "prompt": prompt,
+            "last_assistant_message": obj.get("last-assistant-message")}
+
+
+def expected_events() -> dict:
+    return {"userpromptsubmit": "recall", "stop": "capture", "agentturncomplete": "capture",
+            "notify": "capture", "sessionstart": "catchup", "precompact": "catchup",
+            "sessionend": "catchup"}

@@ -1,0 +1,198 @@
+"""What every harness adapter shares: the unit record, JSONL reading, timestamps, tool lines.
+
+An adapter turns a harness's payloads and transcript files into **units**: one user prompt,
+or one piece of an agent's answer (a message or a record of one), each with a stable
+``key`` so capture can tell what it already wrote. Consecutive agent units make one agent
+turn. Units never carry tool outputs, thinking, or text chrollo injected.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+
+from ..fileformat import RECALL_HEADER, ToolCall
+
+MAX_LINE = 64 << 20      # a JSONL line longer than this (a pasted video?) is skipped, not parsed
+MAX_ARG = 300            # characters of a tool call's argument kept on its one line
+
+
+class Unit:
+    """One user prompt (``parts == [text]``) or one piece of an agent turn (text / ToolCall)."""
+
+    __slots__ = ("role", "when", "parts", "key")
+
+    def __init__(self, role: str, when: dt.datetime | None, parts: list, key: str | None = None):
+        self.role, self.when, self.parts, self.key = role, when, parts, key
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(p.strip() for p in self.parts if isinstance(p, str) and p.strip())
+
+    def tools(self) -> list:
+        return [p.name for p in self.parts if isinstance(p, ToolCall)]
+
+    def __repr__(self) -> str:
+        return f"Unit({self.role}, {self.key}, {self.text[:40]!r}, {self.tools()})"
+
+
+class Transcript:
+    """What an adapter read from a transcript file.
+
+    ``resume``: the byte offset to read from next time — the start of the last user prompt,
+    so the last (possibly unfinished) turn is always read again and nothing older is.
+    """
+
+    def __init__(self, units: list, resume: int, session_id: str | None = None,
+                 cwd: str | None = None, skipped: int = 0):
+        self.units, self.resume = units, resume
+        self.session_id, self.cwd, self.skipped = session_id, cwd, skipped
+
+    def add(self, unit: "Unit | None", offset: int) -> None:
+        """Append a unit read at ``offset``; a prompt moves the resume point to its line."""
+        if unit is not None:
+            if unit.role == "user":
+                self.resume = offset
+            self.units.append(unit)
+
+
+def read_jsonl(path: str, offset: int = 0, counter: list | None = None):
+    """Yield ``(offset, object)`` for each complete, parseable JSON line from ``offset``.
+
+    A last line without its newline is still being written and is left for next time;
+    unparseable or oversized lines are skipped (and counted in ``counter[0]``).
+    """
+    with open(path, "rb") as fh:
+        if offset:
+            fh.seek(offset)
+        pos = offset
+        while True:
+            line = fh.readline(MAX_LINE + 1)
+            if not line:
+                return
+            start, pos = pos, pos + len(line)
+            if not line.endswith(b"\n"):
+                if len(line) > MAX_LINE:  # skip the rest of a monster line
+                    while line and not line.endswith(b"\n"):
+                        line = fh.readline(MAX_LINE)
+                        pos += len(line)
+                    _count(counter)
+                    continue
+                return  # unfinished last line
+            if not line.strip():
+                continue
+            try:
+                yield start, json.loads(line)
+            except (ValueError, RecursionError):
+                _count(counter)
+
+
+def _count(counter: list | None) -> None:
+    if counter is not None:
+        counter[0] += 1
+
+
+def parse_time(value) -> dt.datetime | None:
+    """ISO-8601 strings (``Z`` allowed) or epoch milliseconds → an aware datetime."""
+    try:
+        if isinstance(value, str) and value:
+            t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return t if t.tzinfo else t.astimezone()
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e14:
+            return dt.datetime.fromtimestamp(value / 1000, dt.timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        pass
+    return None
+
+
+def norm(text: str) -> str:
+    """Whitespace-collapsed text: what "the same message" means across payload and transcript."""
+    return " ".join(text.split())
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(norm(text).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def is_injected(text: str) -> bool:
+    """Text chrollo injected itself (its recall block): never captured back."""
+    return text.lstrip().startswith(RECALL_HEADER)
+
+
+def text_of(content, skip=()) -> str | None:
+    """The text of a message ``content``: a string, or a list of ``{"type": "text"}`` blocks.
+
+    Returns None when the content holds a block type in ``skip`` (e.g. a tool result).
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    out = []
+    for b in content:
+        if isinstance(b, str):
+            out.append(b)
+        elif isinstance(b, dict):
+            if b.get("type") in skip:
+                return None
+            if isinstance(b.get("text"), str) and b.get("type", "text") in ("text", "input_text", "output_text"):
+                out.append(b["text"])
+    return "\n\n".join(t for t in out if t.strip())
+
+
+SHELL_TOOLS = {"bash", "shell", "exec_command", "run_shell_command", "local_shell"}
+_ARG_KEYS = ("command", "cmd", "file_path", "path", "absolute_path", "notebook_path", "pattern",
+             "url", "query", "dir_path", "description", "prompt")
+
+
+def tool_call(name, args) -> ToolCall:
+    """One tool call as a one-line marker: shell commands as ``$ cmd``, else name + main arg."""
+    name = name if isinstance(name, str) and name else "tool"
+    if isinstance(args, str):
+        try:
+            parsed = json.loads(args)
+            args = parsed if isinstance(parsed, dict) else args
+        except ValueError:
+            pass
+    arg = ""
+    if isinstance(args, dict):
+        for k in _ARG_KEYS:
+            v = args.get(k)
+            if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+                # ["bash", "-lc", "script"] → the script
+                v = v[-1] if len(v) == 3 and v[1] in ("-lc", "-c") else " ".join(v)
+            if isinstance(v, str) and v.strip():
+                arg = v
+                break
+        else:
+            arg = next((v for v in args.values() if isinstance(v, str) and v.strip()), "")
+    elif isinstance(args, str):
+        arg = args
+        if name == "apply_patch" or "*** Begin Patch" in args:
+            files = [ln.split(":", 1)[1].strip() for ln in args.splitlines()
+                     if ln.startswith(("*** Update File:", "*** Add File:", "*** Delete File:"))]
+            arg = " ".join(files)
+    if name.lower() in SHELL_TOOLS:
+        name = "$"
+    arg = " ".join(arg.split())
+    if len(arg) > MAX_ARG:
+        arg = arg[:MAX_ARG] + "…"
+    return ToolCall(name, arg)
+
+
+def regular_file(path) -> str | None:
+    """``path`` if it is an absolute ``.jsonl``/``.json`` path to a regular file, else None.
+
+    (A payload's path is never followed upward: ``..`` segments are refused outright.)
+    """
+    if (not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path
+            or not path.endswith((".jsonl", ".json")) or ".." in path.replace("\\", "/").split("/")):
+        return None
+    try:
+        import stat
+
+        st = os.stat(path)
+        return path if stat.S_ISREG(st.st_mode) else None
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,97 @@
+"""Gemini CLI: hook payloads and ``~/.gemini/tmp/<project>/chats/session-*.json[l]`` chats.
+
+Two chat formats: a single JSON document (before v0.39, rewritten whole on every change)
+and JSONL (v0.39+: a metadata line, then message lines; a message is rewritten by appending
+a newer line with the same ``id``, ``{"$set": …}`` lines update metadata). User records whose
+``displayContent`` holds no text (``System: Please continue.`` after a tool response) and
+``[Function Response…]`` records are automatic, not prompts; ``<hook_context>`` parts are
+what hooks injected and are dropped. Keys are message ids.
+"""
+from __future__ import annotations
+
+import json
+
+from .common import Transcript, Unit, is_injected, parse_time, read_jsonl, tool_call
+
+NAME = "gemini"
+
+
+def _user_text(m: dict) -> str | None:
+    disp = m.get("displayContent")
+    if isinstance(disp, list) and disp and not any(isinstance(p, dict) and isinstance(p.get("text"), str)
+                                                   for p in disp):
+        return None
+    content = m.get("content")
+    parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    texts = []
+    for p in parts:
+        t = p if isinstance(p, str) else p.get("text") if isinstance(p, dict) else None
+        if isinstance(t, str) and t.strip() and not t.lstrip().startswith("<hook_context>"):
+            texts.append(t)
+    text = "\n\n".join(texts)
+    if not text.strip() or text.lstrip().startswith("[Function Response") or is_injected(text):
+        return None
+    return text
+
+
+def unit_of(m: dict) -> Unit | None:
+    if not isinstance(m, dict):
+        return None
+    t, when, key = m.get("type"), parse_time(m.get("timestamp")), "g:" + str(m.get("id"))
+    if t == "user":
+        text = _user_text(m)
+        return Unit("user", when, [text], key) if text else None
+    if t in ("gemini", "model", "assistant"):
+        parts: list = []
+        c = m.get("content")
+        text = c if isinstance(c, str) else "\n\n".join(
+            p.get("text") for p in c if isinstance(p, dict) and isinstance(p.get("text"), str)) \
+            if isinstance(c, list) else ""
+        if text.strip() and not is_injected(text):
+            parts.append(text)
+        for call in m.get("toolCalls") or []:
+            if isinstance(call, dict):
+                parts.append(tool_call(call.get("name"), call.get("args")))
+        return Unit("agent", when, parts, key)
+    return None
+
+
+def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
+    bad = [0]
+    session = None
+    if path.endswith(".json"):
+        try:
+            with open(path, "rb") as fh:
+                doc = json.loads(fh.read())
+        except (OSError, ValueError, RecursionError):
+            return Transcript([], 0, skipped=1)
+        if not isinstance(doc, dict):
+            return Transcript([], 0, skipped=1)
+        rows = [(0, m) for m in doc.get("messages") or [] if isinstance(m, dict)]
+        session, offset = doc.get("sessionId"), 0
+    else:
+        rows = []
+        for off, rec in read_jsonl(path, offset, bad):
+            if isinstance(rec, dict) and "sessionId" in rec and "type" not in rec:
+                session = rec.get("sessionId")
+            elif isinstance(rec, dict) and "id" in rec and "type" in rec:
+                rows.append((off, rec))
+    latest: dict = {}
+    first: dict = {}
+    for off, m in rows:  # a later line with the same id is the newer version of that message
+        latest[m["id"] if "id" in m else id(m)] = m
+        first.setdefault(m["id"] if "id" in m else id(m), off)
+    units, resume = [], offset
+    for mid, m in latest.items():
+        u = unit_of(m)
+        if u is None:
+            continue
+        if u.role == "user" and not path.endswith(".json"):
+            resume = first[mid]
+        units.append(u)
+    return Transcript(units, resume, session, None, bad[0])
+
+
+def expected_events() -> dict:
+    return {"beforeagent": "recall", "afteragent": "capture", "sessionstart": "catchup",
+            "sessionend": "catchup", "precompress": "catchup"}

@@ -1,0 +1,64 @@
+"""pi: chrollo's own shim payloads (hooks/pi) and ``~/.pi/agent/sessions/--<cwd>--/*.jsonl``.
+
+Session files are trees (``id``/``parentId``); every branch is kept, in file order — an
+abandoned branch was still a conversation that happened. A user turn is a ``message`` entry
+with role ``user``; the agent turn is the assistant messages after it (``toolResult``,
+``bashExecution`` — a shell command the user ran with ``!`` — and ``custom_message`` entries
+are not turns). ``agent_end`` carries the same message objects, so a unit's key is built
+from the message itself (role, timestamp, content digest) and matches in both.
+"""
+from __future__ import annotations
+
+from .common import Transcript, Unit, digest, is_injected, parse_time, read_jsonl, text_of, tool_call
+
+NAME = "pi"
+
+
+def unit_of(m: dict) -> Unit | None:
+    if not isinstance(m, dict):
+        return None
+    role, when = m.get("role"), parse_time(m.get("timestamp"))
+    content = m.get("content")
+    if role == "user":
+        text = text_of(content)
+        if not text or not text.strip() or is_injected(text):
+            return None
+        return Unit("user", when, [text], f"p:u:{m.get('timestamp')}:{digest(text)}")
+    if role != "assistant":
+        return None
+    parts: list = []
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip():
+            if not is_injected(b["text"]):
+                parts.append(b["text"])
+        elif b.get("type") == "toolCall":
+            parts.append(tool_call(b.get("name"), b.get("arguments")))
+    sig = digest("".join(p if isinstance(p, str) else p.render() for p in parts))
+    return Unit("agent", when, parts, f"p:a:{m.get('timestamp')}:{sig}")
+
+
+def message_units(messages) -> list:
+    """``agent_end``'s ``messages`` as units (a non-list yields none)."""
+    if not isinstance(messages, list):
+        return []
+    return [u for u in map(unit_of, messages) if u is not None]
+
+
+def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
+    tr, bad = Transcript([], offset), [0]
+    for off, rec in read_jsonl(path, offset, bad):
+        if not isinstance(rec, dict):
+            continue
+        if rec.get("type") == "session":
+            tr.session_id, tr.cwd = rec.get("id"), rec.get("cwd")
+        elif rec.get("type") == "message":
+            tr.add(unit_of(rec.get("message")), off)
+    tr.skipped = bad[0]
+    return tr
+
+
+def expected_events() -> dict:
+    return {"beforeagentstart": "recall", "agentend": "capture", "sessionshutdown": "catchup",
+            "sessionstart": "catchup"}

@@ -1,0 +1,241 @@
+"""``chrollo hook <event> --harness H``: the one front door every harness shim calls.
+
+Reads one JSON payload on stdin (Codex's legacy ``notify`` passes it as the last argument),
+works out the event (the argument, else the payload's ``hook_event_name``; both must agree),
+and runs what the harness's adapter maps it to:
+
+* ``recall``  — inject memory for the prompt, catch up the transcript, remember the prompt;
+* ``capture`` — a turn finished: append it (transcript + the payload's final message);
+* ``subagent`` — a subagent finished: its turns go to their own file (``parent_session``);
+* ``catchup`` — append whatever the transcript holds that is not yet written.
+
+Contract: **exit 0, always.** Any problem — bad JSON, a hostile session id, a missing or
+odd transcript, a full disk, a read-only vault, no ``rg`` — is logged to
+``$CHROLLO_HOME/logs/hooks.log`` and the hook prints nothing (or only the recall reply).
+stdout carries nothing but a valid reply for the harness's channel.
+This module is on the per-prompt path: stdlib only at import time, no click.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+from .harness import adapter as _adapter
+from .harness import canonical, normalise_event
+
+USAGE = """\
+Usage: chrollo hook [EVENT] --harness claude-code|codex|gemini|pi [--budget small|medium|large|N]
+
+  Run by a coding agent's lifecycle hook, with the hook's JSON payload on stdin. EVENT is
+  the harness's own event name (UserPromptSubmit, Stop, BeforeAgent, agent_end, …; any case,
+  kebab-case accepted); it may be left out when the payload names it (hook_event_name).
+
+  Always exits 0 and never blocks the agent: errors go to $CHROLLO_HOME/logs/hooks.log.
+  `chrollo install <harness>` writes these hooks for you; `chrollo doctor` checks them.
+
+Options:
+  --harness NAME   claude-code, codex, gemini or pi (required unless the payload says)
+  --budget SIZE    recall size: small (2,000 chars), medium (6,000, default), large
+                   (9,000) or a number of characters; env CHROLLO_RECALL_BUDGET
+  -h, --help       Show this message and exit.
+"""
+MAX_STDIN = 64 << 20
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}$")
+LOG_MAX = 1 << 20
+
+
+class Skip(Exception):
+    """The payload cannot be acted on (logged at info level, not a bug)."""
+
+
+def main(argv: list) -> int:
+    """Entry point for ``chrollo hook …``; returns the exit status (always 0)."""
+    started = time.monotonic()
+    harness = event = None
+    try:
+        opts = _parse_args(argv)
+        if opts is None:
+            sys.stdout.write(USAGE)
+            return 0
+        harness, event = opts.get("harness"), opts.get("event")
+        raw = opts["payload"] if opts.get("payload") is not None else _read_stdin()
+        out = run(raw, event=event, harness=harness, budget=opts.get("budget"))
+        if out:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+    except Skip as e:
+        log(harness, event, f"skipped: {e}")
+    except BaseException as e:  # noqa: BLE001 — the contract: nothing escapes a hook
+        if isinstance(e, KeyboardInterrupt):
+            return 0
+        import traceback
+
+        log(harness, event, f"error: {type(e).__name__}: {e}\n" + traceback.format_exc())
+    finally:
+        if os.environ.get("CHROLLO_HOOK_TIMING"):
+            sys.stderr.write(f"chrollo hook: {1000 * (time.monotonic() - started):.1f} ms\n")
+    return 0
+
+
+def _parse_args(argv: list) -> dict | None:
+    opts: dict = {}
+    rest = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            return None
+        name, eq, value = a.partition("=")
+        if name in ("--harness", "--budget"):
+            if not eq:
+                i += 1
+                value = argv[i] if i < len(argv) else ""
+            opts[name[2:]] = value
+        elif a.startswith("-") and a != "-":
+            raise Skip(f"unknown option {a!r}")
+        else:
+            rest.append(a)
+        i += 1
+    if rest:
+        opts["event"] = rest[0]
+    if len(rest) > 1:  # Codex's notify: `chrollo hook notify --harness codex '<json>'`
+        opts["payload"] = rest[-1].encode("utf-8", "surrogateescape")
+    return opts
+
+
+def _read_stdin() -> bytes:
+    if sys.stdin is None or sys.stdin.isatty():
+        return b""
+    return sys.stdin.buffer.read(MAX_STDIN + 1)
+
+
+def decode(raw: bytes) -> dict:
+    """The payload object, or Skip with the reason."""
+    if not raw or not raw.strip():
+        raise Skip("empty payload")
+    if len(raw) > MAX_STDIN:
+        raise Skip("payload over 64 MiB")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise Skip(f"payload is not UTF-8 JSON ({type(e).__name__})") from None
+    if not isinstance(obj, dict):
+        raise Skip(f"payload is a JSON {type(obj).__name__}, not an object")
+    return obj
+
+
+def run(raw: bytes, event: str | None = None, harness: str | None = None, budget=None) -> str:
+    """Handle one hook call; returns what to print (possibly "")."""
+    payload = decode(raw)
+    name = canonical(harness or str(payload.get("harness") or ""))
+    if name is None:
+        raise Skip(f"unknown harness {harness!r} (use claude-code, codex, gemini or pi)")
+    mod = _adapter(name)
+    if name == "codex" and "thread-id" in payload:
+        payload = mod.notify_payload(payload)
+    said = payload.get("hook_event_name")
+    if event and isinstance(said, str) and normalise_event(said) != normalise_event(event):
+        if not (name == "codex" and normalise_event(event) in ("notify", "agentturncomplete")):
+            raise Skip(f"event {event!r} but the payload says {said!r}")
+    ev = normalise_event(event or said or "")
+    action = mod.expected_events().get(ev)
+    if action is None:
+        raise Skip(f"{name} event {event or said!r} is not one chrollo handles")
+    sid = payload.get("session_id")
+    if not isinstance(sid, str) or not SESSION_ID_RE.match(sid) or ".." in sid:
+        raise Skip("session_id missing or not a plain id")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isabs(payload["cwd"]) else ""
+    from .harness.common import regular_file
+
+    transcript = regular_file(payload.get("transcript_path"))
+    out = ""
+    if action == "recall":
+        prompt = payload.get("prompt")
+        try:
+            from .recall import recall
+
+            text = recall(prompt, sid, cwd=cwd or None, budget=budget)
+            out = _reply(name, event or said, text)
+        except Exception as e:  # recall failing must not stop the capture below
+            import traceback
+
+            log(name, event, f"recall error: {type(e).__name__}: {e}\n" + traceback.format_exc())
+        _capture(mod, name, sid, cwd, transcript, payload, action,
+                 prompt=prompt if isinstance(prompt, str) else None)
+        return out
+    _capture(mod, name, sid, cwd, transcript, payload, action)
+    return ""
+
+
+def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload: dict,
+             action: str, prompt: str | None = None) -> None:
+    from .capture import Capture
+    from .harness.common import regular_file
+
+    final = payload.get("last_assistant_message", payload.get("prompt_response"))
+    final = final if isinstance(final, str) else None
+    if action == "subagent":
+        agent = payload.get("agent_id")
+        if not isinstance(agent, str) or not SESSION_ID_RE.match(agent):
+            raise Skip("SubagentStop without a plain agent_id")
+        with Capture(f"{sid}:{agent}", name, cwd, parent=sid) as cap:
+            path = regular_file(payload.get("agent_transcript_path")) or transcript
+            units = cap.read_transcript(mod, path, agent_id=agent) or []
+            cap.run(units, final=final)
+        return
+    with Capture(sid, name, cwd) as cap:
+        units = cap.read_transcript(mod, transcript) or []
+        if action == "capture":
+            said = payload.get("prompt")  # Gemini AfterAgent / Codex notify carry the prompt too
+            if isinstance(said, str) and said.strip() and "pending" not in cap.state:
+                cap.state["pending"] = {"text": said}
+        if name == "pi" and action == "capture":
+            units = units + mod.message_units(payload.get("messages"))
+        if action == "recall":
+            cap.run(units, prompt=prompt or None)
+        else:
+            cap.run(units, final=final if action == "capture" else None,
+                    abort_if_empty=(name == "pi" and action == "capture"))
+
+
+def _reply(harness: str, event, text: str) -> str:
+    """The recall text in the channel the harness reads ("" when there is nothing)."""
+    if not text:
+        return ""
+    if harness == "pi":
+        return text
+    name = {"gemini": "BeforeAgent"}.get(harness, "UserPromptSubmit")
+    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}},
+                      ensure_ascii=False) + "\n"
+
+
+def log(harness, event, message: str) -> None:
+    """Append one entry to ``$CHROLLO_HOME/logs/hooks.log``; stderr only if that fails."""
+    from .vault import FILE_MODE, home_path, make_private_dirs
+
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    line = f"{stamp} {harness or '-'} {event or '-'} {message.rstrip()}\n"
+    try:
+        folder = os.path.join(home_path(), "logs")
+        make_private_dirs(folder)
+        path = os.path.join(folder, "hooks.log")
+        try:
+            if os.path.getsize(path) > LOG_MAX:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001
+        try:
+            sys.stderr.write("chrollo hook: " + line.splitlines()[0][:300] + "\n")
+        except Exception:  # noqa: BLE001
+            pass

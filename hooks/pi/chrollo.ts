@@ -1,0 +1,1 @@
+../../chrollo/data/pi-extension.ts

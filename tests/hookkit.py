@@ -1,0 +1,66 @@
+"""Helpers for hook tests: shared fixture payloads made runnable, the real `chrollo hook` process."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SHARED, cli_env
+
+FIXTURES = SHARED / "fixtures"
+needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(),
+                                    reason="../shared/fixtures is not beside the checkout")
+
+
+def payload(harness: str, name: str, tmp: Path, **changes) -> dict:
+    """A fixture payload with its transcript copied under ``tmp`` and paths made absolute."""
+    d = json.loads((FIXTURES / "hooks" / harness / f"{name}.json").read_text("utf-8"))
+    return localise(d, tmp, **changes)
+
+
+def localise(d: dict, tmp: Path, **changes) -> dict:
+    for k in ("transcript_path", "agent_transcript_path"):
+        v = d.get(k)
+        if isinstance(v, str) and v.startswith("transcripts/"):
+            dst = tmp / v
+            if not dst.exists() and (FIXTURES / v).is_file():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(FIXTURES / v, dst)
+            d[k] = str(dst)
+    if isinstance(d.get("cwd"), str) and d["cwd"].startswith("/home/user"):
+        cwd = tmp / "work" / d["cwd"].strip("/").replace("/", "_")
+        cwd.mkdir(parents=True, exist_ok=True)
+        d["cwd"] = str(cwd)
+    d.update(changes)
+    return d
+
+
+def hook(home: Path, harness: str, event: str | None, body, *args, timeout=60, prefix=(), **env):
+    """Run `chrollo hook` in a subprocess; ``body`` is a dict (sent as JSON) or raw bytes."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    cmd = [*prefix, sys.executable, "-m", "chrollo", "hook", *([event] if event else []), "--harness", harness, *args]
+    return subprocess.run(cmd, input=data, capture_output=True, env=cli_env(home, **env),
+                          cwd=str(home.parent), timeout=timeout)
+
+
+def ok(p) -> None:
+    """The hook contract: exit 0, no traceback."""
+    assert p.returncode == 0, p.stderr
+    assert b"Traceback" not in p.stderr, p.stderr.decode(errors="replace")
+
+
+def vault_files(home: Path) -> list:
+    v = home / "memories"
+    return sorted(v.glob("*.md")) if v.is_dir() else []
+
+
+def snapshot(home: Path) -> dict:
+    return {p.name: p.read_bytes() for p in vault_files(home)}
+
+
+__all__ = ["FIXTURES", "ROOT", "needs_fixtures", "payload", "localise", "hook", "ok",
+           "vault_files", "snapshot"]

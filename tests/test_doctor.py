@@ -1,0 +1,55 @@
+"""`chrollo doctor`: fires each installed hook for real and reports what works."""
+from __future__ import annotations
+
+import json
+
+from conftest import run
+
+
+def _env(tmp_path):
+    fake = tmp_path / "h"
+    fake.mkdir(exist_ok=True)
+    return {"HOME": fake, "CLAUDE_CONFIG_DIR": tmp_path / "claude", "CODEX_HOME": tmp_path / "codex"}
+
+
+def test_nothing_installed_is_reported_not_failed(home, tmp_path):
+    p = run(["doctor", "--json"], home, **_env(tmp_path))
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert {h: r["status"] for h, r in report["harnesses"].items()} == {
+        "claude-code": "missing", "codex": "missing", "gemini": "missing", "pi": "missing"}
+    assert report["harnesses"]["codex"]["fix"] == "chrollo install codex"
+    assert [c["name"] for c in report["checks"]] == ["ripgrep", "vault", "hook log"]
+
+
+def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_path):
+    env = _env(tmp_path)
+    for h in ("claude-code", "codex", "gemini", "pi"):
+        assert run(["install", h], home, **env).returncode == 0
+    p = run(["doctor", "--json"], home, **env)
+    report = json.loads(p.stdout)
+    assert p.returncode == 0 and report["ok"], json.dumps(report, indent=1)
+    fired = {h: [(f["event"], f["ok"]) for f in r["fired"]] for h, r in report["harnesses"].items()}
+    assert fired["claude-code"][:2] == [("UserPromptSubmit", True), ("Stop", True)]
+    assert fired["gemini"][0] == ("BeforeAgent", True) and fired["pi"][0] == ("before_agent_start", True)
+    assert not (home / "memories").exists()  # samples go to a throwaway home
+    human = run(["doctor"], home, **env)
+    assert human.returncode == 0 and "all installed hooks work" in human.stdout
+
+
+def test_a_broken_hook_is_named_with_a_fix(home, tmp_path):
+    env = _env(tmp_path)
+    run(["install", "codex"], home, **env)
+    cfg = tmp_path / "codex" / "hooks.json"
+    data = json.loads(cfg.read_text())
+    for g in data["hooks"]["UserPromptSubmit"]:
+        for h in g["hooks"]:
+            h["command"] = "/nonexistent/chrollo hook UserPromptSubmit --harness codex"
+    cfg.write_text(json.dumps(data))
+    p = run(["doctor", "--harness", "codex", "--json"], home, **env)
+    assert p.returncode == 1
+    r = json.loads(p.stdout)["harnesses"]["codex"]
+    assert r["status"] == "broken" and r["fix"].startswith("chrollo install codex")
+    assert [f["ok"] for f in r["fired"]] == [False, True]
+    human = run(["doctor", "--harness", "codex"], home, **env)
+    assert human.returncode == 1 and "BROKEN" in human.stdout and "fix: chrollo install codex" in human.stdout
