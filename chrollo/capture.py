@@ -36,13 +36,18 @@ class Capture:
     """One capture pass over a session (use as a context manager: holds the session lock)."""
 
     def __init__(self, session_id: str, harness: str, cwd: str = "", parent: str | None = None,
-                 vault: str | None = None):
+                 vault: str | None = None, fsync: bool = True, dry_run: bool = False,
+                 indexes: dict | None = None):
         self.session_id, self.harness, self.cwd, self.parent = session_id, harness, cwd, parent
-        self.vault = vault
+        self.vault, self.fsync, self.dry_run = vault, fsync, dry_run
+        self.indexes = indexes  # vault -> VaultIndex, shared across a bulk run (import)
+        self.existing = None  # what an already written file holds, when state/ has no record
+        self.last_transcript = None
         key = state_key(session_id)
         home = _vault.home_path()
         self.state_path = os.path.join(home, "state", "capture", key + ".json")
-        self.lock_path = os.path.join(home, "state", "locks", key + ".capture.lock")
+        # sharded like the writer's locks (see SessionWriter); always taken before the writer's
+        self.lock_path = os.path.join(home, "state", "locks", f"capture-{key[:2]}.lock")
         self.state: dict = {}
         self._lock_fd: int | None = None
         self.written: list = []
@@ -59,6 +64,8 @@ class Capture:
                 self.state = {}
         except (OSError, ValueError):
             self.state = {}
+        if not self.state:
+            self.existing = self._existing()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -66,7 +73,52 @@ class Capture:
             os.close(self._lock_fd)
             self._lock_fd = None
 
+    def _existing(self):
+        """If the session's file exists but state/ was lost (it is disposable), what it holds:
+        (prompt digests, tool lines — both as counters, the agent text), so a pass that reads
+        the transcript from the start does not write those turns again."""
+        from .session import find_session_file, read_session
+
+        vault = self.vault or _vault.memories_path(self.cwd or None)
+        try:
+            from pathlib import Path
+
+            path = find_session_file(Path(vault), self.session_id, self._index(vault))
+            if path is None:
+                return None
+            turns = read_session(path).turns
+        except OSError:
+            return None
+        from collections import Counter
+
+        users = Counter(digest(t.text) for t in turns if t.role == "user")
+        tools = Counter(x for t in turns if t.role == "agent" for x in t.tools)
+        text = " ".join(norm(t.text) for t in turns if t.role == "agent")
+        return users, tools, text
+
+    def _in_file(self, u: Unit) -> Unit | None:
+        """``u`` minus what the existing file already holds (None if nothing is left)."""
+        users, tools, text = self.existing
+        if u.role == "user":
+            h = digest(u.text)
+            if users[h] > 0:
+                users[h] -= 1
+                return None
+            return u
+        parts = []
+        for p in u.parts:
+            if isinstance(p, str):
+                if p.strip() and norm(p) in text:
+                    continue
+            elif tools[p.render()] > 0:
+                tools[p.render()] -= 1
+                continue
+            parts.append(p)
+        return Unit("agent", u.when, parts, u.key)
+
     def save(self) -> None:
+        if self.dry_run:
+            return
         st = self.state
         st["keys"] = st.get("keys", [])[-MAX_KEYS:]
         st["tokens"] = st.get("tokens", [])[-MAX_TOKENS:]
@@ -92,6 +144,7 @@ class Capture:
         except (OSError, UnicodeError):
             return None
         st["transcript"], st["offset"] = path, tr.resume
+        self.last_transcript = tr
         if tr.cwd and not self.cwd:
             self.cwd = tr.cwd
         return tr.units
@@ -133,6 +186,10 @@ class Capture:
             if u.key is not None:
                 seen.add(u.key)
                 keys.append(u.key)
+            if self.existing is not None:
+                u = self._in_file(u)
+                if u is None:
+                    continue
             if u.role == "user":
                 if _take(tokens, digest(u.text)):  # already written from a payload
                     continue
@@ -160,7 +217,7 @@ class Capture:
                 tokens.append(digest(pending["text"]))
                 del st["pending"]
         turns = to_turns(fresh)
-        if turns:
+        if turns and not self.dry_run:
             self._append(turns)
         if prompt is not None and prompt.strip():
             st["pending"] = {"text": prompt, "when": now.isoformat()}
@@ -176,7 +233,16 @@ class Capture:
         vault = self.vault or _vault.memories_path(self.cwd or None)
         from pathlib import Path
 
-        SessionWriter(meta, Path(vault)).append(turns)
+        SessionWriter(meta, Path(vault), fsync=self.fsync, index=self._index(vault)).append(turns)
+
+    def _index(self, vault: str):
+        if self.indexes is None:
+            return None
+        if vault not in self.indexes:
+            from .session import VaultIndex
+
+            self.indexes[vault] = VaultIndex(vault)
+        return self.indexes[vault]
 
 
 def to_turns(units: list) -> list:

@@ -6,6 +6,7 @@ diagnostics. Exit codes: 0 ok (no hits is ok), 1 runtime error, 2 usage error. W
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -216,6 +217,56 @@ def doctor(harnesses, as_json):
         emit(doctor_lines(report))
     if not report["ok"]:
         sys.exit(1)
+
+
+@cli.command("import")
+@click.argument("source", type=click.Choice(["claude-code", "codex", "gemini", "pi", "all", "jsonl", "chrollo-vault"]))
+@click.option("--source", "root", metavar="PATH", help="Import from this folder (or file) instead of the harness's own.")
+@click.option("--since", metavar="DATE", help="Only transcripts modified on or after DATE (YYYY-MM-DD).")
+@click.option("--dry-run", is_flag=True, help="Count what would be imported; write nothing.")
+@click.option("--as", "as_harness", metavar="NAME", default="jsonl", show_default=True,
+              help="With `import jsonl`: the harness name written in the frontmatter.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+def import_(source, root, since, dry_run, as_harness, as_json):
+    """Backfill memory from transcripts the harnesses already keep.
+
+    \b
+    SOURCE and where it is read from by default:
+      claude-code    ~/.claude/projects        ($CLAUDE_CONFIG_DIR)
+      codex          ~/.codex/sessions         ($CODEX_HOME)
+      gemini         ~/.gemini/tmp
+      pi             ~/.pi/agent/sessions      ($PI_CODING_AGENT_DIR)
+      all            the four above
+      jsonl          --source: files of {"role","content","timestamp","session_id"} lines
+      chrollo-vault  --source: a vault of the original TypeScript Chrollo, adopted as is
+
+    Writes the same session files as live capture, so nothing is imported twice: re-running
+    adds only what is new. Unreadable files and lines are counted and skipped, never fatal.
+    """
+    from .importer import run_import
+    from .output import import_lines
+
+    bar = None
+    if not as_json and sys.stderr.isatty():
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        bar = Progress(TextColumn("importing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                       TextColumn("{task.fields[name]}"), transient=True)
+        task = bar.add_task("import", total=None, name="")
+        bar.start()
+    try:
+        summary = run_import(source, root, since, dry_run, as_harness, progress=None if bar is None else (
+            lambda done, total, path: bar.update(task, completed=done, total=total,
+                                                 name=os.path.basename(path)[:40])))
+    finally:
+        if bar is not None:
+            bar.stop()
+    if as_json:
+        _dump(summary.to_json())
+    else:
+        from .output import emit
+
+        emit(import_lines(summary))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},

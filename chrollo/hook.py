@@ -183,8 +183,13 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
         agent = payload.get("agent_id")
         if not isinstance(agent, str) or not SESSION_ID_RE.match(agent):
             raise Skip("SubagentStop without a plain agent_id")
-        with Capture(f"{sid}:{agent}", name, cwd, parent=sid) as cap:
-            path = regular_file(payload.get("agent_transcript_path")) or transcript
+        path = regular_file(payload.get("agent_transcript_path")) or transcript
+        if path == transcript:
+            # Before Claude Code 2.0.42 subagents were inline sidechain records without an
+            # agentId: all of a session's go to one "<session>:sidechain" file, as on import.
+            agent = "*"
+        sub = f"{sid}:{'sidechain' if agent == '*' else agent}"
+        with Capture(sub, name, cwd, parent=sid) as cap:
             units = cap.read_transcript(mod, path, agent_id=agent) or []
             cap.run(units, final=final)
         return

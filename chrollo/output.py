@@ -81,3 +81,27 @@ def doctor_lines(report: dict) -> list:
             out.append(("", f"{'':>13}  fix: {r['fix']}"))
     out.append(("bold", "all installed hooks work" if report["ok"] else "some checks failed (see above)"))
     return out
+
+
+def import_lines(summary) -> list:
+    """`chrollo import`'s summary: a table of outcomes, then each problem with its reason."""
+    out = []
+    head = "would import" if summary.dry_run else "import"
+    for h, root in summary.roots.items():
+        out.append(("dim", f"{head} {h} from {root}"))
+    rows = [(s, summary.count(s)) for s in summary.STATUSES]
+    turns = sum(r.turns for r in summary.results)
+    mb = sum(r.bytes for r in summary.results) / 1e6
+    out.append(("bold", f"{'files':>10}  {len(summary.results)}  ({mb:.1f} MB in {summary.seconds:.1f} s)"))
+    for status, n in rows:
+        style = "red" if status == "failed" and n else "yellow" if status == "skipped" and n else ""
+        out.append((style, f"{status:>10}  {n}"))
+    out.append(("bold", f"{'turns':>10}  {turns}" + (" (dry run: nothing written)" if summary.dry_run else "")))
+    problems = [r for r in summary.results if r.status in ("skipped", "failed")]
+    for r in problems[:50]:
+        out.append(("yellow" if r.status == "skipped" else "red", f"{r.status}: {r.path}: {r.reason}"))
+    if len(problems) > 50:
+        out.append(("dim", f"… and {len(problems) - 50} more (see --json)"))
+    if not summary.results:
+        out.append(("dim", "nothing to import: no transcripts found there"))
+    return out

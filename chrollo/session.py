@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import itertools
 import json
 import os
 import re
@@ -167,13 +168,16 @@ class SessionWriter:
     ``vault`` defaults to :func:`chrollo.vault.memories_dir` for the session's cwd.
     """
 
-    def __init__(self, meta: SessionMeta, vault: Path | None = None, fsync: bool = True):
-        self.meta = meta
+    def __init__(self, meta: SessionMeta, vault: Path | None = None, fsync: bool = True,
+                 index: "VaultIndex | None" = None):
+        self.meta, self.index = meta, index
         self.vault = Path(vault) if vault else _vault.memories_dir(meta.cwd or None)
         self.fsync = fsync
         key = _key(meta.session_id)
         self._record = _vault.state_dir() / "sessions" / f"{key}.json"
-        self._lock = _vault.state_dir() / "locks" / f"{key}.lock"
+        # 256 shared lock files, not one per session: creating a file costs ~0.4 ms here, and
+        # an import creates thousands of sessions. Unrelated sessions rarely wait on each other.
+        self._lock = _vault.state_dir() / "locks" / f"write-{key[:2]}.lock"
 
     # -- public -------------------------------------------------------------
     def append(self, turns: list[Turn]) -> Path | None:
@@ -207,7 +211,7 @@ class SessionWriter:
             return Path(rec["path"])
         except (OSError, ValueError, KeyError):
             pass
-        return find_session_file(self.vault, self.meta.session_id)
+        return find_session_file(self.vault, self.meta.session_id, self.index)
 
     def _save_record(self, path: Path) -> None:
         _vault.ensure_dir(self._record.parent)
@@ -231,14 +235,15 @@ class SessionWriter:
         finally:
             os.close(fd)
         try:
-            names = [previous.name] if previous else []
-            names += [session_file_name(self.meta, n) for n in range(1, 1000)]
-            for name in names:
+            names = ([previous.name] if previous else []) + [session_file_name(self.meta)]
+            for name in itertools.chain(names, (session_file_name(self.meta, n) for n in range(2, 1000))):
                 try:
                     os.link(tmp, folder / name)
                 except FileExistsError:
                     continue
                 self._save_record(folder / name)
+                if self.index is not None and folder == self.index.vault:
+                    self.index.add(name)
                 return folder / name
             raise OSError(f"no free file name for session {self.meta.session_id!r}")
         finally:
@@ -260,17 +265,46 @@ class SessionWriter:
             os.close(fd)
 
 
-def find_session_file(vault: Path, session_id: str) -> Path | None:
+class VaultIndex:
+    """The vault's session files by id prefix, listed once (for bulk writers such as import:
+    without it every new session lists the whole folder, which is quadratic in a big vault)."""
+
+    def __init__(self, vault: Path):
+        self.vault = Path(vault)
+        self.by_prefix: dict = {}
+        try:
+            names = sorted(os.listdir(vault))
+        except OSError:
+            names = []
+        for name in names:
+            self.add(name)
+
+    def add(self, name: str) -> None:
+        m = _vault.SESSION_NAME_RE.match(name)
+        if m:  # keyed by the id part without a "-2" collision suffix
+            self.by_prefix.setdefault(re.sub(r"-\d+$", "", m.group(3)), []).append(name)
+
+    def candidates(self, session_id: str) -> list:
+        prefix = safe_id_prefix(session_id)
+        names = self.by_prefix.get(prefix, []) + (self.by_prefix.get(session_id[:8], [])
+                                                   if session_id[:8] != prefix else [])
+        return sorted(set(names))
+
+
+def find_session_file(vault: Path, session_id: str, index: VaultIndex | None = None) -> Path | None:
     """The local (non-peer) file whose frontmatter holds ``session_id``, if any."""
     prefix = safe_id_prefix(session_id)
-    try:
-        names = sorted(os.listdir(vault))
-    except OSError:
-        return None
+    if index is not None:
+        names = index.candidates(session_id)
+    else:
+        try:
+            names = sorted(os.listdir(vault))
+        except OSError:
+            return None
     for name in names:
         m = _vault.SESSION_NAME_RE.match(name)
         if m and (m.group(3) in (prefix, session_id[:8]) or m.group(3).startswith(prefix + "-")):
-            p = vault / name
+            p = Path(vault) / name
             if read_frontmatter(p).get("session_id") == session_id:
                 return p
     return None

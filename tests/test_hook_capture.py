@@ -65,7 +65,7 @@ def test_claude_sidechain_session_and_subagent_file(home, tmp_path):
     assert "Hey there! Just checking in" not in main.read_text()  # the sidechain is not the main talk
     sub = payload("claude-code", "SubagentStop", tmp_path)
     ok(hook(home, "claude-code", "SubagentStop", sub))
-    subfile = session_file(home, f"{sid}:{sub['agent_id']}")
+    subfile = session_file(home, f"{sid}:sidechain")  # inline (pre-2.0.42) subagents: one file
     s = read_session(subfile)
     assert s.meta["parent_session"] == sid
     assert [t.role for t in s.turns] == ["user", "agent"]

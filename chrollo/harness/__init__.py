@@ -1,7 +1,8 @@
 """One adapter per harness; each turns payloads and transcript files into the same units.
 
-Every adapter module has ``NAME``, ``read_transcript(path, offset, agent_id) -> Transcript``
-and ``expected_events() -> {normalised event: action}`` where the action is ``recall``
+Every adapter module has ``NAME``, ``read_transcript(path, offset, agent_id) -> Transcript``,
+``session_of(path) -> {"session_id", …}`` (which session a transcript file holds; import
+uses it) and ``expected_events() -> {normalised event: action}`` where the action is ``recall``
 (a prompt is about to run: inject memory, catch up), ``capture`` (a turn finished),
 ``subagent`` (a subagent finished) or ``catchup`` (write whatever the transcript holds).
 """
@@ -12,7 +13,7 @@ import importlib
 HARNESSES = ("claude-code", "codex", "gemini", "pi")
 ALIASES = {"claude": "claude-code", "claudecode": "claude-code", "claude_code": "claude-code",
            "codex-cli": "codex", "gemini-cli": "gemini"}
-_MODULES = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini", "pi": "pi"}
+_MODULES = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini", "pi": "pi", "jsonl": "jsonl"}
 
 
 def canonical(name: str) -> str | None:

@@ -9,7 +9,8 @@ arrives late after a lagging ``Stop`` is still picked up). Subagents: the record
 """
 from __future__ import annotations
 
-from .common import Transcript, Unit, is_injected, parse_time, read_jsonl, text_of, tool_call
+from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, text_of,
+                     tool_call)
 
 NAME = "claude-code"
 # Prompt-looking records that are not something the user typed.
@@ -52,7 +53,8 @@ def units_of(rec: dict, off: int) -> Unit | None:
 
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
-    """Units of the main conversation, or of the subagent ``agent_id`` (its sidechain)."""
+    """Units of the main conversation, or of the subagent ``agent_id`` (its sidechain records;
+    ``"*"``: every sidechain record, for old transcripts whose records carry no ``agentId``)."""
     sidechain = agent_id is not None
     tr, bad = Transcript([], offset), [0]
     for off, rec in read_jsonl(path, offset, bad):
@@ -61,12 +63,27 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
         tr.session_id = tr.session_id or rec.get("sessionId")
         tr.cwd = tr.cwd or rec.get("cwd")
         if bool(rec.get("isSidechain")) != sidechain:
+            tr.sidechains = tr.sidechains or not sidechain
             continue
-        if sidechain and rec.get("agentId") not in (None, agent_id):
+        if sidechain and agent_id != "*" and rec.get("agentId") not in (None, agent_id):
             continue
         tr.add(units_of(rec, off), off)
     tr.skipped = bad[0]
     return tr
+
+
+def session_of(path: str) -> dict:
+    """Which session a transcript file holds: ``<projects>/<slug>/<session>.jsonl``, or a
+    subagent's ``<projects>/<slug>/<session>/subagents/agent-<id>.jsonl``."""
+    import os
+
+    stem = os.path.basename(path)[: -len(".jsonl")]
+    parts = path.replace("\\", "/").split("/")
+    if len(parts) >= 3 and parts[-2] == "subagents" and stem.startswith("agent-"):
+        parent, agent = parts[-3], stem[len("agent-"):]
+        return {"session_id": f"{parent}:{agent}", "parent": parent, "agent_id": agent}
+    rec = first_record(path) or {}
+    return {"session_id": stem if rec.get("sessionId") in (None, stem) else rec["sessionId"]}
 
 
 def expected_events() -> dict:

@@ -8,7 +8,8 @@ its byte offset, stable because rollouts are append-only.
 """
 from __future__ import annotations
 
-from .common import Transcript, Unit, is_injected, parse_time, read_jsonl, text_of, tool_call
+from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, text_of,
+                     tool_call)
 
 NAME = "codex"
 
@@ -43,6 +44,15 @@ def _unit(rec: dict, p: dict, off: int, tr: Transcript) -> Unit | None:
         action = p.get("action") if isinstance(p.get("action"), dict) else {}
         return Unit("agent", when, [tool_call("shell", action)], key)
     return None
+
+
+def session_of(path: str) -> dict:
+    """The rollout's thread id: its ``session_meta`` line, else the file name's ending."""
+    rec = first_record(path) or {}
+    p = rec.get("payload") if rec.get("type") == "session_meta" else None
+    if isinstance(p, dict) and isinstance(p.get("id"), str):
+        return {"session_id": p["id"], "cwd": p.get("cwd")}
+    return {"session_id": path.rsplit("/", 1)[-1][: -len(".jsonl")][-36:]}
 
 
 def notify_payload(obj: dict) -> dict:

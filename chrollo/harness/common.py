@@ -48,6 +48,7 @@ class Transcript:
                  cwd: str | None = None, skipped: int = 0):
         self.units, self.resume = units, resume
         self.session_id, self.cwd, self.skipped = session_id, cwd, skipped
+        self.sidechains = False  # Claude: the file also holds inline subagent records
 
     def add(self, unit: "Unit | None", offset: int) -> None:
         """Append a unit read at ``offset``; a prompt moves the resume point to its line."""
@@ -86,6 +87,16 @@ def read_jsonl(path: str, offset: int = 0, counter: list | None = None):
                 yield start, json.loads(line)
             except (ValueError, RecursionError):
                 _count(counter)
+
+
+def first_record(path: str, max_lines: int = 20):
+    """The first parseable JSON object of a JSONL file (None if there is none near the top)."""
+    for n, (_off, rec) in enumerate(read_jsonl(path, 0)):
+        if isinstance(rec, dict):
+            return rec
+        if n >= max_lines:
+            break
+    return None
 
 
 def _count(counter: list | None) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from .common import Transcript, Unit, is_injected, parse_time, read_jsonl, tool_call
+from .common import Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, tool_call
 
 NAME = "gemini"
 
@@ -90,6 +90,19 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
             resume = first[mid]
         units.append(u)
     return Transcript(units, resume, session, None, bad[0])
+
+
+def session_of(path: str) -> dict:
+    """The chat's ``sessionId`` (first line of a JSONL chat; the document of a JSON one)."""
+    if path.endswith(".json"):
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read())
+    else:
+        doc = first_record(path)
+    sid = doc.get("sessionId") if isinstance(doc, dict) else None
+    if not isinstance(sid, str):
+        raise ValueError("no sessionId: not a Gemini CLI chat file")
+    return {"session_id": sid}
 
 
 def expected_events() -> dict:

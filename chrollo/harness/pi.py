@@ -9,7 +9,8 @@ from the message itself (role, timestamp, content digest) and matches in both.
 """
 from __future__ import annotations
 
-from .common import Transcript, Unit, digest, is_injected, parse_time, read_jsonl, text_of, tool_call
+from .common import (Transcript, Unit, digest, first_record, is_injected, parse_time, read_jsonl, text_of,
+                     tool_call)
 
 NAME = "pi"
 
@@ -57,6 +58,14 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
             tr.add(unit_of(rec.get("message")), off)
     tr.skipped = bad[0]
     return tr
+
+
+def session_of(path: str) -> dict:
+    """The session header's ``id`` and ``cwd`` (first line of a pi session file)."""
+    rec = first_record(path) or {}
+    if rec.get("type") != "session" or not isinstance(rec.get("id"), str):
+        raise ValueError("no session header: not a pi session file")
+    return {"session_id": rec["id"], "cwd": rec.get("cwd")}
 
 
 def expected_events() -> dict:

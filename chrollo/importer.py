@@ -1,0 +1,259 @@
+"""Backfill: existing harness transcripts → session files, through the same adapters and the
+same exactly-once capture as the live hooks (so a session captured live and imported later is
+one file, and re-running an import writes nothing).
+
+Per file: the adapter says which session it holds (``session_of``), a :class:`Capture` pass
+reads it from the session's watermark and appends what is new. Files whose size and mtime are
+unchanged since the last import are not even opened (``state/import/files.json``). Nothing
+aborts a run: a file that cannot be read or parsed is counted with its reason.
+
+Sources: ``claude-code``, ``codex``, ``gemini``, ``pi`` (their default folders or
+``--source``), ``all`` (the four), ``jsonl`` (generic one-message-per-line files) and
+``chrollo-vault`` (a folder of session files written by the original TypeScript Chrollo,
+adopted as they are).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from pathlib import Path
+
+from . import vault as _vault
+from .errors import ChrolloError, UsageError
+
+HARNESS_SOURCES = ("claude-code", "codex", "gemini", "pi")
+SOURCES = HARNESS_SOURCES + ("all", "jsonl", "chrollo-vault")
+MAX_FILE = 2 << 30   # a transcript over 2 GiB is skipped, not parsed
+
+
+class FileResult:
+    __slots__ = ("path", "harness", "status", "reason", "turns", "bytes", "session_id")
+
+    def __init__(self, path: str, harness: str, status: str, reason: str = "", turns: int = 0,
+                 nbytes: int = 0, session_id: str | None = None):
+        self.path, self.harness, self.status, self.reason = path, harness, status, reason
+        self.turns, self.bytes, self.session_id = turns, nbytes, session_id
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+class Summary:
+    """What an import did; ``to_json`` is `chrollo import --json`."""
+
+    STATUSES = ("imported", "updated", "unchanged", "skipped", "failed")
+
+    def __init__(self, sources: list, dry_run: bool):
+        self.sources, self.dry_run = sources, dry_run
+        self.results: list = []
+        self.roots: dict = {}
+        self.seconds = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.results if r.status == status)
+
+    def to_json(self) -> dict:
+        out = {"sources": self.sources, "roots": self.roots, "dry_run": self.dry_run,
+               "files": len(self.results), "bytes": sum(r.bytes for r in self.results),
+               "turns": sum(r.turns for r in self.results), "seconds": round(self.seconds, 3)}
+        out.update({s: self.count(s) for s in self.STATUSES})
+        out["problems"] = [r.to_json() for r in self.results if r.status in ("skipped", "failed")]
+        return out
+
+
+# ----------------------------------------------------------------------------- where transcripts live
+
+def default_root(harness: str) -> Path:
+    home = Path.home()
+    if harness == "claude-code":
+        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser() / "projects"
+    if harness == "codex":
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser() / "sessions"
+    if harness == "gemini":
+        return home / ".gemini" / "tmp"
+    if harness == "pi":
+        return Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent").expanduser() / "sessions"
+    raise UsageError(f"{harness} has no default location: pass --source", kind="bad_usage")
+
+
+def discover(harness: str, root: Path) -> list:
+    """The candidate transcript files under ``root`` (or ``root`` itself), sorted."""
+    if root.is_file():
+        return [root]
+    patterns = {"claude-code": ["*/*.jsonl", "*/*/subagents/agent-*.jsonl"],
+                "codex": ["**/rollout-*.jsonl"], "gemini": ["*/chats/session-*.json", "*/chats/session-*.jsonl"],
+                "pi": ["*/*.jsonl"], "jsonl": ["**/*.jsonl"]}[harness]
+    found = set()
+    for pat in patterns:
+        found.update(root.glob(pat))
+    return sorted(found)
+
+
+# ----------------------------------------------------------------------------- the run
+
+def run_import(source: str, root: str | os.PathLike | None = None, since: str | None = None,
+               dry_run: bool = False, as_harness: str = "jsonl", progress=None) -> Summary:
+    """Import ``source`` (see :data:`SOURCES`); ``progress(done_bytes, total_bytes, path)``."""
+    if source not in SOURCES:
+        raise UsageError(f"unknown source {source!r}", f"One of: {', '.join(SOURCES)}.", kind="bad_source")
+    since_ts = _since(since)
+    harnesses = list(HARNESS_SOURCES) if source == "all" else [source]
+    if root is not None and source == "all":
+        raise UsageError("--source needs one harness, not all", "e.g. chrollo import codex --source DIR",
+                         kind="bad_usage")
+    if root is None and source in ("jsonl", "chrollo-vault"):
+        raise UsageError(f"import {source} needs --source PATH", kind="bad_usage")
+    summary = Summary(harnesses, dry_run)
+    started = time.monotonic()
+    if source == "chrollo-vault":
+        _adopt_vault(Path(root).expanduser(), summary, dry_run)
+        summary.seconds = time.monotonic() - started
+        return summary
+    jobs = []
+    for h in harnesses:
+        base = Path(root).expanduser() if root is not None else default_root(h)
+        if root is not None and not base.exists():
+            raise ChrolloError("source_not_found", f"no such file or folder: {base}",
+                               "Pass the folder that holds the transcripts (or one file).")
+        summary.roots[h] = str(base)
+        jobs += [(h, p) for p in discover(h, base)] if base.exists() else []
+    seen = _load_seen()
+    indexes: dict = {}  # one listing of each vault for the whole run
+    sizes = {}
+    for _h, p in jobs:
+        try:
+            sizes[p] = p.stat().st_size if p.is_file() else 0
+        except OSError:
+            sizes[p] = 0
+    total, done = sum(sizes.values()), 0
+    try:
+        for h, p in jobs:
+            r = _one(h, p, since_ts, dry_run, seen, as_harness, indexes)
+            summary.results.append(r)
+            done += sizes[p]
+            if progress:
+                progress(done, total, str(p))
+    finally:
+        if not dry_run:
+            _save_seen(seen)
+            os.sync()  # import writes without an fsync per file; one sync at the end
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, indexes: dict) -> FileResult:
+    from .capture import Capture
+    from .harness import adapter
+
+    path = str(p)
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return FileResult(path, h, "failed", f"cannot stat: {e.strerror}")
+    if not p.is_file():
+        return FileResult(path, h, "skipped", "not a regular file")
+    if st.st_size > MAX_FILE:
+        return FileResult(path, h, "skipped", "larger than 2 GiB", nbytes=st.st_size)
+    if since_ts is not None and st.st_mtime < since_ts:
+        return FileResult(path, h, "skipped", "not modified since --since", nbytes=st.st_size)
+    stamp = [st.st_size, st.st_mtime_ns]
+    if seen.get(path) == stamp:
+        return FileResult(path, h, "unchanged", nbytes=st.st_size)
+    mod = adapter(h)
+    try:
+        who = mod.session_of(path)
+    except (OSError, ValueError, RecursionError, UnicodeError) as e:
+        return FileResult(path, h, "skipped", f"not a {h} transcript ({type(e).__name__}: {e})"[:300],
+                          nbytes=st.st_size)
+    sid = who.get("session_id")
+    from .hook import SESSION_ID_RE
+
+    if not isinstance(sid, str) or not SESSION_ID_RE.match(sid) or ".." in sid:
+        return FileResult(path, h, "skipped", "no usable session id", nbytes=st.st_size)
+    name = as_harness if h == "jsonl" else h
+    passes = [(sid, who.get("parent"), who.get("agent_id"))]
+    turns, created, skipped_lines = 0, False, 0
+    try:
+        while passes:
+            session, parent, agent = passes.pop(0)
+            with Capture(session, name, who.get("cwd") or "", parent, fsync=False, dry_run=dry_run,
+                         indexes=indexes) as cap:
+                fresh = not cap.state
+                units = cap.read_transcript(mod, path, agent)
+                if units is None:
+                    return FileResult(path, h, "failed", "could not read the file", nbytes=st.st_size)
+                tr = cap.last_transcript
+                skipped_lines += tr.skipped
+                written = cap.run(units)
+                turns += len(written)
+                created = created or (fresh and bool(written))
+                if tr.sidechains and agent is None and h == "claude-code":
+                    # inline subagents of old Claude Code versions (records without agentId)
+                    passes.append((f"{sid}:sidechain", sid, "*"))
+    except Exception as e:  # noqa: BLE001 — one bad file never stops the run
+        return FileResult(path, h, "failed", f"{type(e).__name__}: {e}"[:300], nbytes=st.st_size)
+    if not dry_run:
+        seen[path] = stamp
+    status = "imported" if created else "updated" if turns else "unchanged"
+    reason = f"{skipped_lines} unreadable lines skipped" if skipped_lines else ""
+    return FileResult(path, h, status, reason, turns, st.st_size, sid)
+
+
+def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
+    """Copy session files written by the original TypeScript Chrollo into the vault, as they are."""
+    import shutil
+
+    if not src.is_dir():
+        raise ChrolloError("source_not_found", f"no such folder: {src}", "Pass the old vault's folder.")
+    summary.roots["chrollo-vault"] = str(src)
+    dest = Path(_vault.memories_path())
+    for p in sorted(src.iterdir()):
+        if not p.name.endswith(".md"):
+            continue
+        size = p.stat().st_size if p.is_file() else 0
+        r = FileResult(str(p), "chrollo-vault", "imported", nbytes=size)
+        if not p.is_file() or p.is_symlink() or not _vault.SESSION_NAME_RE.match(p.name):
+            r.status, r.reason = "skipped", "not a session file (YYYY-MM-DD_HHMMSS_id.md)"
+        elif (dest / p.name).exists():
+            same = (dest / p.name).read_bytes() == p.read_bytes()
+            r.status, r.reason = ("unchanged", "") if same else ("skipped", "a different file of that name is in the vault")
+        elif not dry_run:
+            _vault.ensure_dir(dest)
+            tmp = dest / f".{p.name}.{os.getpid()}.tmp"
+            shutil.copyfile(p, tmp)
+            os.chmod(tmp, _vault.FILE_MODE)
+            os.replace(tmp, dest / p.name)
+        summary.results.append(r)
+
+
+def _since(since) -> float | None:
+    if since is None:
+        return None
+    try:
+        return dt.datetime.combine(dt.date.fromisoformat(str(since)), dt.time()).timestamp()
+    except ValueError:
+        raise UsageError(f"--since takes a date like 2026-06-01, got {since!r}", kind="bad_date") from None
+
+
+def _seen_path() -> Path:
+    return _vault.state_dir() / "import" / "files.json"
+
+
+def _load_seen() -> dict:
+    try:
+        data = json.loads(_seen_path().read_text("utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_seen(seen: dict) -> None:
+    p = _seen_path()
+    _vault.ensure_dir(p.parent)
+    tmp = p.with_name(f"files.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(seen))
+    os.replace(tmp, p)

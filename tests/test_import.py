@@ -1,0 +1,184 @@
+"""`chrollo import`: real transcript fixtures → the same session files as live capture, once."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import run, run_json
+from hookkit import FIXTURES, hook, needs_fixtures, ok, payload, snapshot, vault_files
+from test_hook_capture import assert_expected, session_file, turns_of
+from test_harness_adapters import TRANSCRIPTS
+
+pytestmark = needs_fixtures
+ROOTS = {"claude-code": "claude-code/projects", "codex": "codex/sessions", "gemini": "gemini/tmp",
+         "pi": "pi/sessions"}
+
+
+def copy_tree(tmp: Path) -> Path:
+    dst = tmp / "transcripts"
+    shutil.copytree(FIXTURES / "transcripts", dst)
+    for p in [dst, *dst.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return dst
+
+
+def imp(home, *args, **env):
+    p, out = run_json(["import", *map(str, args)], home, **env)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_every_fixture_transcript_imports_to_its_turns(home, tmp_path):
+    src = copy_tree(tmp_path)
+    for harness, root in ROOTS.items():
+        out = imp(home, harness, "--source", src / root)
+        assert out["failed"] == 0 and out["skipped"] == 0 and out["imported"] == out["files"] > 0
+    sid = {"claude-code": "d6e0bada-1959-4eec-a9d2-0bfade768d8f"}
+    assert_expected(session_file(home, sid["claude-code"]),
+                    FIXTURES / "expected/claude-code" / f"{sid['claude-code']}.turns.json")
+    assert_expected(session_file(home, "609efeca-2f51-4118-b077-e91c9fe63f73"),
+                    FIXTURES / "expected/claude-code/609efeca-2f51-4118-b077-e91c9fe63f73.turns.json")
+    assert_expected(session_file(home, "a9642bdf-2c10-4503-abb2-081990e56318"),
+                    FIXTURES / "expected/pi/a9642bdf-2c10-4503-abb2-081990e56318.turns.json")
+    for rel, (harness, roles, first) in TRANSCRIPTS.items():
+        got = [f for f in vault_files(home) if f.name.endswith(".md") and
+               turns_of(f) and turns_of(f)[0][1].startswith(first) and harness in f.read_text()]
+        assert got, rel
+        assert "".join(t[0][0].upper() for t in turns_of(got[0])) == roles
+    # subagents: the sidechain file and the compaction agent's own file
+    sub = session_file(home, "258c7280-ae70-4798-800f-63464d01a85d:acompact-fffbd0")
+    assert "parent_session" in sub.read_text()
+    side = session_file(home, "609efeca-2f51-4118-b077-e91c9fe63f73:sidechain")
+    assert turns_of(side)[0][1].startswith("Hey there! Just checking in")
+    for f in vault_files(home):
+        assert f.stat().st_mode & 0o777 == 0o600
+
+
+def test_import_twice_changes_nothing(home, tmp_path):
+    src = copy_tree(tmp_path)
+    imp(home, "codex", "--source", src / ROOTS["codex"])
+    before = snapshot(home)
+    again = imp(home, "codex", "--source", src / ROOTS["codex"])
+    assert again["unchanged"] == again["files"] and again["turns"] == 0
+    assert snapshot(home) == before
+    # and with the size/mtime shortcut gone (state wiped), still nothing new
+    shutil.rmtree(home / "state")
+    third = imp(home, "codex", "--source", src / ROOTS["codex"])
+    assert third["turns"] == 0 and snapshot(home) == before
+
+
+def test_a_grown_session_gets_only_its_new_turns(home, tmp_path):
+    rel = "claude-code/projects/-home-user-projects-spotter/d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"
+    lines = (FIXTURES / "transcripts" / rel).read_bytes().splitlines(keepends=True)
+    dst = tmp_path / "projects" / "-p" / "d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"
+    dst.parent.mkdir(parents=True)
+    dst.write_bytes(b"".join(lines[:25]))
+    first = imp(home, "claude-code", "--source", tmp_path / "projects")
+    assert first["imported"] == 1 and first["turns"] == 2
+    dst.write_bytes(b"".join(lines))
+    second = imp(home, "claude-code", "--source", tmp_path / "projects")
+    assert second["updated"] == 1 and second["turns"] == 2
+    assert_expected(session_file(home, "d6e0bada-1959-4eec-a9d2-0bfade768d8f"),
+                    FIXTURES / "expected/claude-code/d6e0bada-1959-4eec-a9d2-0bfade768d8f.turns.json")
+
+
+def test_live_captured_then_imported_is_one_file(home, tmp_path):
+    for name in ("Stop", "SubagentStop"):
+        ok(hook(home, "claude-code", name, payload("claude-code", name, tmp_path)))
+    for event in ("before_agent_start", "agent_end"):
+        ok(hook(home, "pi", event, payload("pi", event, tmp_path)))
+    ok(hook(home, "codex", "UserPromptSubmit", payload("codex", "UserPromptSubmit", tmp_path, transcript_path=None)))
+    ok(hook(home, "codex", "Stop", payload("codex", "Stop", tmp_path, transcript_path=None)))
+    live = {f.name for f in vault_files(home)}
+    # the harness's own transcripts, in place (the hooks read the same files)
+    imp(home, "claude-code", "--source", tmp_path / "transcripts/claude-code/projects")
+    imp(home, "pi", "--source", tmp_path / "transcripts/pi/sessions")
+    src = copy_tree(tmp_path / "c")
+    imp(home, "codex", "--source", src / "codex/sessions")
+    assert live <= {f.name for f in vault_files(home)}
+    for sid in ("609efeca-2f51-4118-b077-e91c9fe63f73", "609efeca-2f51-4118-b077-e91c9fe63f73:sidechain",
+                "a9642bdf-2c10-4503-abb2-081990e56318", "019c16bd-a0fc-7293-855d-2948ce5dc471"):
+        f = session_file(home, sid)  # exactly one file each
+        turns = turns_of(f)
+        assert len({(r, t) for r, t, _ in turns}) == len(turns), f"{sid}: a turn written twice"
+    codex = [t[1] for t in turns_of(session_file(home, "019c16bd-a0fc-7293-855d-2948ce5dc471")) if t[0] == "user"]
+    assert codex.count("lets increase the width") == 1
+
+
+def test_hostile_files_are_reported_never_fatal(home, tmp_path):
+    root = tmp_path / "sessions" / "--proj--"
+    root.mkdir(parents=True)
+    good = (FIXTURES / "transcripts/pi/sessions/--home-user-dev-agentlogs-fixtures-pi--/"
+            "2026-02-03T22-02-17-181Z_1fa031b8-444e-429d-bbaa-1db4cda65b5f.jsonl").read_bytes()
+    (root / "good.jsonl").write_bytes(good)
+    (root / "truncated.jsonl").write_bytes(good[: len(good) // 2 + 7])  # cut inside a line
+    (root / "nul.jsonl").write_bytes(b"\x00\x01\x02binary junk\x00" * 1000)
+    (root / "huge-line.jsonl").write_bytes(good.splitlines(keepends=True)[0] + b'{"x": "' + b"y" * (50 << 20) + b"\n")
+    (root / "x.jsonl").mkdir()
+    (root / "empty.jsonl").write_bytes(b"")
+    out = imp(home, "pi", "--source", tmp_path / "sessions")
+    by_name = {Path(p["path"]).name: p for p in out["problems"]}
+    assert out["files"] == 6
+    assert by_name["x.jsonl"]["status"] == "skipped" and "regular file" in by_name["x.jsonl"]["reason"]
+    assert by_name["nul.jsonl"]["status"] == "skipped"
+    assert by_name["empty.jsonl"]["status"] == "skipped"
+    assert "good.jsonl" not in by_name
+    assert out["imported"] >= 1 and out["failed"] == 0
+    human = run(["import", "pi", "--source", tmp_path / "sessions"], home)
+    assert human.returncode == 0 and "unchanged" in human.stdout
+
+
+def test_dry_run_since_and_missing_sources(home, tmp_path):
+    src = copy_tree(tmp_path)
+    dry = imp(home, "gemini", "--source", src / ROOTS["gemini"], "--dry-run")
+    assert dry["dry_run"] and dry["turns"] > 0 and not vault_files(home)
+    old = imp(home, "gemini", "--source", src / ROOTS["gemini"], "--since", "2999-01-01")
+    assert old["skipped"] == old["files"] and not vault_files(home)
+    p, err = run_json(["import", "pi", "--source", tmp_path / "nope"], home)
+    assert p.returncode == 1 and err["error"]["kind"] == "source_not_found"
+    p, err = run_json(["import", "jsonl"], home)
+    assert p.returncode == 2 and err["error"]["kind"] == "bad_usage"
+    fake = tmp_path / "emptyhome"
+    fake.mkdir()
+    out = imp(home, "all", HOME=fake, CLAUDE_CONFIG_DIR=fake / "c", CODEX_HOME=fake / "x")
+    assert out["files"] == 0
+
+
+def test_default_locations(home, tmp_path):
+    src = copy_tree(tmp_path)
+    fake = tmp_path / "h"
+    (fake / ".gemini").mkdir(parents=True)
+    shutil.copytree(src / "gemini/tmp", fake / ".gemini/tmp")
+    env = {"HOME": fake, "CLAUDE_CONFIG_DIR": src / "claude-code", "CODEX_HOME": src / "codex",
+           "PI_CODING_AGENT_DIR": src / "pi"}
+    out = imp(home, "all", **env)
+    assert out["files"] == 15 and out["failed"] == 0
+    assert set(out["roots"]) == {"claude-code", "codex", "gemini", "pi"}
+
+
+def test_generic_jsonl_and_old_chrollo_vault(home, tmp_path):
+    f = tmp_path / "chats" / "my-tool-session.jsonl"
+    f.parent.mkdir()
+    f.write_text("\n".join(json.dumps(x) for x in [
+        {"role": "user", "content": "how do I bump the helm chart version", "timestamp": "2026-05-01T10:00:00Z",
+         "session_id": "tool-0001"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Edit Chart.yaml and run helm package."}],
+         "timestamp": "2026-05-01T10:00:05Z"},
+        {"role": "system", "content": "ignored"}]) + "\n")
+    out = imp(home, "jsonl", "--source", f.parent, "--as", "my-tool")
+    assert out["imported"] == 1
+    s = session_file(home, "tool-0001")
+    assert "harness: \"my-tool\"" in s.read_text()
+    assert [t[0] for t in turns_of(s)] == ["user", "agent"]
+    old = tmp_path / "old"
+    old.mkdir()
+    legacy = "---\nsession_id: old-1\n---\n\n[10:00:00] [User] what is the deploy command\n[10:00:05] [Agent]\n> make deploy\n"
+    (old / "2025-01-02_100000_old-1.md").write_text(legacy)
+    (old / "notes.md").write_text("not a session")
+    out = imp(home, "chrollo-vault", "--source", old)
+    assert out["imported"] == 1 and out["skipped"] == 1
+    assert (home / "memories" / "2025-01-02_100000_old-1.md").read_text() == legacy
+    assert imp(home, "chrollo-vault", "--source", old)["unchanged"] == 1
+    p, hits = run_json(["search", "deploy", "command"], home)
+    assert hits["hits"] and hits["hits"][0]["path"].endswith("2025-01-02_100000_old-1.md")
