@@ -66,16 +66,11 @@ class Summary:
 # ----------------------------------------------------------------------------- where transcripts live
 
 def default_root(harness: str) -> Path:
-    home = Path.home()
-    if harness == "claude-code":
-        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser() / "projects"
-    if harness == "codex":
-        return Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser() / "sessions"
-    if harness == "gemini":
-        return home / ".gemini" / "tmp"
-    if harness == "pi":
-        return Path(os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent").expanduser() / "sessions"
-    raise UsageError(f"{harness} has no default location: pass --source", kind="bad_usage")
+    from .harness import home_dir
+
+    if harness not in HARNESS_SOURCES:
+        raise UsageError(f"{harness} has no default location: pass --source", kind="bad_usage")
+    return Path(home_dir(harness)) / {"claude-code": "projects", "gemini": "tmp"}.get(harness, "sessions")
 
 
 def discover(harness: str, root: Path) -> list:

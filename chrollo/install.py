@@ -58,10 +58,10 @@ def mcp_config_path(harness: str) -> Path:
     if harness == "claude-code":
         d = os.environ.get("CLAUDE_CONFIG_DIR")
         return Path(d).expanduser() / ".claude.json" if d else home / ".claude.json"
-    if harness == "codex":
-        return Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser() / "config.toml"
-    if harness == "gemini":
-        return home / ".gemini" / "settings.json"
+    if harness in ("codex", "gemini"):
+        from .harness import home_dir
+
+        return Path(home_dir(harness)) / ("config.toml" if harness == "codex" else "settings.json")
     if harness == "pi":
         raise UsageError("pi has no MCP client: its chrollo extension registers read_memory itself",
                          "Use `chrollo install claude-code|codex|gemini --mcp`.", kind="no_mcp")
@@ -113,17 +113,13 @@ def hook_command(harness: str, event: str) -> str:
 
 def hooks_config_path(harness: str) -> Path:
     """The user-level file that holds a harness's hooks (pi: the extension file)."""
-    home = Path.home()
-    if harness == "claude-code":
-        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude").expanduser() / "settings.json"
-    if harness == "codex":
-        return Path(os.environ.get("CODEX_HOME") or home / ".codex").expanduser() / "hooks.json"
-    if harness == "gemini":
-        return home / ".gemini" / "settings.json"
-    if harness == "pi":
-        base = os.environ.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent"
-        return Path(base).expanduser() / "extensions" / PI_EXTENSION
-    raise UsageError(f"unknown harness {harness!r}", f"One of: {', '.join(HARNESSES)}.", kind="bad_harness")
+    from .harness import home_dir
+
+    if harness not in HARNESSES:
+        raise UsageError(f"unknown harness {harness!r}", f"One of: {', '.join(HARNESSES)}.", kind="bad_harness")
+    name = {"claude-code": "settings.json", "codex": "hooks.json", "gemini": "settings.json",
+            "pi": os.path.join("extensions", PI_EXTENSION)}[harness]
+    return Path(home_dir(harness)) / name
 
 
 def install_hooks(harness: str, config: str | os.PathLike | None = None) -> Change:

@@ -30,3 +30,15 @@ def adapter(name: str):
 def normalise_event(event: str) -> str:
     """``UserPromptSubmit``, ``user-prompt-submit`` and ``user_prompt_submit`` are one event."""
     return "".join(ch for ch in str(event).lower() if ch.isalnum())
+
+
+def home_dir(name: str) -> str:
+    """A harness's own data folder, honouring its environment variable:
+    ``$CLAUDE_CONFIG_DIR`` or ~/.claude, ``$CODEX_HOME`` or ~/.codex, ~/.gemini,
+    ``$PI_CODING_AGENT_DIR`` or ~/.pi/agent."""
+    import os
+
+    env, default = {"claude-code": ("CLAUDE_CONFIG_DIR", ".claude"), "codex": ("CODEX_HOME", ".codex"),
+                    "gemini": (None, ".gemini"), "pi": ("PI_CODING_AGENT_DIR", os.path.join(".pi", "agent"))}[name]
+    value = os.environ.get(env) if env else None
+    return os.path.expanduser(value) if value else os.path.join(os.path.expanduser("~"), default)
