@@ -269,6 +269,198 @@ def import_(source, root, since, dry_run, as_harness, as_json):
         emit(import_lines(summary))
 
 
+@cli.group()
+def mesh():
+    """Share session files with peers (other machines, other agents), securely.
+
+    \b
+    chrollo mesh init                 new mesh: node identity + swarm key (printed)
+    chrollo mesh init --join KEY      join an existing mesh
+    chrollo mesh serve                serve this node's sessions (127.0.0.1:47470)
+    chrollo mesh peers add HOST:PORT  pull from that peer
+    chrollo mesh sync --all           pull what is new into <vault>/peers/<node>/
+    chrollo mesh sync --git REMOTE    or swap through any git remote
+    chrollo mesh status               last sync, files, bytes, errors per peer
+
+    Needs the extra: pip install 'chrollo[mesh]'.
+    """
+
+
+@mesh.command("init")
+@click.option("--name", metavar="NAME", help="This node's name (default: the host name); a-z, 0-9, -.")
+@click.option("--join", metavar="KEY", help="Join the mesh of this swarm key instead of making a new one.")
+@click.option("--force", is_flag=True, help="Replace this node's existing mesh identity and key.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def mesh_init(name, join, force, as_json):
+    """Make this node part of a mesh (prints the swarm key)."""
+    from .mesh.config import init
+
+    cfg, key, new = init(name, join, force)
+    if as_json:
+        _dump({"name": cfg.name, "key": key, "new_mesh": new})
+        return
+    click.echo(key)
+    click.echo(f"node {cfg.name!r} {'created a new mesh' if new else 'joined the mesh'}. "
+               "On other machines: chrollo mesh init --join <the key above>", err=True)
+
+
+@mesh.command("key")
+def mesh_key():
+    """Print the swarm key (to join other nodes; keep it secret)."""
+    from .mesh.config import MeshConfig
+
+    click.echo(MeshConfig.key_text())
+
+
+@mesh.command("serve")
+@click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=int, default=47470, show_default=True, help="Port (0: any free port).")
+@click.option("--dir", "dir_", metavar="PATH", help="Serve this memory folder (default: the vault).")
+@click.option("--announce", is_flag=True, help="Also announce this node over mDNS (needs chrollo[lan]).")
+def mesh_serve(bind, port, dir_, announce):
+    """Serve this node's sessions to peers holding the swarm key (until Ctrl-C)."""
+    from .mesh.server import serve
+
+    def ready(host, real_port):
+        click.echo(f"chrollo mesh: serving on {host}:{real_port}", err=True)
+        sys.stderr.flush()
+
+    serve(bind, port, dir_, ready, announce)
+
+
+@mesh.group("peers", invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the peers as JSON.")
+@click.pass_context
+def mesh_peers(ctx, as_json):
+    """List the static peers (subcommands: add, remove, list)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(mesh_peers_list, as_json=as_json)
+
+
+@mesh_peers.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the peers as JSON.")
+def mesh_peers_list(as_json):
+    """List the static peers."""
+    from .mesh.config import MeshConfig
+
+    cfg = MeshConfig.load()
+    if as_json:
+        _dump({"name": cfg.name, "peers": cfg.peers})
+    else:
+        for p in cfg.peers:
+            click.echo(f"{p['address']}\t{p.get('node') or '(not synced yet)'}")
+        if not cfg.peers:
+            click.echo("no peers yet: chrollo mesh peers add HOST:PORT", err=True)
+
+
+@mesh_peers.command("add")
+@click.argument("address", metavar="HOST:PORT")
+@click.option("--json", "as_json", is_flag=True, help="Print the peer as JSON.")
+def mesh_peers_add(address, as_json):
+    """Add a peer to pull from."""
+    from .mesh.config import MeshConfig
+
+    cfg = MeshConfig.load()
+    peer = cfg.add_peer(address)
+    cfg.save()
+    _dump(peer) if as_json else click.echo(f"peer {peer['address']} added")
+
+
+@mesh_peers.command("remove")
+@click.argument("peer", metavar="HOST:PORT|NODE")
+@click.option("--json", "as_json", is_flag=True, help="Print the removed peer as JSON.")
+def mesh_peers_remove(peer, as_json):
+    """Forget a peer (its files already received stay in peers/)."""
+    from .mesh.config import MeshConfig
+
+    cfg = MeshConfig.load()
+    gone = cfg.remove_peer(peer)
+    cfg.save()
+    _dump(gone) if as_json else click.echo(f"peer {gone['address']} removed")
+
+
+@mesh_peers.command("discover")
+@click.option("--timeout", type=float, default=3.0, show_default=True, help="Seconds to listen.")
+@click.option("--add", "add", is_flag=True, help="Add every node found as a static peer.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was found as JSON.")
+def mesh_peers_discover(timeout, add, as_json):
+    """Find nodes announcing themselves on the local network (mDNS; needs chrollo[lan])."""
+    from .mesh.config import MeshConfig
+    from .mesh.discovery import discover
+
+    cfg = MeshConfig.load()
+    found = [f for f in discover(timeout) if f["node"] != cfg.name]
+    if add:
+        for f in found:
+            cfg.add_peer(f["address"])
+        cfg.save()
+    if as_json:
+        _dump({"found": found, "added": add})
+    else:
+        for f in found:
+            click.echo(f"{f['address']}\t{f['node']}" + ("\t(added)" if add else ""))
+        if not found:
+            click.echo("no chrollo node announced itself (start one with `chrollo mesh serve --announce`)", err=True)
+
+
+@mesh.command("sync")
+@click.argument("peer", required=False, metavar="[HOST:PORT|NODE]")
+@click.option("--all", "all_", is_flag=True, help="Sync from every peer.")
+@click.option("--git", "remote", metavar="REMOTE", help="Swap sessions through this git remote instead.")
+@click.option("--dir", "dir_", metavar="PATH", help="The memory folder to sync (default: the vault).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def mesh_sync(peer, all_, remote, dir_, as_json):
+    """Pull what is new or grown from peers into <vault>/peers/<node>/. Exit 1 if a peer failed."""
+    if remote:
+        if peer or all_:
+            raise UsageError("--git syncs through the remote: leave out PEER and --all", kind="bad_usage")
+        from .mesh.gitsync import sync_git
+
+        result = sync_git(remote, dir_)
+        if as_json:
+            _dump(result)
+        else:
+            click.echo(f"git {remote}: pushed {result['pushed']} · received {result['received']} "
+                       f"from {', '.join(result['peers']) or 'no other node yet'}")
+            for e in result["errors"]:
+                click.echo(f"error: {e}", err=True)
+        if result["errors"]:
+            sys.exit(1)
+        return
+    if bool(peer) == bool(all_):
+        raise UsageError("name one peer, or pass --all", "chrollo mesh sync --all", kind="bad_usage")
+    from .mesh.client import sync
+
+    results = sync(peer, dir_)
+    if as_json:
+        _dump({"peers": results})
+    else:
+        for r in results:
+            click.echo(f"{r['peer']} ({r['node'] or '?'}): {r['files']} files · {r['downloaded']} new or grown "
+                       f"· {r['bytes'] / 1e6:.1f} MB · {r['seconds']:.1f} s")
+            for e in r["errors"]:
+                click.echo(f"  error: {e}", err=True)
+    if any(r["errors"] for r in results):
+        sys.exit(1)
+
+
+@mesh.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+def mesh_status(as_json):
+    """Per peer: last sync, files, bytes, errors."""
+    from .mesh.client import status
+
+    st = status()
+    if as_json:
+        _dump(st)
+        return
+    click.echo(f"this node: {st['name']}")
+    for p in st["peers"]:
+        click.echo(f"{p['address']} ({p.get('node') or '?'}): last sync {p.get('last_sync') or 'never'} · "
+                   f"{p.get('files', 0)} files · {p.get('bytes', 0) / 1e6:.1f} MB received · "
+                   f"{p.get('errors', 0)} errors" + (f" (last: {p['last_error']})" if p.get("last_error") else ""))
+
+
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
              add_help_option=False)
 @click.pass_context

@@ -17,6 +17,12 @@ SHARED = ROOT.parent / "shared"
 NOW = "2026-11-01T12:00:00"  # the frozen clock every CLI run sees
 
 
+@pytest.fixture(autouse=True)
+def _never_the_real_home(tmp_path_factory, monkeypatch):
+    """No test may read or write the machine's ~/.chrollo, even by accident."""
+    monkeypatch.setenv("CHROLLO_HOME", str(tmp_path_factory.mktemp("default-home") / "chrollo"))
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     """A private CHROLLO_HOME (and no inherited vault override) for in-process calls."""
