@@ -77,9 +77,17 @@ class Capture:
         """If the session's file exists but state/ was lost (it is disposable), what it holds:
         (prompt digests, tool lines — both as counters, the agent text), so a pass that reads
         the transcript from the start does not write those turns again."""
+        vault = self.vault or _vault.memories_path(self.cwd or None)
+        # (cheap first: a new session has no file, and the first prompt should not pay for
+        # importing the reader to learn that)
+        prefix = "".join(ch for ch in self.session_id if ch.isascii() and (ch.isalnum() or ch == "-"))[:8]
+        try:
+            if not prefix or not any(prefix in name for name in os.listdir(vault)):
+                return None
+        except OSError:
+            return None
         from .session import find_session_file, read_session
 
-        vault = self.vault or _vault.memories_path(self.cwd or None)
         try:
             from pathlib import Path
 
