@@ -229,6 +229,8 @@ HOSTILE = {
     "our-own-name": {"node": "alpha", "files": [_entry("2026-01-01_000000_evil.md", GOOD)]},
     "peers-name": {"node": "peers", "files": [_entry("2026-01-01_000000_evil.md", GOOD)]},
     "not-a-list": {"node": "evil", "files": {"a": 1}},
+    "manifest-over-32-MiB": {"node": "evil", "files": [_entry("2026-01-01_000000_evil.md", GOOD)],
+                             "padding": "x" * (33 << 20)},
 }
 
 
