@@ -81,6 +81,8 @@ def main() -> None:
                    PI_CODING_AGENT_DIR=str(work / "src" / "pi"))
         cmd = chrollo_cmd() + ["import", "all", "--json"]
         print(f"{files} transcript files, {size / 1e6:.1f} MB; {' '.join(cmd)}")
+        os.sync()  # let the writes of building the tree (and any earlier run's cleanup) settle
+        time.sleep(3)
         first, rss1, out1 = timed(cmd, env)
         again, rss2, out2 = timed(cmd, env)
         vault = work / "chrollo" / "memories"

@@ -54,8 +54,7 @@ class Capture:
 
     # -- lock + state ---------------------------------------------------------
     def __enter__(self) -> "Capture":
-        _vault.make_private_dirs(os.path.dirname(self.lock_path))
-        self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, _vault.FILE_MODE)
+        self._lock_fd = _vault.open_lock(self.lock_path)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
         try:
             with open(self.state_path, encoding="utf-8") as fh:
@@ -80,12 +79,17 @@ class Capture:
         vault = self.vault or _vault.memories_path(self.cwd or None)
         # (cheap first: a new session has no file, and the first prompt should not pay for
         # importing the reader to learn that)
-        prefix = "".join(ch for ch in self.session_id if ch.isascii() and (ch.isalnum() or ch == "-"))[:8]
-        try:
-            if not prefix or not any(prefix in name for name in os.listdir(vault)):
+        index = self._index(vault)
+        if index is not None:  # a bulk run (import) lists the vault once, not per session
+            if not index.candidates(self.session_id):
                 return None
-        except OSError:
-            return None
+        else:
+            prefix = "".join(ch for ch in self.session_id if ch.isascii() and (ch.isalnum() or ch == "-"))[:8]
+            try:
+                if not prefix or not any(prefix in name for name in os.listdir(vault)):
+                    return None
+            except OSError:
+                return None
         from .session import find_session_file, read_session
 
         try:
@@ -241,7 +245,10 @@ class Capture:
         vault = self.vault or _vault.memories_path(self.cwd or None)
         from pathlib import Path
 
-        SessionWriter(meta, Path(vault), fsync=self.fsync, index=self._index(vault)).append(turns)
+        path = SessionWriter(meta, Path(vault), fsync=self.fsync, index=self._index(vault),
+                             known=self.state.get("file"), record=False).append(turns)
+        if path is not None:
+            self.state["file"] = str(path)
 
     def _index(self, vault: str):
         if self.indexes is None:

@@ -116,6 +116,7 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
         jobs += [(h, p) for p in discover(h, base)] if base.exists() else []
     seen = _load_seen()
     indexes: dict = {}  # one listing of each vault for the whole run
+    vaults: dict = {}   # cwd -> its vault, resolved once (it walks the folders up)
     sizes = {}
     for _h, p in jobs:
         try:
@@ -125,7 +126,7 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
     total, done = sum(sizes.values()), 0
     try:
         for h, p in jobs:
-            r = _one(h, p, since_ts, dry_run, seen, as_harness, indexes)
+            r = _one(h, p, since_ts, dry_run, seen, as_harness, indexes, vaults)
             summary.results.append(r)
             done += sizes[p]
             if progress:
@@ -138,7 +139,8 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
     return summary
 
 
-def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, indexes: dict) -> FileResult:
+def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, indexes: dict,
+         vaults: dict) -> FileResult:
     from .capture import Capture
     from .harness import adapter
 
@@ -173,7 +175,9 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     try:
         while passes:
             session, parent, agent = passes.pop(0)
-            with Capture(session, name, who.get("cwd") or "", parent, fsync=False, dry_run=dry_run,
+            cwd = who.get("cwd") or ""
+            vault = vaults.get(cwd) or vaults.setdefault(cwd, _vault.memories_path(cwd or None))
+            with Capture(session, name, cwd, parent, vault=vault, fsync=False, dry_run=dry_run,
                          indexes=indexes) as cap:
                 fresh = not cap.state
                 units = cap.read_transcript(mod, path, agent)

@@ -169,8 +169,11 @@ class SessionWriter:
     """
 
     def __init__(self, meta: SessionMeta, vault: Path | None = None, fsync: bool = True,
-                 index: "VaultIndex | None" = None):
-        self.meta, self.index = meta, index
+                 index: "VaultIndex | None" = None, known: str | None = None, record: bool = True):
+        # ``known``/``record``: a caller that keeps the file's path itself (capture keeps it in
+        # its own state) spares the per-session record file — one file creation fewer, which
+        # is most of an import's cost per session on a slow disk.
+        self.meta, self.index, self.known, self.record = meta, index, known, record
         self.vault = Path(vault) if vault else _vault.memories_dir(meta.cwd or None)
         self.fsync = fsync
         key = _key(meta.session_id)
@@ -186,8 +189,7 @@ class SessionWriter:
         if not text:
             return None
         data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
-        _vault.ensure_dir(self._lock.parent)
-        lock_fd = os.open(self._lock, os.O_RDWR | os.O_CREAT, _vault.FILE_MODE)
+        lock_fd = _vault.open_lock(self._lock)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             path = self._locate()
@@ -206,6 +208,8 @@ class SessionWriter:
 
     # -- internals ------------------------------------------------------------
     def _locate(self) -> Path | None:
+        if self.known and os.path.exists(self.known):
+            return Path(self.known)
         try:
             rec = json.loads(self._record.read_text("utf-8"))
             return Path(rec["path"])
@@ -241,7 +245,8 @@ class SessionWriter:
                     os.link(tmp, folder / name)
                 except FileExistsError:
                     continue
-                self._save_record(folder / name)
+                if self.record:
+                    self._save_record(folder / name)
                 if self.index is not None and folder == self.index.vault:
                     self.index.add(name)
                 return folder / name

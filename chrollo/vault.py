@@ -123,6 +123,16 @@ def make_private_dirs(path: str) -> str:
     return path
 
 
+def open_lock(path) -> int:
+    """A lock file's descriptor; created (owner-only) only the first time. Opening an existing
+    file without O_CREAT skips the directory update that costs ~0.3 ms on a busy disk."""
+    try:
+        return os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        make_private_dirs(os.path.dirname(str(path)))
+        return os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+
+
 def peer_of(path: str | os.PathLike, vault: str | os.PathLike) -> str | None:
     """The peer a file came from (``<vault>/peers/<name>/...``), or None if local."""
     prefix = os.path.join(os.fspath(vault), PEERS, "")

@@ -9,10 +9,12 @@ arrives late after a lagging ``Stop`` is still picked up). Subagents: the record
 """
 from __future__ import annotations
 
-from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, text_of,
-                     tool_call)
+from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, skip_patterns,
+                     text_of, tool_call)
 
 NAME = "claude-code"
+# tool results (user records) and progress records: never turns, and the bulk of the bytes
+SKIP = skip_patterns(("type", "tool_result"), ("type", "progress"))
 # Prompt-looking records that are not something the user typed.
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-stdout>",
                 "<local-command-stderr>", "<local-command-caveat>", "<system-reminder>",
@@ -57,7 +59,7 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
     ``"*"``: every sidechain record, for old transcripts whose records carry no ``agentId``)."""
     sidechain = agent_id is not None
     tr, bad = Transcript([], offset), [0]
-    for off, rec in read_jsonl(path, offset, bad):
+    for off, rec in read_jsonl(path, offset, bad, SKIP):
         if not isinstance(rec, dict):
             continue
         tr.session_id = tr.session_id or rec.get("sessionId")

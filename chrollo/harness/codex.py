@@ -8,15 +8,18 @@ its byte offset, stable because rollouts are append-only.
 """
 from __future__ import annotations
 
-from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, text_of,
-                     tool_call)
+from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, skip_patterns,
+                     text_of, tool_call)
 
 NAME = "codex"
+# tool outputs, reasoning (encrypted) and token counts: never turns, most of the bytes
+SKIP = skip_patterns(("type", "function_call_output"), ("type", "custom_tool_call_output"),
+                     ("type", "reasoning"), ("type", "token_count"), ("type", "agent_reasoning"))
 
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
     tr, bad = Transcript([], offset), [0]
-    for off, rec in read_jsonl(path, offset, bad):
+    for off, rec in read_jsonl(path, offset, bad, SKIP):
         p = rec.get("payload") if isinstance(rec, dict) else None
         if isinstance(p, dict):
             tr.add(_unit(rec, p, off, tr), off)

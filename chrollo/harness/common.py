@@ -58,11 +58,19 @@ class Transcript:
             self.units.append(unit)
 
 
-def read_jsonl(path: str, offset: int = 0, counter: list | None = None):
+def skip_patterns(*pairs) -> tuple:
+    """Byte patterns of lines an adapter drops unseen: ``("type", "tool_result")`` matches
+    ``"type":"tool_result"`` and ``"type": "tool_result"`` (the harnesses' compact JSON and
+    Python's). Inside a string the quotes would be escaped, so text can never match."""
+    return tuple(f'"{k}"{sep}"{v}"'.encode() for k, v in pairs for sep in (":", ": "))
+
+
+def read_jsonl(path: str, offset: int = 0, counter: list | None = None, skip: tuple = ()):
     """Yield ``(offset, object)`` for each complete, parseable JSON line from ``offset``.
 
     A last line without its newline is still being written and is left for next time;
-    unparseable or oversized lines are skipped (and counted in ``counter[0]``).
+    unparseable or oversized lines are skipped (and counted in ``counter[0]``). Lines holding
+    a ``skip`` pattern (tool outputs: most of a transcript's bytes) are not even parsed.
     """
     with open(path, "rb") as fh:
         if offset:
@@ -81,7 +89,7 @@ def read_jsonl(path: str, offset: int = 0, counter: list | None = None):
                     _count(counter)
                     continue
                 return  # unfinished last line
-            if not line.strip():
+            if not line.strip() or (skip and any(p in line for p in skip)):
                 continue
             try:
                 yield start, json.loads(line)

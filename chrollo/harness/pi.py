@@ -9,10 +9,11 @@ from the message itself (role, timestamp, content digest) and matches in both.
 """
 from __future__ import annotations
 
-from .common import (Transcript, Unit, digest, first_record, is_injected, parse_time, read_jsonl, text_of,
-                     tool_call)
+from .common import (Transcript, Unit, digest, first_record, is_injected, parse_time, read_jsonl,
+                     skip_patterns, text_of, tool_call)
 
 NAME = "pi"
+SKIP = skip_patterns(("role", "toolResult"))  # tool outputs: never turns
 
 
 def unit_of(m: dict) -> Unit | None:
@@ -49,7 +50,7 @@ def message_units(messages) -> list:
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
     tr, bad = Transcript([], offset), [0]
-    for off, rec in read_jsonl(path, offset, bad):
+    for off, rec in read_jsonl(path, offset, bad, SKIP):
         if not isinstance(rec, dict):
             continue
         if rec.get("type") == "session":
