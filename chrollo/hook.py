@@ -159,14 +159,14 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
         try:
             from .recall import recall
 
-            text = recall(prompt, sid, cwd=cwd or None, budget=budget)
-            out = _reply(name, event or said, text)
+            out = _reply(name, recall(prompt, sid, cwd=cwd or None, budget=budget))
         except Exception as e:  # recall failing must not stop the capture below
-            import traceback
-
-            log(name, event, f"recall error: {type(e).__name__}: {e}\n" + traceback.format_exc())
-        _capture(mod, name, sid, cwd, transcript, payload, action,
-                 prompt=prompt if isinstance(prompt, str) else None)
+            _log_error(name, event, "recall", e)
+        try:
+            _capture(mod, name, sid, cwd, transcript, payload, action,
+                     prompt=prompt if isinstance(prompt, str) else None)
+        except Exception as e:  # nor capture failing (a read-only vault…) lose the recall
+            _log_error(name, event, "capture", e)
         return out
     _capture(mod, name, sid, cwd, transcript, payload, action)
     return ""
@@ -208,7 +208,13 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
                     abort_if_empty=(name == "pi" and action == "capture"))
 
 
-def _reply(harness: str, event, text: str) -> str:
+def _log_error(harness, event, what: str, e: BaseException) -> None:
+    import traceback
+
+    log(harness, event, f"{what} error: {type(e).__name__}: {e}\n" + traceback.format_exc())
+
+
+def _reply(harness: str, text: str) -> str:
     """The recall text in the channel the harness reads ("" when there is nothing)."""
     if not text:
         return ""

@@ -112,7 +112,10 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
         taken.append(span)
     if not blocks:
         return ""
-    _save(seen_path, injected + taken)
+    try:
+        _save(seen_path, injected + taken)
+    except OSError:
+        pass  # (state/ not writable: the memory still goes in; only the dedup is lost)
     where = root.replace(os.path.expanduser("~"), "~", 1) if root else ""
     head = (f"{RECALL_HEADER}\n"
             f"Quoted from earlier conversations (files under {where}); they may be outdated. "

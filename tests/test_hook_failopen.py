@@ -157,3 +157,28 @@ def test_full_disk_is_survived(home, tmp_path):
                            env=cli_env(home), preexec_fn=limited, timeout=60)
         ok(p)
         assert p.stdout == b""
+
+
+def test_recall_survives_a_capture_that_cannot_write(home, make_session):
+    """state/ read-only: capture fails (logged), the prompt still gets its memory."""
+    prefix = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv: cannot make a folder read-only")
+        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    make_session(home / "memories", "old00000-1111-4111-8111-111111111111", "2026-10-01T10:00:00",
+                 [("user", "10:00:00", "the grafana alert for disk pressure on the build runners"),
+                  ("agent", "10:00:05", ["Raised the threshold to 90% and added a 10 minute window."])])
+    state = home / "state"
+    state.mkdir(exist_ok=True)
+    state.chmod(0o500)
+    try:
+        p = hook(home, "claude-code", "UserPromptSubmit",
+                 {"session_id": "live-0001", "cwd": "/nonexistent", "hook_event_name": "UserPromptSubmit",
+                  "prompt": "what did we change on the grafana disk pressure alert for build runners?"},
+                 prefix=prefix)
+        ok(p)
+        assert "Raised the threshold" in json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "capture error" in (home / "logs" / "hooks.log").read_text()
+    finally:
+        state.chmod(0o700)
