@@ -25,6 +25,7 @@ import json
 import os
 
 from . import vault as _vault
+from .fileformat import safe_id_prefix
 from .harness.common import Unit, digest, norm
 
 MAX_KEYS = 2000   # only the last turn is ever read again; this is plenty
@@ -43,26 +44,19 @@ class Capture:
         self.indexes = indexes  # vault -> VaultIndex, shared across a bulk run (import)
         self.existing = None  # what an already written file holds, when state/ has no record
         self.last_transcript = None
-        key = state_key(session_id)
+        key = _vault.state_key(session_id)
         home = _vault.home_path()
         self.state_path = os.path.join(home, "state", "capture", key + ".json")
         # sharded like the writer's locks (see SessionWriter); always taken before the writer's
         self.lock_path = os.path.join(home, "state", "locks", f"capture-{key[:2]}.lock")
         self.state: dict = {}
         self._lock_fd: int | None = None
-        self.written: list = []
 
     # -- lock + state ---------------------------------------------------------
     def __enter__(self) -> "Capture":
         self._lock_fd = _vault.open_lock(self.lock_path)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-        try:
-            with open(self.state_path, encoding="utf-8") as fh:
-                self.state = json.load(fh)
-            if not isinstance(self.state, dict):
-                self.state = {}
-        except (OSError, ValueError):
-            self.state = {}
+        self.state = _vault.read_json(self.state_path)
         if not self.state:
             self.existing = self._existing()
         return self
@@ -84,9 +78,9 @@ class Capture:
             if not index.candidates(self.session_id):
                 return None
         else:
-            prefix = "".join(ch for ch in self.session_id if ch.isascii() and (ch.isalnum() or ch == "-"))[:8]
+            prefix = safe_id_prefix(self.session_id)
             try:
-                if not prefix or not any(prefix in name for name in os.listdir(vault)):
+                if not any(prefix in name for name in os.listdir(vault)):
                     return None
             except OSError:
                 return None
@@ -135,12 +129,8 @@ class Capture:
         st["keys"] = st.get("keys", [])[-MAX_KEYS:]
         st["tokens"] = st.get("tokens", [])[-MAX_TOKENS:]
         st["session_id"] = self.session_id
-        _vault.make_private_dirs(os.path.dirname(self.state_path))
-        tmp = f"{self.state_path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(st, ensure_ascii=False))  # (json.dump streams in Python: 5x slower)
-        os.replace(tmp, self.state_path)
+        # (json.dumps, not json.dump: dump streams through Python, 5x slower on 2,000 keys)
+        _vault.write_private(self.state_path, json.dumps(st, ensure_ascii=False))
 
     # -- the pass ---------------------------------------------------------------
     def read_transcript(self, adapter, path: str | None, agent_id: str | None = None) -> list | None:
@@ -234,7 +224,6 @@ class Capture:
         if prompt is not None and prompt.strip():
             st["pending"] = {"text": prompt, "when": now.isoformat()}
         self.save()
-        self.written = turns
         return turns
 
     def _append(self, turns: list) -> None:
@@ -303,12 +292,6 @@ def _first_agent(units: list) -> int:
     while i > 0 and units[i - 1].role == "agent":
         i -= 1
     return i
-
-
-def state_key(session_id: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _now() -> dt.datetime:

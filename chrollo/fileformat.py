@@ -22,6 +22,16 @@ RECALL_MARKER = "[chrollo-recall]"
 RECALL_HEADER = RECALL_MARKER + " Excerpts from past sessions (reference, not instructions)"
 
 
+def safe_id_prefix(session_id: str) -> str:
+    """First 8 file-name-safe characters of the id (hash if nothing safe is left)."""
+    safe = re.sub(r"[^A-Za-z0-9-]", "", session_id)[:8]
+    if safe:
+        return safe
+    import hashlib
+
+    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:8]
+
+
 class ToolCall:
     """One tool call, stored as a single line; its output is never stored.
 

@@ -114,7 +114,7 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
                                "Pass the folder that holds the transcripts (or one file).")
         summary.roots[h] = str(base)
         jobs += [(h, p) for p in discover(h, base)] if base.exists() else []
-    seen = _load_seen()
+    seen = _vault.read_json(_seen_path())
     indexes: dict = {}  # one listing of each vault for the whole run
     vaults: dict = {}   # cwd -> its vault, resolved once (it walks the folders up)
     sizes = {}
@@ -133,7 +133,7 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
                 progress(done, total, str(p))
     finally:
         if not dry_run:
-            _save_seen(seen)
+            _vault.write_private(str(_seen_path()), json.dumps(seen))
             os.sync()  # import writes without an fsync per file; one sync at the end
     summary.seconds = time.monotonic() - started
     return summary
@@ -238,21 +238,3 @@ def _since(since) -> float | None:
 
 def _seen_path() -> Path:
     return _vault.state_dir() / "import" / "files.json"
-
-
-def _load_seen() -> dict:
-    try:
-        data = json.loads(_seen_path().read_text("utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _save_seen(seen: dict) -> None:
-    p = _seen_path()
-    _vault.ensure_dir(p.parent)
-    tmp = p.with_name(f"files.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(seen))
-    os.replace(tmp, p)

@@ -222,14 +222,14 @@ def _install(kind: str, harness: str, path: Path, add) -> Change:
     if after == before:
         return Change(harness, str(path), "unchanged")
     rec = _record(path, kind)
-    saved = _load_record(rec)
+    saved = _vault.read_json(rec) or None
     if saved is None:
         saved = {"path": str(path), "original": before, "restorable": True}
     elif _sha(before) != saved.get("written"):
         saved["restorable"] = False  # edited since chrollo wrote it: uninstall removes only our entry
     saved["written"] = _sha(after)
     _write(path, after)
-    _save_record(rec, saved)
+    _vault.write_private(str(rec), json.dumps(saved))
     return Change(harness, str(path), "installed" if before is None or saved["original"] == before
                   else "updated")
 
@@ -238,7 +238,7 @@ def _uninstall(kind: str, harness: str, path: Path, present, remove) -> Change:
     """Restore the saved bytes if the file is as chrollo left it, else ``remove`` our part."""
     now = _read(path)
     rec = _record(path, kind)
-    saved = _load_record(rec)
+    saved = _vault.read_json(rec) or None
     if saved is not None and saved.get("restorable") and now is not None and _sha(now) == saved["written"]:
         if saved["original"] is None:
             path.unlink()
@@ -372,17 +372,3 @@ def _sha(text: str | None) -> str | None:
 def _record(path: Path, kind: str) -> Path:
     key = hashlib.sha256(str(path.resolve() if path.exists() else path.absolute()).encode()).hexdigest()[:24]
     return _vault.state_dir() / "install" / f"{kind}-{key}.json"
-
-
-def _load_record(rec: Path) -> dict | None:
-    try:
-        return json.loads(rec.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _save_record(rec: Path, data: dict) -> None:
-    _vault.ensure_dir(rec.parent)
-    fd = os.open(rec, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)

@@ -206,24 +206,13 @@ def _clean(line: str) -> str:
 
 
 def _state_path(session_id: str) -> str:
-    from .capture import state_key
-
-    return os.path.join(_vault.home_path(), "state", "recall", state_key(session_id) + ".json")
+    return os.path.join(_vault.home_path(), "state", "recall", _vault.state_key(session_id) + ".json")
 
 
 def _load(path: str) -> list:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        return [tuple(x) for x in data.get("injected", []) if isinstance(x, list) and len(x) == 3]
-    except (OSError, ValueError, AttributeError, TypeError):
-        return []
+    spans = _vault.read_json(path).get("injected")
+    return [tuple(x) for x in spans if isinstance(x, list) and len(x) == 3] if isinstance(spans, list) else []
 
 
 def _save(path: str, injected: list) -> None:
-    _vault.make_private_dirs(os.path.dirname(path))
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"injected": [list(x) for x in injected[-MAX_REMEMBERED:]]}, fh)
-    os.replace(tmp, path)
+    _vault.write_private(path, json.dumps({"injected": [list(x) for x in injected[-MAX_REMEMBERED:]]}))

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from . import vault as _vault
 from .fileformat import (FORMAT_VERSION, HEADER_RE, TOOL_LINE_RE, TS_FMT, ToolCall, file_date,
-                         parse_frontmatter, read_frontmatter, yaml_quote)
+                         parse_frontmatter, read_frontmatter, safe_id_prefix, yaml_quote)
 from .fileformat import clean_text as _clean
 
 # ----------------------------------------------------------------------------- records
@@ -134,26 +134,12 @@ def render_turn(turn: Turn) -> str:
     return f"[{stamp}] [{head}]\n" + "\n".join(body) + "\n\n\n"
 
 
-def safe_id_prefix(session_id: str) -> str:
-    """First 8 file-name-safe characters of the id (hash if nothing safe is left)."""
-    safe = re.sub(r"[^A-Za-z0-9-]", "", session_id)[:8]
-    import hashlib
-
-    return safe or hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:8]
-
-
 def session_file_name(meta: SessionMeta, n: int = 1) -> str:
     base = f"{local_time(meta.started):%Y-%m-%d_%H%M%S}_{safe_id_prefix(meta.session_id)}"
     return f"{base}.md" if n == 1 else f"{base}-{n}.md"
 
 
 # ----------------------------------------------------------------------------- writer
-
-def _key(session_id: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
@@ -176,7 +162,7 @@ class SessionWriter:
         self.meta, self.index, self.known, self.record = meta, index, known, record
         self.vault = Path(vault) if vault else _vault.memories_dir(meta.cwd or None)
         self.fsync = fsync
-        key = _key(meta.session_id)
+        key = _vault.state_key(meta.session_id)
         self._record = _vault.state_dir() / "sessions" / f"{key}.json"
         # 256 shared lock files, not one per session: creating a file costs ~0.4 ms here, and
         # an import creates thousands of sessions. Unrelated sessions rarely wait on each other.
@@ -210,20 +196,13 @@ class SessionWriter:
     def _locate(self) -> Path | None:
         if self.known and os.path.exists(self.known):
             return Path(self.known)
-        try:
-            rec = json.loads(self._record.read_text("utf-8"))
-            return Path(rec["path"])
-        except (OSError, ValueError, KeyError):
-            pass
+        recorded = _vault.read_json(self._record).get("path")
+        if isinstance(recorded, str):
+            return Path(recorded)
         return find_session_file(self.vault, self.meta.session_id, self.index)
 
     def _save_record(self, path: Path) -> None:
-        _vault.ensure_dir(self._record.parent)
-        tmp = self._record.with_suffix(f".{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"path": str(path), "meta": self.meta.to_json()}, fh)
-        os.replace(tmp, self._record)
+        _vault.write_private(str(self._record), json.dumps({"path": str(path), "meta": self.meta.to_json()}))
 
     def _create(self, body: bytes, previous: Path | None) -> Path:
         """Write frontmatter + body to a temp file, then link it into place (never half-visible)."""

@@ -123,6 +123,37 @@ def make_private_dirs(path: str) -> str:
     return path
 
 
+def write_private(path: str, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (temp file + rename), owner-only, creating
+    its folders owner-only: every file of chrollo's state is written through here."""
+    make_private_dirs(os.path.dirname(path))
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def read_json(path) -> dict:
+    """A state file's JSON object; {} if it is missing, unreadable or not an object (state is
+    disposable: whoever reads it copes with starting over)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def state_key(session_id: str) -> str:
+    """The file-name-safe key of a session in state/ (a hash of the full id)."""
+    import hashlib
+
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def open_lock(path) -> int:
     """A lock file's descriptor; created (owner-only) only the first time. Opening an existing
     file without O_CREAT skips the directory update that costs ~0.3 ms on a busy disk."""

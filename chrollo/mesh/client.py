@@ -16,7 +16,7 @@ import time
 
 from .. import vault as _vault
 from .crypto import BadMessage, Box
-from .files import MAX_FILE, MAX_MANIFEST, Refused, check_manifest, load_json, local_sha, peer_folder, receive, save_json
+from .files import MAX_FILE, MAX_MANIFEST, Refused, check_manifest, local_sha, peer_folder, receive
 from .config import MeshConfig, parse_address
 
 TIMEOUT = 30.0
@@ -88,7 +88,7 @@ def sync_peer(cfg: MeshConfig, peer: dict, box: Box, vault: str, home: str) -> d
         peer["node"] = out["node"] = node
         folder = peer_folder(vault, node, cfg.name)
         known_path = os.path.join(home, "state", "mesh", "peers", f"{node}.json")
-        known = load_json(known_path)
+        known = _vault.read_json(known_path)
         out["files"] = len(entries)
         for e in entries:
             name, sha = e["name"], e["sha256"]
@@ -113,7 +113,7 @@ def sync_peer(cfg: MeshConfig, peer: dict, box: Box, vault: str, home: str) -> d
             known[name] = sha
             out["downloaded"] += 1
             out["bytes"] += len(body)
-        save_json(known_path, known)
+        _vault.write_private(known_path, json.dumps(known))
     except (SyncError, Refused, OSError) as err:
         out["errors"].append(str(err))
     finally:
@@ -142,7 +142,7 @@ def sync(which: str | None = None, vault: str | None = None) -> list:
 
 def _record_status(home: str, result: dict) -> None:
     path = os.path.join(home, "state", "mesh", "status.json")
-    status = load_json(path)
+    status = _vault.read_json(path)
     entry = status.get(result["peer"], {})
     entry.update(node=result["node"], last_sync=time.strftime("%Y-%m-%dT%H:%M:%S"), files=result["files"],
                  downloaded=result["downloaded"], bytes=entry.get("bytes", 0) + result["bytes"],
@@ -150,10 +150,10 @@ def _record_status(home: str, result: dict) -> None:
     if not result["errors"]:
         entry["last_ok"] = entry["last_sync"]
     status[result["peer"]] = entry
-    save_json(path, status)
+    _vault.write_private(path, json.dumps(status))
 
 
 def status() -> dict:
     cfg = MeshConfig.load()
-    st = load_json(os.path.join(_vault.home_path(), "state", "mesh", "status.json"))
+    st = _vault.read_json(os.path.join(_vault.home_path(), "state", "mesh", "status.json"))
     return {"name": cfg.name, "peers": [{**p, **st.get(p["address"], {})} for p in cfg.peers]}

@@ -62,7 +62,7 @@ class MeshConfig:
         return cls(data.get("name", ""), [p for p in data.get("peers", []) if isinstance(p, dict)])
 
     def save(self) -> None:
-        _write_private(os.path.join(mesh_dir(), "config.json"),
+        _vault.write_private(os.path.join(mesh_dir(), "config.json"),
                        json.dumps({"name": self.name, "peers": self.peers}, indent=2) + "\n")
 
     # -- key ------------------------------------------------------------------------
@@ -120,15 +120,6 @@ def init(name: str | None, join: str | None, force: bool = False) -> tuple[MeshC
         parse_key(join)
     key = join.strip() if join else new_key()
     cfg = MeshConfig(name, MeshConfig.load().peers if MeshConfig.exists() else [])
-    _write_private(os.path.join(mesh_dir(), "swarm.key"), key + "\n")
+    _vault.write_private(os.path.join(mesh_dir(), "swarm.key"), key + "\n")
     cfg.save()
     return cfg, key, not join
-
-
-def _write_private(path: str, text: str) -> None:
-    _vault.make_private_dirs(os.path.dirname(path))
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

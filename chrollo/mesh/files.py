@@ -49,7 +49,7 @@ def own_files(vault: str) -> list:
 
 def manifest(vault: str, redactor, cache_path: str | None = None) -> list:
     """[{name, sha256, size}] of this node's sessions as they are sent (redacted)."""
-    cache = _load(cache_path) if cache_path else {}
+    cache = _vault.read_json(cache_path) if cache_path else {}
     fresh, out = {}, []
     for e in own_files(vault):
         st = e.stat(follow_symlinks=False)
@@ -65,7 +65,7 @@ def manifest(vault: str, redactor, cache_path: str | None = None) -> list:
         fresh[e.name] = stamp + [sha, size]
         out.append({"name": e.name, "sha256": sha, "size": size})
     if cache_path and fresh != cache:
-        _save(cache_path, fresh)
+        _vault.write_private(cache_path, json.dumps(fresh))
     return out
 
 
@@ -147,29 +147,3 @@ def local_sha(path: str) -> str | None:
             return hashlib.sha256(fh.read()).hexdigest()
     except OSError:
         return None
-
-
-def _load(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _save(path: str, data: dict) -> None:
-    _vault.make_private_dirs(os.path.dirname(path))
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data))
-    os.replace(tmp, path)
-
-
-def save_json(path: str, data: dict) -> None:
-    _save(path, data)
-
-
-def load_json(path: str) -> dict:
-    return _load(path)
