@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 
 from .harness import adapter as _adapter
-from .harness import canonical, normalise_event
+from .harness import canonical, normalise_event, plain_id
+from .harness.common import regular_file
 
 USAGE = """\
 Usage: chrollo hook [EVENT] --harness claude-code|codex|gemini|pi [--budget small|medium|large|N]
@@ -43,8 +43,6 @@ Options:
   -h, --help       Show this message and exit.
 """
 MAX_STDIN = 64 << 20
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}$")
-LOG_MAX = 1 << 20
 
 
 class Skip(Exception):
@@ -147,11 +145,9 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
     if action is None:
         raise Skip(f"{name} event {event or said!r} is not one chrollo handles")
     sid = payload.get("session_id")
-    if not isinstance(sid, str) or not SESSION_ID_RE.match(sid) or ".." in sid:
+    if not plain_id(sid):
         raise Skip("session_id missing or not a plain id")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isabs(payload["cwd"]) else ""
-    from .harness.common import regular_file
-
     transcript = regular_file(payload.get("transcript_path"))
     out = ""
     if action == "recall":
@@ -175,13 +171,12 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
 def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload: dict,
              action: str, prompt: str | None = None) -> None:
     from .capture import Capture
-    from .harness.common import regular_file
 
     final = payload.get("last_assistant_message", payload.get("prompt_response"))
     final = final if isinstance(final, str) else None
     if action == "subagent":
         agent = payload.get("agent_id")
-        if not isinstance(agent, str) or not SESSION_ID_RE.match(agent):
+        if not plain_id(agent):
             raise Skip("SubagentStop without a plain agent_id")
         path = regular_file(payload.get("agent_transcript_path")) or transcript
         if path == transcript:
@@ -227,26 +222,6 @@ def _reply(harness: str, text: str) -> str:
 
 def log(harness, event, message: str) -> None:
     """Append one entry to ``$CHROLLO_HOME/logs/hooks.log``; stderr only if that fails."""
-    from .vault import FILE_MODE, home_path, make_private_dirs
+    from .vault import append_log
 
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    line = f"{stamp} {harness or '-'} {event or '-'} {message.rstrip()}\n"
-    try:
-        folder = os.path.join(home_path(), "logs")
-        make_private_dirs(folder)
-        path = os.path.join(folder, "hooks.log")
-        try:
-            if os.path.getsize(path) > LOG_MAX:
-                os.replace(path, path + ".1")
-        except OSError:
-            pass
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except Exception:  # noqa: BLE001
-        try:
-            sys.stderr.write("chrollo hook: " + line.splitlines()[0][:300] + "\n")
-        except Exception:  # noqa: BLE001
-            pass
+    append_log("hooks", f"{harness or '-'} {event or '-'} {message}", who="chrollo hook")

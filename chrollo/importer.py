@@ -142,7 +142,7 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
 def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, indexes: dict,
          vaults: dict) -> FileResult:
     from .capture import Capture
-    from .harness import adapter
+    from .harness import adapter, plain_id
 
     path = str(p)
     try:
@@ -165,9 +165,7 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
         return FileResult(path, h, "skipped", f"not a {h} transcript ({type(e).__name__}: {e})"[:300],
                           nbytes=st.st_size)
     sid = who.get("session_id")
-    from .hook import SESSION_ID_RE
-
-    if not isinstance(sid, str) or not SESSION_ID_RE.match(sid) or ".." in sid:
+    if not plain_id(sid):
         return FileResult(path, h, "skipped", "no usable session id", nbytes=st.st_size)
     name = as_harness if h == "jsonl" else h
     passes = [(sid, who.get("parent"), who.get("agent_id"))]

@@ -154,6 +154,36 @@ def state_key(session_id: str) -> str:
     return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+LOG_MAX = 1 << 20
+
+
+def append_log(name: str, message: str, who: str = "chrollo") -> None:
+    """Append a stamped entry to ``$CHROLLO_HOME/logs/<name>.log`` (0600, rotated to ``.1``
+    past 1 MiB). Never raises: if the log cannot be written, its first line goes to stderr."""
+    import sys
+    import time
+
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message.rstrip()}\n"
+    try:
+        folder = make_private_dirs(os.path.join(home_path(), "logs"))
+        path = os.path.join(folder, name + ".log")
+        try:
+            if os.path.getsize(path) > LOG_MAX:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001
+        try:
+            sys.stderr.write(f"{who}: " + line.splitlines()[0][:300] + "\n")
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def open_lock(path) -> int:
     """A lock file's descriptor; created (owner-only) only the first time. Opening an existing
     file without O_CREAT skips the directory update that costs ~0.3 ms on a busy disk."""

@@ -23,6 +23,20 @@ def canonical(name: str) -> str | None:
     return n if n in HARNESSES else None
 
 
+_PLAIN_ID = None
+
+
+def plain_id(value) -> bool:
+    """A session or agent id chrollo accepts: 1-200 of letters, digits and ``._@:+-``, starting
+    with a letter or digit, no ``..`` — nothing that could name a path or break a header."""
+    global _PLAIN_ID
+    if _PLAIN_ID is None:
+        import re
+
+        _PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}")
+    return isinstance(value, str) and bool(_PLAIN_ID.fullmatch(value)) and ".." not in value
+
+
 def adapter(name: str):
     return importlib.import_module(f".{_MODULES[name]}", __name__)
 

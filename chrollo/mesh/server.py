@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -153,16 +152,8 @@ def serve(bind: str, port: int, vault: str | None = None, ready=None, announce: 
     key = MeshConfig.key_bytes()
     vault = vault or _vault.memories_path()
     home = _vault.home_path()
-    logfile = os.path.join(home, "logs", "mesh.log")
-
     def log(msg: str) -> None:
-        try:
-            _vault.make_private_dirs(os.path.dirname(logfile))
-            fd = os.open(logfile, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _vault.FILE_MODE)
-            os.write(fd, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {msg}\n".encode())
-            os.close(fd)
-        except OSError:
-            sys.stderr.write(f"chrollo mesh: {msg}\n")
+        _vault.append_log("mesh", msg, who="chrollo mesh")
 
     httpd = MeshServer((bind, port), cfg.name, key, vault, home, log)
     host, real_port = httpd.server_address[:2]
