@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 
 import pytest
 
-from conftest import run, run_json, write_session
+from conftest import run, run_json, without_root_bypass, write_session
 
 
 def envelope(p, kind, code):
@@ -28,21 +27,12 @@ def test_missing_vault(home, tmp_path):
     assert "vault not found" in p.stderr and "hint:" in p.stderr
 
 
-def _unreadable_prefix():
-    """Root reads everything; drop the capabilities that let it, to make chmod 000 bite."""
-    if os.geteuid() != 0:
-        return []
-    if not shutil.which("setpriv"):
-        pytest.skip("running as root without setpriv: cannot make a file unreadable")
-    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
-
-
 def test_unreadable_file_keeps_partial_results(home, tmp_path):
     vault = tmp_path / "v"
     write_session(vault, "okfile00-x", "2026-10-01T10:00:00", [("user", "10:00:00", "secret sauce recipe")])
     bad = write_session(vault, "badfile0-x", "2026-10-02T10:00:00", [("user", "10:00:00", "secret sauce too")])
     bad.chmod(0)
-    prefix = _unreadable_prefix()
+    prefix = without_root_bypass()
     p, out = run_json(["search", "sauce", "--dir", vault], home, prefix=prefix)
     assert p.returncode == 0
     assert [h["session_id"] for h in out["hits"]] == ["okfile00-x"]

@@ -4,12 +4,11 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import os
 import resource
-import shutil
 
 import pytest
 
+from conftest import without_root_bypass
 from hookkit import FIXTURES, hook, localise, needs_fixtures, ok, payload, vault_files
 
 BAD = FIXTURES / "hooks" / "bad"
@@ -118,11 +117,7 @@ def test_missing_rg_gives_no_recall_but_capture_goes_on(home, tmp_path, make_ses
 
 @needs_fixtures
 def test_read_only_vault_lets_the_turn_go_on(home, tmp_path):
-    prefix = []
-    if os.geteuid() == 0:
-        if not shutil.which("setpriv"):
-            pytest.skip("running as root without setpriv: cannot make a folder read-only")
-        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    prefix = without_root_bypass()
     vault = home / "memories"
     vault.mkdir(parents=True)
     vault.chmod(0o500)
@@ -161,11 +156,7 @@ def test_full_disk_is_survived(home, tmp_path):
 
 def test_recall_survives_a_capture_that_cannot_write(home, make_session):
     """state/ read-only: capture fails (logged), the prompt still gets its memory."""
-    prefix = []
-    if os.geteuid() == 0:
-        if not shutil.which("setpriv"):
-            pytest.skip("running as root without setpriv: cannot make a folder read-only")
-        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    prefix = without_root_bypass()
     make_session(home / "memories", "old00000-1111-4111-8111-111111111111", "2026-10-01T10:00:00",
                  [("user", "10:00:00", "the grafana alert for disk pressure on the build runners"),
                   ("agent", "10:00:05", ["Raised the threshold to 90% and added a 10 minute window."])])

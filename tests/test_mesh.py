@@ -211,6 +211,15 @@ class FakePeer:
         self.httpd.shutdown()
 
 
+def sync_from(node: Node, fake: FakePeer):
+    """``node`` syncs from ``fake`` once; the fake is closed whatever happens."""
+    try:
+        node.cli("mesh", "peers", "add", f"127.0.0.1:{fake.port}")
+        return node.sync("--all")
+    finally:
+        fake.close()
+
+
 def _entry(name: str, data: bytes) -> dict:
     import hashlib
 
@@ -239,12 +248,7 @@ def test_hostile_manifests_are_refused_and_nothing_is_written(mesh, case):
     a = mesh("alpha")
     own = a.session("aaaa0009-x", "our own session")
     before = own.read_bytes()
-    fake = FakePeer(mesh.key, HOSTILE[case], {"2026-01-01_000000_evil.md": GOOD})
-    try:
-        a.cli("mesh", "peers", "add", f"127.0.0.1:{fake.port}")
-        p, out = a.sync("--all")
-    finally:
-        fake.close()
+    p, out = sync_from(a, FakePeer(mesh.key, HOSTILE[case], {"2026-01-01_000000_evil.md": GOOD}))
     assert p.returncode == 1 and out["peers"][0]["errors"]
     assert not (a.vault / "peers").exists() or not any((a.vault / "peers").rglob("*"))
     assert sorted(x.name for x in a.vault.iterdir() if x.name != "peers") == [own.name]
@@ -277,12 +281,7 @@ def test_killed_transfer_leaves_no_partial_file(mesh):
     a = mesh("alpha")
     name = "2026-01-01_000000_big.md"
     data = GOOD + b"x" * 200_000
-    fake = FakePeer(mesh.key, {"node": "evil", "files": [_entry(name, data)]}, {name: data}, cut=True)
-    try:
-        a.cli("mesh", "peers", "add", f"127.0.0.1:{fake.port}")
-        p, out = a.sync("--all")
-    finally:
-        fake.close()
+    p, out = sync_from(a, FakePeer(mesh.key, {"node": "evil", "files": [_entry(name, data)]}, {name: data}, cut=True))
     assert p.returncode == 1 and out["peers"][0]["errors"]
     folder = a.vault / "peers" / "evil"
     assert not folder.exists() or list(folder.iterdir()) == []
