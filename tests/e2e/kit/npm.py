@@ -1,0 +1,106 @@
+"""The harness binaries: pinned (``tests/e2e/package.json`` + ``package-lock.json``, ``npm ci``)
+or latest (``CHROLLO_E2E_VERSIONS=latest``: ``npm install <pkg>@latest``, no lockfile), each
+installed once into a cache outside the repository and reused:
+
+    ${CHROLLO_E2E_CACHE:-~/.cache/chrollo-e2e}/pinned-<sha256 of package.json+lockfile>/
+    ${CHROLLO_E2E_CACHE:-~/.cache/chrollo-e2e}/latest-<UTC date>/
+
+An install goes into a temporary sibling folder and is renamed into place when complete, under
+an exclusive lock, so parallel runs neither collide nor see a half-made install.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+PACKAGE_JSON = HERE / "package.json"
+LOCKFILE = HERE / "package-lock.json"
+
+PACKAGES = {"claude-code": "@anthropic-ai/claude-code", "codex": "@openai/codex",
+            "gemini": "@google/gemini-cli", "pi": "@mariozechner/pi-coding-agent"}
+BINARIES = {"claude-code": "claude", "codex": "codex", "gemini": "gemini", "pi": "pi"}
+
+
+class InstallError(RuntimeError):
+    pass
+
+
+def mode() -> str:
+    return "latest" if os.environ.get("CHROLLO_E2E_VERSIONS", "pinned").strip().lower() == "latest" else "pinned"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CHROLLO_E2E_CACHE") or Path.home() / ".cache" / "chrollo-e2e").expanduser()
+
+
+def pinned_versions() -> dict:
+    deps = json.loads(PACKAGE_JSON.read_text("utf-8"))["dependencies"]
+    return {h: deps[p] for h, p in PACKAGES.items()}
+
+
+def install_dir() -> Path:
+    if mode() == "latest":
+        return cache_root() / ("latest-" + time.strftime("%Y-%m-%d", time.gmtime()))
+    digest = hashlib.sha256(PACKAGE_JSON.read_bytes() + LOCKFILE.read_bytes()).hexdigest()[:16]
+    return cache_root() / f"pinned-{digest}"
+
+
+def ensure_installed(timeout: float = 900) -> Path:
+    """The folder whose ``node_modules/.bin`` holds the four harnesses (installing them once)."""
+    target = install_dir()
+    if (target / ".complete").is_file():
+        return target
+    if not shutil.which("npm") or not shutil.which("node"):
+        raise InstallError("node/npm are not installed")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(target) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / ".complete").is_file():
+            return target
+        tmp = Path(str(target) + f".tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        npm = ["npm", "--no-audit", "--no-fund", "--loglevel=error", "--no-update-notifier"]
+        if mode() == "latest":
+            (tmp / "package.json").write_text('{"name": "chrollo-e2e-latest", "private": true}\n')
+            # Versions named explicitly: a bare name on Node 20 can resolve an old Claude Code.
+            latest = {}
+            for h, pkg in PACKAGES.items():
+                v = subprocess.run(["npm", "view", pkg, "version"], capture_output=True, text=True, timeout=120)
+                if v.returncode != 0:
+                    raise InstallError(f"npm view {pkg}: {v.stderr[-2000:]}")
+                latest[h] = f"{pkg}@{v.stdout.strip()}"
+            cmd = npm + ["install", "--engine-strict=false", *latest.values()]
+        else:
+            shutil.copyfile(PACKAGE_JSON, tmp / "package.json")
+            shutil.copyfile(LOCKFILE, tmp / "package-lock.json")
+            cmd = npm + ["ci"]
+        p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=timeout)
+        if p.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise InstallError(f"{' '.join(cmd)} failed:\n{p.stderr[-4000:]}")
+        (tmp / ".complete").write_text(json.dumps(installed_versions(tmp)) + "\n")
+        shutil.rmtree(target, ignore_errors=True)
+        os.rename(tmp, target)
+    return target
+
+
+def installed_versions(folder: Path) -> dict:
+    out = {}
+    for h, pkg in PACKAGES.items():
+        try:
+            out[h] = json.loads((folder / "node_modules" / pkg / "package.json").read_text("utf-8"))["version"]
+        except (OSError, ValueError, KeyError):
+            out[h] = None
+    return out
+
+
+def binary(folder: Path, harness: str) -> Path:
+    return folder / "node_modules" / ".bin" / BINARIES[harness]
