@@ -1,4 +1,7 @@
 """One driver per harness, all on the same kit (``tests/e2e/kit``)."""
 from .claude import Claude
+from .codex import Codex
+from .gemini import Gemini
+from .pi import Pi
 
-DRIVERS = {"claude-code": Claude}
+DRIVERS = {"claude-code": Claude, "codex": Codex, "gemini": Gemini, "pi": Pi}

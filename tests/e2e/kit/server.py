@@ -50,9 +50,11 @@ class FakeModelServer:
         with self._lock:
             entry["n"] = len(self.requests) + 1
             self.requests.append(entry)
-            if self.log:
-                with open(self.log, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def write(self, entry: dict) -> None:
+        if self.log:
+            with self._lock, open(self.log, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     def model_requests(self) -> list:
         """The requests that asked the model for an answer with tools (the agent's own turns)."""
@@ -70,19 +72,26 @@ def _handler(server: FakeModelServer):
             pass
 
         def do_GET(self):
-            self._record(None)
+            server.write(self._record(None))
             self._json(200, {"ok": True})
 
         do_HEAD = do_GET
 
         def do_POST(self):
+            entry = {}
+            try:
+                self._post(entry)
+            finally:
+                server.write(entry)
+
+        def _post(self, entry):
             raw = self._body()
             try:
                 body = json.loads(raw or b"{}")
             except ValueError:
                 body = {"_unparsed": raw[:2000].decode("utf-8", "replace")}
             path = self.path.split("?")[0]
-            entry = self._record(body)
+            self._record(body, entry)
             if path.endswith("/count_tokens") or path.endswith(":countTokens"):
                 return self._json(200, {"input_tokens": 100, "totalTokens": 100})
             if path.endswith("/messages"):
@@ -121,10 +130,11 @@ def _handler(server: FakeModelServer):
                 data = gzip.decompress(data)
             return data
 
-        def _record(self, body) -> dict:
-            entry = {"t": time.time(), "method": self.command, "path": self.path,
+        def _record(self, body, entry=None) -> dict:
+            entry = entry if entry is not None else {}
+            entry.update({"t": time.time(), "method": self.command, "path": self.path,
                      "headers": {k.lower(): ("<hidden>" if k.lower() in _HIDDEN_HEADERS else v)
-                                 for k, v in self.headers.items()}, "body": body}
+                                 for k, v in self.headers.items()}, "body": body})
             server.record(entry)
             return entry
 
