@@ -161,6 +161,20 @@ class Capture:
         ``abort_if_empty``: a turn with no agent content (aborted) stores nothing and keeps
         the pending prompt for a retry (pi's ``agent_end``).
         """
+        from . import privacy
+
+        privacy.rules(reload=True)  # (a forget may have run since this process started)
+        if privacy.capture_off(self.session_id, self.cwd or None):
+            return []  # forgotten, excluded or opted out: never written, live or imported
+        if privacy.asks_private(prompt) or any(u.role == "user" and privacy.asks_private(u.text) for u in units):
+            from .forget import forget_ids
+
+            forget_ids([self.session_id.split(":", 1)[0]],
+                       self.vault or _vault.memories_path(self.cwd or None), capture_locked=True)
+            return []
+        units = [_private(u) for u in units]
+        prompt = privacy.scrub_private(prompt) if prompt else prompt
+        final = privacy.scrub_private(final) if isinstance(final, str) else final
         st = self.state
         keys = st.setdefault("keys", [])
         seen = set(keys)
@@ -270,6 +284,14 @@ def to_turns(units: list) -> list:
         else:
             turns.append(Turn.agent(parts, when, u.key))
     return [t for t in turns if t.has_content()]
+
+
+def _private(u: Unit) -> Unit:
+    """``u`` with its ``<private>`` spans withheld (see :mod:`chrollo.privacy`)."""
+    from .privacy import scrub_private
+
+    parts = [scrub_private(p) if isinstance(p, str) else p for p in u.parts]
+    return u if parts == u.parts else Unit(u.role, u.when, parts, u.key)
 
 
 def _add(recent: list, token: str, keep: int = 100) -> None:

@@ -269,6 +269,79 @@ def import_(source, root, since, dry_run, as_harness, as_json):
         emit(import_lines(summary))
 
 
+@cli.command()
+@click.argument("sessions", nargs=-1, metavar="[SESSION]...")
+@click.option("--since", metavar="DATE", help="Sessions started on or after DATE (YYYY-MM-DD).")
+@click.option("--until", metavar="DATE", help="Sessions started on or before DATE (YYYY-MM-DD).")
+@click.option("--project", metavar="PATH", help="Sessions whose working directory is inside PATH.")
+@click.option("--lines", metavar="PATTERN", help="Only the lines holding PATTERN (e.g. a leaked key), in every file "
+              "or in the sessions named; each becomes a marker and later captures scrub it too.")
+@click.option("--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax), not literal text.")
+@click.option("--dir", "dir_", metavar="PATH", help="The memory folder (default: the vault).")
+@click.option("--dry-run", is_flag=True, help="Show what would be forgotten; change nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before removing sessions.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+def forget(sessions, since, until, project, lines, regex, dir_, dry_run, yes, as_json):
+    """Forget sessions, or lines, for good.
+
+    SESSION is a session file (as `chrollo search` prints it, or relative to the vault) or a
+    session id (8 characters or more of it). Whole sessions are deleted with their subagents'
+    files; a tombstone keeps them deleted: the session's later turns are not captured,
+    `chrollo import` skips it, and the mesh stops publishing it (peers' copies are theirs).
+    With --lines only the matching lines go, replaced by "[forgotten by chrollo]"; no other
+    byte changes. Safe to run twice.
+
+    \b
+    Examples:
+      chrollo forget 2026-06-10_142536_019eb1a9.md
+      chrollo forget --project ~/work/secret-client --dry-run
+      chrollo forget --lines 'sk_live_51H8'
+    """
+    from .forget import forget as run
+
+    if not (dry_run or yes or as_json or lines is not None) and sys.stdin.isatty():
+        preview = run(sessions, since, until, project, lines, regex, dir_, dry_run=True)
+        if preview.sessions and not click.confirm(
+                f"Forget {len(preview.sessions)} session file(s) for good?", err=True):
+            raise click.exceptions.Abort()
+    report = run(sessions, since, until, project, lines, regex, dir_, dry_run=dry_run)
+    if as_json:
+        _dump(report.to_json())
+        return
+    from .output import emit, forget_lines
+
+    emit(forget_lines(report))
+
+
+@cli.command()
+@click.argument("action", type=click.Choice(["add", "remove", "list"]), default="list")
+@click.argument("paths", nargs=-1, metavar="[PATH|GLOB]...")
+@click.option("--json", "as_json", is_flag=True, help="Print the excluded projects as JSON.")
+def exclude(action, paths, as_json):
+    """Keep projects out of memory: `add`, `remove` or `list` (default).
+
+    A session whose working directory is inside an excluded project (a folder, or a glob
+    such as '~/clients/*') is never captured and gets no recall, and sessions kept before
+    it was excluded are never injected. `chrollo forget --project PATH` removes those.
+    """
+    from .forget import exclude as run
+    from .privacy import rules
+
+    if action == "list":
+        if paths:
+            raise UsageError("`exclude list` takes no paths", kind="bad_usage")
+        current = rules().exclude
+    elif not paths:
+        raise UsageError(f"`exclude {action}` needs a PATH", "e.g. chrollo exclude add ~/work/client-x",
+                         kind="bad_usage")
+    else:
+        current = run(list(paths), remove=action == "remove")
+    if as_json:
+        _dump({"exclude": current})
+    else:
+        click.echo("\n".join(current) if current else "no excluded projects")
+
+
 @cli.group()
 def mesh():
     """Share session files with peers (other machines, other agents), securely.

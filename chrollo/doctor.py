@@ -71,7 +71,20 @@ def _general() -> list:
     out.append(_check("hook log", "warn" if errors else "ok",
                       f"{errors} hook errors in the last 24 h ({log})" if errors else f"no recent errors ({log})",
                       f"see {log}" if errors else ""))
+    out.append(_privacy())
     return out
+
+
+def _privacy() -> dict:
+    """What is kept out of memory (excluded projects, forgotten sessions and lines)."""
+    from .privacy import rules
+
+    r = rules(reload=True)
+    bits = [f"excluded projects: {', '.join(r.exclude)}" if r.exclude
+            else "no excluded projects (`chrollo exclude add PATH` keeps one out)"]
+    if r.sessions or r.lines:
+        bits.append(f"{len(r.sessions)} forgotten sessions, {len(r.lines)} forgotten line patterns")
+    return _check("privacy", "ok", "; ".join(bits))
 
 
 def _recent_errors(log: Path) -> int:

@@ -149,21 +149,36 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
         raise Skip("session_id missing or not a plain id")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isabs(payload["cwd"]) else ""
     transcript = regular_file(payload.get("transcript_path"))
+    from . import privacy
+
+    prompt = payload.get("prompt") if isinstance(payload.get("prompt"), str) else None
+    if prompt is not None and privacy.asks_private(prompt):
+        from .forget import forget_ids
+
+        forget_ids([sid])  # the whole session is private now: what was kept of it goes too
+        log(name, event, "session marked private: forgotten, nothing more is kept")
+    off = privacy.capture_off(sid, cwd or None)
     out = ""
     if action == "recall":
-        prompt = payload.get("prompt")
+        quiet = privacy.recall_off(cwd or None)
         try:
             from .recall import recall
 
-            out = _reply(name, recall(prompt, sid, cwd=cwd or None, budget=budget))
+            if not quiet:
+                out = _reply(name, recall(privacy.scrub_private(prompt) if prompt else prompt, sid,
+                                          cwd=cwd or None, budget=budget))
         except Exception as e:  # recall failing must not stop the capture below
             _log_error(name, event, "recall", e)
+        if off:
+            log(name, event, f"skipped: not captured: {off}")
+            return out
         try:
-            _capture(mod, name, sid, cwd, transcript, payload, action,
-                     prompt=prompt if isinstance(prompt, str) else None)
+            _capture(mod, name, sid, cwd, transcript, payload, action, prompt=prompt)
         except Exception as e:  # nor capture failing (a read-only vault…) lose the recall
             _log_error(name, event, "capture", e)
         return out
+    if off:
+        raise Skip(f"not captured: {off}")
     _capture(mod, name, sid, cwd, transcript, payload, action)
     return ""
 
@@ -193,7 +208,9 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
         if action == "capture":
             said = payload.get("prompt")  # Gemini AfterAgent / Codex notify carry the prompt too
             if isinstance(said, str) and said.strip() and "pending" not in cap.state:
-                cap.state["pending"] = {"text": said}
+                from .privacy import scrub_private
+
+                cap.state["pending"] = {"text": scrub_private(said)}
         if name == "pi" and action == "capture":
             units = units + mod.message_units(payload.get("messages"))
         if action == "recall":

@@ -168,6 +168,11 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     if not plain_id(sid):
         return FileResult(path, h, "skipped", "no usable session id", nbytes=st.st_size)
     name = as_harness if h == "jsonl" else h
+    from .privacy import capture_off
+
+    off = capture_off(sid, who.get("cwd") or None)
+    if off:
+        return FileResult(path, h, "skipped", off, nbytes=st.st_size, session_id=sid)
     passes = [(sid, who.get("parent"), who.get("agent_id"))]
     turns, created, skipped_lines = 0, False, 0
     try:

@@ -105,3 +105,25 @@ def import_lines(summary) -> list:
     if not summary.results:
         out.append(("dim", "nothing to import: no transcripts found there"))
     return out
+
+
+def forget_lines(report) -> list:
+    """`chrollo forget`'s report: what went (or would go), then a one-line total."""
+    would = report.dry_run
+    out = []
+    for s in report.sessions:
+        out.append(("", f"{'would remove' if would else 'removed'}  {s['path']}"))
+    for t in report.already:
+        out.append(("dim", f"already forgotten  {t}"))
+    for f in report.lines:
+        out.append(("", f"{'would scrub' if would else 'scrubbed'}  {f['path']}: "
+                        f"line{'s' if len(f['lines']) > 1 else ''} {', '.join(map(str, f['lines']))}"))
+    n_lines = sum(len(f["lines"]) for f in report.lines)
+    if report.sessions:
+        out.append(("bold", f"{len(report.sessions)} session file(s) {'would be ' if would else ''}forgotten"))
+    elif not (report.lines or report.pattern is not None):
+        out.append(("bold", "nothing (more) to forget"))
+    if report.lines or report.pattern is not None:
+        out.append(("bold", f"{n_lines} line(s) in {len(report.lines)} file(s) {'would be ' if would else ''}scrubbed"
+                    + ("; later captures scrub the pattern too" if report.pattern is not None else "")))
+    return out

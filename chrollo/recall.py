@@ -92,6 +92,9 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
     seen_path = _state_path(session_id)
     injected = _load(seen_path)
     hits = strong_hits(result, session_id)
+    from .privacy import excluded_file
+
+    hits = [h for h in hits if not excluded_file(h.path)]  # captured before its project was excluded
     root = result.vault
     blocks, used, taken = [], len(RECALL_HEADER) + 200, []
     for h in hits:

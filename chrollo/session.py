@@ -174,10 +174,15 @@ class SessionWriter:
         text = "".join(render_turn(t) for t in turns)
         if not text:
             return None
-        data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
+        from .privacy import rules
+
         lock_fd = _vault.open_lock(self._lock)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            # Lines `chrollo forget --lines` removed stay removed; read under the lock, so an
+            # append that waited on a running forget scrubs what that forget just added.
+            text = rules(reload=True).scrub_lines(text)
+            data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
             path = self._locate()
             if path is None or not path.exists():
                 path = self._create(data, path)

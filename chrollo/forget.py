@@ -1,0 +1,330 @@
+"""``chrollo forget``: remove sessions, or scrub lines, for good (see :mod:`chrollo.privacy`).
+
+Whole sessions are deleted with their subagents' files and chrollo's state about them, after
+a tombstone is written, so no later capture, import or mesh sync brings them back. Matched
+lines are replaced by :data:`chrollo.privacy.MARKER` in place: each file is rewritten
+atomically (temp file + rename) under the same per-session lock the writer appends under,
+so a live session loses no turn; every other byte stays as it was.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import os
+from pathlib import Path
+
+from . import privacy
+from . import vault as _vault
+from .errors import ChrolloError, UsageError
+from .fileformat import read_frontmatter
+
+
+class Report:
+    """What a forget did (or, with ``dry_run``, would do)."""
+
+    def __init__(self, vault: Path, dry_run: bool):
+        self.vault, self.dry_run = vault, dry_run
+        self.sessions: list = []   # {"path", "session_id", "status"}
+        self.lines: list = []      # {"path", "lines": [numbers]}
+        self.pattern: str | None = None
+        self.already: list = []    # targets forgotten by an earlier run
+
+    def to_json(self) -> dict:
+        return {"vault": str(self.vault), "dry_run": self.dry_run, "sessions": self.sessions,
+                "already_forgotten": self.already,
+                "lines": {"pattern_added": self.pattern, "files": self.lines,
+                          "count": sum(len(f["lines"]) for f in self.lines)}}
+
+
+def forget(targets=(), since: str | None = None, until: str | None = None, project: str | None = None,
+           lines: str | None = None, regex: bool = False, dir: str | None = None,
+           dry_run: bool = False) -> Report:
+    """Forget the sessions selected by ``targets`` (paths or ids), a date range or a project —
+    or, with ``lines``, only the lines matching it (in the selected sessions, else everywhere)."""
+    vault = Path(os.path.realpath(os.path.expanduser(dir)) if dir else _vault.memories_path())
+    selecting = bool(targets or since or until or project)
+    if selecting or dir or vault.exists():
+        _vault.require_dir(vault)  # (a pattern is remembered even before there is a vault)
+    if not selecting and lines is None:
+        raise UsageError("nothing to forget: name sessions (path or id), a range (--since/--until), "
+                         "a project (--project) or --lines PATTERN", "See `chrollo forget --help`.",
+                         kind="bad_usage")
+    lo, hi = _date(since, "--since"), _date(until, "--until")
+    pattern = privacy.compile_pattern(lines, regex) if lines is not None else None
+    report = Report(vault, dry_run)
+    files = _select(vault, targets, lo, hi, project, report) if selecting else None
+    if pattern is not None:
+        _forget_lines(vault, files, pattern, lines, regex, report)
+    else:
+        _forget_sessions(vault, files, report)
+    return report
+
+
+# ----------------------------------------------------------------------------- selection
+
+def _date(value, option: str):
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except (TypeError, ValueError):
+        raise UsageError(f"{option} wants a date YYYY-MM-DD, not {value!r}", kind="bad_date") from None
+
+
+def _sessions(vault: Path, peers: bool) -> list:
+    return [p for p in _vault.iter_session_files(vault, peers=peers) if p.is_file()]
+
+
+def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
+    files = _sessions(vault, peers=True)
+    metas = {p: read_frontmatter(p) for p in files}
+    chosen: list = []
+    known = privacy.rules(reload=True)
+    for t in targets:
+        found = _resolve(vault, t, files, metas)
+        if found:
+            chosen += [p for p in found if p not in chosen]
+        elif known.forgotten(t) or any(
+                (len(t) >= 8 and sid.startswith(t)) or (isinstance(v, dict) and v.get("file") == os.path.basename(t))
+                for sid, v in known.sessions.items()):
+            report.already.append(t)
+        else:
+            raise ChrolloError("file_not_found", f"no session {t!r} in {vault}",
+                               "Pass a session file (as `chrollo search` prints it) or a session id.")
+    if lo or hi or project:
+        root = os.path.realpath(os.path.expanduser(project)) if project else None
+        for p in files:
+            if _vault.peer_of(p, vault) is not None or p in chosen:
+                continue  # ranges and projects select your own sessions, not peers' copies
+            meta = metas[p]
+            day = str(meta.get("date") or "")[:10] or None
+            if day is None:
+                from .fileformat import file_date
+
+                day = file_date(p.name)
+            if lo and (day is None or day < lo):
+                continue
+            if hi and (day is None or day > hi):
+                continue
+            cwd = meta.get("cwd")
+            if root and not (isinstance(cwd, str) and (cwd == root or cwd.startswith(root.rstrip("/") + "/"))):
+                continue
+            chosen.append(p)
+    # a session goes with its subagents (their files name it as parent)
+    ids = {metas[p].get("session_id") for p in chosen} - {None}
+    chosen += [p for p in files if p not in chosen and metas[p].get("parent_session") in ids]
+    return chosen
+
+
+def _resolve(vault: Path, target: str, files: list, metas: dict) -> list:
+    """The files a target names: a path inside the vault, a session id, or an id prefix (≥ 8)."""
+    if os.sep in target or target.endswith(".md"):
+        try:
+            real = _vault.confine(target, [vault])
+        except ChrolloError as e:
+            if e.kind == "outside_vault":
+                raise
+            return []
+        return [p for p in files if p.resolve() == real]
+    exact = [p for p in files if metas[p].get("session_id") == target]
+    if exact or len(target) < 8:
+        return exact
+    found = [p for p in files if str(metas[p].get("session_id") or "").startswith(target)]
+    if len({metas[p].get("session_id") for p in found}) > 1:
+        raise UsageError(f"{target!r} names more than one session", "Give more of the id, or the file.",
+                         kind="ambiguous")
+    return found
+
+
+# ----------------------------------------------------------------------------- sessions
+
+def _locks(session_id: str):
+    """The capture lock, then the writer's: the order capture takes them in."""
+    key = _vault.state_key(session_id)
+    locks = os.path.join(_vault.home_path(), "state", "locks")
+    return [os.path.join(locks, f"capture-{key[:2]}.lock"), os.path.join(locks, f"write-{key[:2]}.lock")]
+
+
+class _Held:
+    def __init__(self, paths: list):
+        self.paths, self.fds = paths, []
+
+    def __enter__(self):
+        for p in self.paths:
+            fd = _vault.open_lock(p)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self.fds.append(fd)
+        return self
+
+    def __exit__(self, *exc):
+        for fd in reversed(self.fds):
+            os.close(fd)
+
+
+def _forget_sessions(vault: Path, files: list, report: Report) -> None:
+    when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    entries = {}
+    for p in files:
+        sid = read_frontmatter(p).get("session_id")
+        sid = sid if isinstance(sid, str) and sid else f"file:{p.name}"
+        entries[sid] = {"file": p.name, "when": when}
+        report.sessions.append({"path": str(p), "session_id": sid,
+                                "status": "would remove" if report.dry_run else "removed"})
+    if report.dry_run or not entries:
+        return
+    # The tombstones first: from here on no capture writes these sessions again, so the
+    # files removed below cannot come back, whatever a running session does meanwhile.
+    privacy.add_session_tombstones(entries)
+    by_id: dict = {}
+    for p, item in zip(files, report.sessions):
+        by_id.setdefault(item["session_id"], []).append(p)
+    for sid, paths in by_id.items():
+        with _Held(_locks(sid)):
+            for p in paths:
+                try:
+                    os.unlink(p)
+                except FileNotFoundError:
+                    pass
+            _drop_state(sid)
+
+
+def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False) -> list:
+    """Forget whole sessions by id (a prompt marked its session private): tombstones first,
+    then their files in ``vault`` (and their subagents'); returns the files removed.
+    ``capture_locked``: the caller is a capture pass already holding the capture lock."""
+    from .fileformat import safe_id_prefix
+
+    folder = vault or _vault.memories_path()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    found: dict = {}
+    for sid in ids:
+        prefix = safe_id_prefix(sid)  # a session's and its subagents' files carry it
+        found[sid] = [p for p in (Path(folder) / n for n in names if prefix in n and n.endswith(".md"))
+                      if sid in (read_frontmatter(p).get("session_id"), read_frontmatter(p).get("parent_session"))]
+    privacy.add_session_tombstones({sid: {"file": found[sid][0].name if found[sid] else None, "when": when}
+                                    for sid in ids})
+    removed = []
+    for sid, paths in found.items():
+        locks = _locks(sid)
+        with _Held(locks[1:] if capture_locked else locks):
+            for p in paths:
+                try:
+                    os.unlink(p)
+                    removed.append(p)
+                except FileNotFoundError:
+                    pass
+            _drop_state(sid)
+    return removed
+
+
+def _drop_state(session_id: str) -> None:
+    """chrollo's own records of a session (watermarks, the pending prompt, recall dedup)."""
+    key = _vault.state_key(session_id)
+    state = os.path.join(_vault.home_path(), "state")
+    for sub in ("capture", "sessions", "recall"):
+        try:
+            os.unlink(os.path.join(state, sub, key + ".json"))
+        except OSError:
+            pass
+
+
+# ----------------------------------------------------------------------------- lines
+
+def _forget_lines(vault: Path, files, pattern, text: str, regex: bool, report: Report) -> None:
+    if files is None:
+        files = _sessions(vault, peers=True) if vault.is_dir() else []
+    if not report.dry_run:
+        # remembered first, so a turn captured while the files are scrubbed is scrubbed too
+        when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+        if privacy.add_line_tombstone(text, regex, when):
+            report.pattern = text
+    for p in files:
+        sid = read_frontmatter(p).get("session_id")
+        locks = _locks(sid) if isinstance(sid, str) and sid else []
+        with _Held(locks):
+            hit = _scrub_file(p, pattern, report.dry_run)
+        if hit:
+            report.lines.append({"path": str(p), "lines": hit})
+
+
+def _scrub_file(path: Path, pattern, dry_run: bool) -> list:
+    """Replace the matching body lines of one file (atomically); their 1-based numbers."""
+    from .fileformat import HEADER_RE
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return []
+    try:
+        import stat
+
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return []
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read()
+    finally:
+        os.close(fd)
+    text = data.decode("utf-8", "surrogateescape")
+    lines = text.split("\n")
+    body = _body_start(lines)
+    hit = []
+    for i in range(body, len(lines)):
+        ln = lines[i]
+        if ln and not HEADER_RE.match(ln) and pattern.search(ln):
+            lines[i] = privacy.forget_line(ln)
+            hit.append(i + 1)
+    if hit and not dry_run:
+        out = "\n".join(lines).encode("utf-8", "surrogateescape")
+        tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
+        wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
+        try:
+            view = memoryview(out)
+            while view:
+                view = view[os.write(wfd, view):]
+            os.fsync(wfd)
+            os.close(wfd)
+            wfd = -1
+            os.replace(tmp, path)
+        finally:
+            if wfd >= 0:
+                os.close(wfd)
+            if tmp.exists():
+                os.unlink(tmp)
+    return hit
+
+
+def _body_start(lines: list) -> int:
+    """Index of the first line after the frontmatter (0 if there is none)."""
+    if lines and lines[0].rstrip("\r") == "---":
+        for i in range(1, min(len(lines), 400)):
+            if lines[i].rstrip("\r") == "---":
+                return i + 1
+    return 0
+
+
+# ----------------------------------------------------------------------------- excluded projects
+
+def exclude(paths: list, remove: bool = False) -> list:
+    """Add (or remove) excluded projects; returns the list in force. Paths are stored
+    absolute and resolved; a glob (``*``, ``?``, ``[``) is stored as given, made absolute."""
+    current = list(privacy.rules(reload=True).exclude)
+    for raw in paths:
+        if not raw.strip():
+            raise UsageError("an empty path cannot be excluded", kind="bad_usage")
+        path = os.path.expanduser(raw)
+        glob = any(ch in path for ch in "*?[")
+        path = os.path.abspath(path) if glob else os.path.realpath(path)
+        if remove:
+            if path not in current:
+                raise ChrolloError("not_excluded", f"{path} is not an excluded project",
+                                   "`chrollo exclude list` shows them.")
+            current.remove(path)
+        elif path not in current:
+            current.append(path)
+    privacy.set_excludes(current)
+    return current
