@@ -120,7 +120,7 @@ class Capture:
                 tools[p.render()] -= 1
                 continue
             parts.append(p)
-        return Unit("agent", u.when, parts, u.key)
+        return Unit("agent", u.when, parts, u.key, u.new_turn)
 
     def save(self) -> None:
         if self.dry_run:
@@ -212,18 +212,22 @@ class Capture:
                 fresh.append(u)
             else:
                 parts = [p for p in u.parts if not (isinstance(p, str) and _take(tokens, digest(p)))]
-                fresh.append(Unit("agent", u.when, parts, u.key))
+                fresh.append(Unit("agent", u.when, parts, u.key, u.new_turn))
+        pending = st.get("pending")
         if isinstance(final, str) and final.strip():
-            joined = " ".join(last_turn_text + [norm(u.text) for u in fresh if u.role == "agent"])
-            if norm(final) not in joined and digest(final) not in tokens + recent_agent:
+            texts = [t for t in last_turn_text + [norm(u.text) for u in fresh if u.role == "agent"] if t]
+            if _final_is_new(st, final, texts, recent_agent, fresh, pending):
                 fresh.append(Unit("agent", now, [final], None))
                 tokens.append(digest(final))
+                st["last_final"] = [digest(final), digest(pending["text"]) if _is_pending(pending) else ""]
+            elif _is_pending(pending) and st.get("last_final") == [digest(final), digest(pending["text"])]:
+                del st["pending"]  # a replayed capture payload: its prompt was written with its answer
         answered = any(u.role == "agent" and u.parts for u in fresh)
         if abort_if_empty and not answered:
             return []  # aborted: store nothing, keep the state (and the pending prompt) as it was
 
         pending = st.get("pending")
-        if isinstance(pending, dict) and isinstance(pending.get("text"), str):
+        if _is_pending(pending):
             if norm(pending["text"]) in user_texts or digest(pending["text"]) in recent_user:
                 del st["pending"]  # the transcript (or the payload's messages) has it
             elif prompt is not None or answered:
@@ -279,7 +283,7 @@ def to_turns(units: list) -> list:
         parts = [p for p in u.parts if not isinstance(p, str) or p.strip()]
         if not parts:
             continue
-        if turns and turns[-1].role == "agent":
+        if turns and turns[-1].role == "agent" and not u.new_turn:
             turns[-1].parts.extend(parts)
         else:
             turns.append(Turn.agent(parts, when, u.key))
@@ -291,7 +295,37 @@ def _private(u: Unit) -> Unit:
     from .privacy import scrub_private
 
     parts = [scrub_private(p) if isinstance(p, str) else p for p in u.parts]
-    return u if parts == u.parts else Unit(u.role, u.when, parts, u.key)
+    return u if parts == u.parts else Unit(u.role, u.when, parts, u.key, u.new_turn)
+
+
+def _is_pending(pending) -> bool:
+    return isinstance(pending, dict) and isinstance(pending.get("text"), str)
+
+
+def _final_is_new(st: dict, final: str, texts: list, recent_agent: list, fresh: list, pending) -> bool:
+    """Is the payload's final message (Claude's ``last_assistant_message``, Gemini's
+    ``prompt_response``) an answer the transcript has not supplied and chrollo has not written?
+
+    * The transcript is the record: when the turn's text there already holds the final — or
+      *begins* it (Gemini hands over the whole reply, a space, then its later stream chunks
+      again) — the transcript's version is kept and the payload adds nothing. A reply the
+      transcript holds only in part is completed from the transcript on the next pass.
+    * Without a transcript the same words can be a new answer ("Done." to three prompts): a
+      final equal to the last one written is a replay only when no new turn began since —
+      no new prompt in the transcript, none announced by a prompt hook, and the payload's own
+      prompt (if any) is the one that final answered.
+    """
+    f, h = norm(final), digest(final)
+    if (texts and (f in " ".join(texts) or f.startswith(texts[-1]))) or h in recent_agent:
+        return False
+    last = st.get("last_final")
+    if not (isinstance(last, list) and len(last) == 2 and last[0] == h):
+        return True
+    if any(u.role == "user" for u in fresh):
+        return True
+    if _is_pending(pending):
+        return pending.get("from") != "payload" or digest(pending["text"]) != last[1]
+    return False
 
 
 def _add(recent: list, token: str, keep: int = 100) -> None:

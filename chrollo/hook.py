@@ -210,7 +210,7 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
             if isinstance(said, str) and said.strip() and "pending" not in cap.state:
                 from .privacy import scrub_private
 
-                cap.state["pending"] = {"text": scrub_private(said)}
+                cap.state["pending"] = {"text": scrub_private(said), "from": "payload"}
         if name == "pi" and action == "capture":
             units = units + mod.message_units(payload.get("messages"))
         if action == "recall":

@@ -1,7 +1,9 @@
 """Codex CLI: hook payloads, the legacy ``notify`` program, ``~/.codex/sessions/**/rollout-*.jsonl``.
 
-A user turn is an ``event_msg`` ``user_message`` (what the user typed; the injected AGENTS.md,
-environment and developer messages are ``response_item``s and are not turns). The agent turn
+A user turn is what the user typed: an ``event_msg`` ``user_message`` (before 0.169) or an
+``event_msg`` ``item_completed`` whose item is a ``UserMessage`` (0.169+). The ``response_item``
+user messages are not read: beside the prompt they carry the injected AGENTS.md,
+``<environment_context>`` and developer context, which are not turns. The agent turn
 is the ``response_item`` assistant messages and tool calls that follow (``agent_message``
 events repeat those messages and are ignored). Rollout lines carry no ids: a unit's key is
 its byte offset, stable because rollouts are append-only.
@@ -32,9 +34,15 @@ def _unit(rec: dict, p: dict, off: int, tr: Transcript) -> Unit | None:
     when, key = parse_time(rec.get("timestamp")), f"x:{off}"
     if kind == "session_meta":
         tr.session_id, tr.cwd = p.get("id") or tr.session_id, p.get("cwd") or tr.cwd
-    elif kind == "event_msg" and t == "user_message":
-        text = p.get("message")
+    elif kind == "event_msg" and t in ("user_message", "item_completed"):
+        item = p.get("item") if t == "item_completed" else None
+        if t == "item_completed" and not (isinstance(item, dict) and item.get("type") == "UserMessage"):
+            return None
+        text = p.get("message") if item is None else text_of(item.get("content"))
         if isinstance(text, str) and text.strip() and not is_injected(text):
+            last = tr.units[-1] if tr.units else None
+            if last is not None and last.role == "user" and last.text == text.strip():
+                return None  # a rollout with both events for one prompt
             return Unit("user", when, [text], key)
     elif kind == "response_item" and t == "message" and p.get("role") == "assistant":
         text = text_of(p.get("content"))

@@ -21,10 +21,14 @@ MAX_ARG = 300            # characters of a tool call's argument kept on its one 
 class Unit:
     """One user prompt (``parts == [text]``) or one piece of an agent turn (text / ToolCall)."""
 
-    __slots__ = ("role", "when", "parts", "key")
+    __slots__ = ("role", "when", "parts", "key", "new_turn")
 
-    def __init__(self, role: str, when: dt.datetime | None, parts: list, key: str | None = None):
+    def __init__(self, role: str, when: dt.datetime | None, parts: list, key: str | None = None,
+                 new_turn: bool = False):
         self.role, self.when, self.parts, self.key = role, when, parts, key
+        # an agent unit that starts a turn of its own instead of joining the agent units before
+        # it (what the harness did on its own, e.g. a background task reporting back)
+        self.new_turn = new_turn
 
     @property
     def text(self) -> str:

@@ -4,7 +4,8 @@ Session files are trees (``id``/``parentId``); every branch is kept, in file ord
 abandoned branch was still a conversation that happened. A user turn is a ``message`` entry
 with role ``user``; the agent turn is the assistant messages after it (``toolResult``,
 ``bashExecution`` — a shell command the user ran with ``!`` — and ``custom_message`` entries
-are not turns). ``agent_end`` carries the same message objects, so a unit's key is built
+are not turns, nor are assistant messages whose ``stopReason`` is ``error`` or ``aborted``:
+attempts pi dropped). ``agent_end`` carries the same message objects, so a unit's key is built
 from the message itself (role, timestamp, content digest) and matches in both.
 """
 from __future__ import annotations
@@ -14,6 +15,9 @@ from .common import (Transcript, Unit, digest, first_record, is_injected, parse_
 
 NAME = "pi"
 SKIP = skip_patterns(("role", "toolResult"))  # tool outputs: never turns
+# An attempt cut mid-stream (pi retries it) or stopped by the user: its partial text is not an
+# answer, live or imported.
+NOT_ANSWERS = ("error", "aborted")
 
 
 def unit_of(m: dict) -> Unit | None:
@@ -26,7 +30,7 @@ def unit_of(m: dict) -> Unit | None:
         if not text or not text.strip() or is_injected(text):
             return None
         return Unit("user", when, [text], f"p:u:{m.get('timestamp')}:{digest(text)}")
-    if role != "assistant":
+    if role != "assistant" or m.get("stopReason") in NOT_ANSWERS:
         return None
     parts: list = []
     for b in content if isinstance(content, list) else []:
