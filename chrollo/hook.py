@@ -160,6 +160,9 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
     off = privacy.capture_off(sid, cwd or None)
     out = ""
     if action == "recall":
+        generated = getattr(mod, "generated_prompt", None)
+        if generated is not None and generated(prompt):
+            raise Skip("the prompt is the harness's own (a task notification), not the user's")
         quiet = privacy.recall_off(cwd or None)
         try:
             from .recall import recall
@@ -193,7 +196,13 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
         agent = payload.get("agent_id")
         if not plain_id(agent):
             raise Skip("SubagentStop without a plain agent_id")
-        path = regular_file(payload.get("agent_transcript_path")) or transcript
+        named = payload.get("agent_transcript_path")
+        path = regular_file(named)
+        if path is None and named:
+            # Claude Code's /compact runs an agent (agent_type "") whose transcript is never
+            # written: its summary is not a conversation, and import would not find it either.
+            raise Skip(f"SubagentStop: agent transcript {str(named)[:200]!r} does not exist")
+        path = path or transcript
         if path == transcript:
             # Before Claude Code 2.0.42 subagents were inline sidechain records without an
             # agentId: all of a session's go to one "<session>:sidechain" file, as on import.

@@ -1,7 +1,9 @@
 """Claude Code: hook payloads and ``~/.claude/projects/<slug>/<session>.jsonl`` transcripts.
 
 Turn rules (see shared fixtures' expected/README): a user turn is a typed prompt — not a
-tool result, sidechain, ``isMeta``, compact summary, slash-command echo or interrupt notice.
+tool result, sidechain, ``isMeta``, compact summary, slash-command echo, interrupt notice or
+``<task-notification>`` (a background task reporting back: a one-line marker in the agent's
+blocks). Record types chrollo does not know are skipped.
 Every non-sidechain assistant record until the next prompt belongs to the agent turn;
 records sharing a ``message.id`` are one message (keys are per record, so a record that
 arrives late after a lagging ``Stop`` is still picked up). Subagents: the records with
@@ -13,8 +15,15 @@ from .common import (Transcript, Unit, first_record, is_injected, parse_time, re
                      text_of, tool_call)
 
 NAME = "claude-code"
-# tool results (user records) and progress records: never turns, and the bulk of the bytes
-SKIP = skip_patterns(("type", "tool_result"), ("type", "progress"))
+# tool results (user records), progress records and (2.1.330+) the API request copies: never
+# turns, and the bulk of the bytes. Every other record type that is not user/assistant
+# (attachment, atis-latch, cost-state, tools-used, system, …) is parsed and ignored.
+SKIP = skip_patterns(("type", "tool_result"), ("type", "progress"), ("type", "api-request"),
+                     ("type", "api-request-blob"), ("type", "api-request-shape"))
+# What the harness itself sends as a "prompt": a background task (2.1.330: subagents run in the
+# background) reporting back. Not something the user said; kept as a one-line marker that
+# starts an agent block of its own (the same live and imported).
+NOTIFICATION = "<task-notification>"
 # Prompt-looking records that are not something the user typed.
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-stdout>",
                 "<local-command-stderr>", "<local-command-caveat>", "<system-reminder>",
@@ -36,6 +45,8 @@ def units_of(rec: dict, off: int) -> Unit | None:
         if text is None or not text.strip():
             return None
         s = text.lstrip()
+        if s.startswith(NOTIFICATION):
+            return Unit("agent", when, [notification_marker(s)], key, new_turn=True)
         if s.startswith(_NOT_PROMPTS) or is_injected(s):
             return None
         return Unit("user", when, [text], key)
@@ -52,6 +63,21 @@ def units_of(rec: dict, off: int) -> Unit | None:
         elif b.get("type") in ("tool_use", "server_tool_use"):
             parts.append(tool_call(b.get("name"), b.get("input")))
     return Unit("agent", when, parts, key)
+
+
+def generated_prompt(prompt) -> bool:
+    """A ``UserPromptSubmit`` prompt the harness generated (a task notification): no recall
+    for it and no [User] turn; the transcript pass that follows records its marker."""
+    return isinstance(prompt, str) and prompt.lstrip().startswith(NOTIFICATION)
+
+
+def notification_marker(text: str):
+    """``<task-notification>…`` → one tool line: its summary (else its status), never its
+    result or output-file path."""
+    import re
+
+    m = re.search(r"<summary>(.*?)</summary>", text, re.S) or re.search(r"<status>(.*?)</status>", text, re.S)
+    return tool_call("task-notification", m.group(1) if m else "")
 
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
