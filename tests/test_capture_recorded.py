@@ -1,4 +1,4 @@
-"""Capture bugs the real harnesses showed (issue 18, items 3-6 and 10), replayed from runs
+"""Capture bugs the real harnesses showed (issue 18, items 1-6, 8 and 10), replayed from runs
 recorded at the pinned versions: live capture must write the right turns, and
 `chrollo import` over the same transcripts must write the same bytes."""
 from __future__ import annotations
@@ -13,6 +13,8 @@ from chrollo.session import read_session
 
 CLAUDE = "claude-code-2.1.330"
 CODEX = "codex-0.169.0"
+GEMINI = "gemini-0.61.0"
+PI = "pi-0.73.1"
 
 
 def turns(path) -> list:
@@ -127,3 +129,64 @@ def test_claude_records_of_unknown_types_are_skipped(home, tmp_path):
     assert not [u for u in tr.units if "INJECTED" in u.text]
     assert [u.text for u in tr.units if u.role == "user"] == [
         "ping please", "please spawn a background check of the module", "ping again after compact"]
+
+
+# ----------------------------------------------------------------------------- Gemini 0.61 (items 1, 8)
+
+def test_gemini_streamed_reply_is_stored_once_and_clean(home, tmp_path):
+    """AfterAgent's prompt_response is the whole reply, a space, then the later stream chunks
+    again ("pong from the fake model m the fa ke model"); the chat file holds the reply."""
+    garbled = [c["payload"]["prompt_response"] for c in calls(GEMINI) if c["event"] == "AfterAgent"]
+    assert garbled[0].startswith("pong from the fake model ") and len(garbled[0]) > 30  # the recording shows it
+    cwd = replay(GEMINI, tmp_path, home)
+    (f,) = vault_files(home)
+    assert [t[:2] for t in turns(f)] == [
+        ("user", "first question please\nchunks: 3"), ("agent", "pong from the fake model"),
+        ("user", "second question\nsay: the second answer is here\nchunks: 4"), ("agent", "the second answer is here")]
+    assert read_session(f).meta["cwd"] == str(cwd)
+    # item 8: import takes the project's folder from ~/.gemini/tmp/<project>/.project_root
+    assert_import_equals_live(home, tmp_path, "gemini", GEMINI)
+
+
+def test_gemini_reply_the_chat_lacks_still_comes_from_the_payload(home, tmp_path):
+    """The prefix rule only trusts a chat that holds the reply: with the reply missing there,
+    AfterAgent's prompt_response is written (once)."""
+    def no_reply_in_chat(body):
+        p = body.get("transcript_path")
+        if body["hook_event_name"] == "AfterAgent" and p:
+            from pathlib import Path
+
+            path = Path(p)
+            path.write_text("".join(ln for ln in path.read_text().splitlines(keepends=True)
+                                    if '"type":"gemini"' not in ln))
+            return dict(body, prompt_response="the whole answer, from the payload only")
+        return body
+    assert [c["event"] for c in calls(GEMINI)[:2]] == ["BeforeAgent", "AfterAgent"]
+    replay(GEMINI, tmp_path, home, change=no_reply_in_chat, upto=2)
+    (f,) = vault_files(home)
+    assert [t[:2] for t in turns(f)] == [("user", "first question please\nchunks: 3"),
+                                         ("agent", "the whole answer, from the payload only")]
+
+
+# ----------------------------------------------------------------------------- pi 0.73.1 (item 2)
+
+def test_pi_attempt_cut_mid_stream_is_not_an_answer(home, tmp_path):
+    cut = calls(PI)[1]["payload"]["messages"][-1]
+    assert (cut["stopReason"], cut["errorMessage"]) == ("error", "terminated")  # what pi reported
+    replay(PI, tmp_path, home)
+    (f,) = vault_files(home)
+    assert [t[:2] for t in turns(f)] == [
+        ("user", "write me a haiku\ncut once\nchunks: 3\nsay: the real haiku arrives after a retry"),
+        ("agent", "the real haiku arrives after a retry"),
+        ("user", "and another one please"), ("agent", "pong from the fake model")]
+    assert "the real hai\n" not in f.read_text()
+    assert_import_equals_live(home, tmp_path, "pi", PI)
+
+
+def test_pi_aborted_message_is_not_a_turn():
+    pi = adapter("pi")
+    for reason in ("error", "aborted"):
+        assert pi.unit_of({"role": "assistant", "stopReason": reason, "timestamp": 1,
+                           "content": [{"type": "text", "text": "half an ans"}]}) is None
+    assert pi.unit_of({"role": "assistant", "stopReason": "stop", "timestamp": 1,
+                       "content": [{"type": "text", "text": "a whole answer"}]}).text == "a whole answer"

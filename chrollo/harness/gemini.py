@@ -5,7 +5,8 @@ and JSONL (v0.39+: a metadata line, then message lines; a message is rewritten b
 a newer line with the same ``id``, ``{"$set": …}`` lines update metadata). User records whose
 ``displayContent`` holds no text (``System: Please continue.`` after a tool response) and
 ``[Function Response…]`` records are automatic, not prompts; ``<hook_context>`` parts are
-what hooks injected and are dropped. Keys are message ids.
+what hooks injected and are dropped. Keys are message ids. The project folder (the session's
+``cwd`` on import) is in ``<tmp>/<project>/.project_root``.
 """
 from __future__ import annotations
 
@@ -102,7 +103,21 @@ def session_of(path: str) -> dict:
     sid = doc.get("sessionId") if isinstance(doc, dict) else None
     if not isinstance(sid, str):
         raise ValueError("no sessionId: not a Gemini CLI chat file")
-    return {"session_id": sid}
+    return {"session_id": sid, "cwd": project_root(path)}
+
+
+def project_root(chat_path: str) -> str | None:
+    """The folder a chat was held in: ``<tmp>/<project>/.project_root`` beside ``chats/``
+    (what Gemini CLI writes there; absent before 0.3x, then None)."""
+    import os
+
+    p = os.path.join(os.path.dirname(os.path.dirname(chat_path)), ".project_root")
+    try:
+        with open(p, "rb") as fh:
+            text = fh.read(4097).decode("utf-8").strip()
+    except (OSError, UnicodeError):
+        return None
+    return text if len(text) <= 4096 and os.path.isabs(text) and "\x00" not in text and "\n" not in text else None
 
 
 def expected_events() -> dict:
