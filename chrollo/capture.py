@@ -1,7 +1,7 @@
 """Capture: payloads + transcript units → turns appended to the session file, each exactly once.
 
 Per session, a small JSON state file in ``$CHROLLO_HOME/state/capture/`` (keyed by a hash of
-the full session id) holds:
+the full session id) holds, for each vault the session was written to:
 
 * ``offset`` — where the next transcript read starts: the start of the last user prompt, so
   a capture reads one turn, not the whole transcript, and a turn that was still being
@@ -50,13 +50,21 @@ class Capture:
         # sharded like the writer's locks (see SessionWriter); always taken before the writer's
         self.lock_path = os.path.join(home, "state", "locks", f"capture-{key[:2]}.lock")
         self.state: dict = {}
+        self._other_vaults: dict = {}
         self._lock_fd: int | None = None
 
     # -- lock + state ---------------------------------------------------------
     def __enter__(self) -> "Capture":
         self._lock_fd = _vault.open_lock(self.lock_path)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-        self.state = _vault.read_json(self.state_path)
+        # One state file per session, one record in it per vault: a session follows the vault
+        # it is told to use (resumed with CHROLLO_MEMORIES_DIR=B, it starts B's record and
+        # writes into B), and the file is still one per session for whoever drops it (forget).
+        self.vault = self.vault or _vault.memories_path(self.cwd or None)
+        vaults = _vault.read_json(self.state_path).get("vaults")
+        vaults = {v: st for v, st in vaults.items() if isinstance(st, dict)} if isinstance(vaults, dict) else {}
+        self.state = vaults.pop(self.vault, {})
+        self._other_vaults = vaults
         if not self.state:
             self.existing = self._existing()
         return self
@@ -70,7 +78,7 @@ class Capture:
         """If the session's file exists but state/ was lost (it is disposable), what it holds:
         (prompt digests, tool lines — both as counters, the agent text), so a pass that reads
         the transcript from the start does not write those turns again."""
-        vault = self.vault or _vault.memories_path(self.cwd or None)
+        vault = self.vault
         # (cheap first: a new session has no file, and the first prompt should not pay for
         # importing the reader to learn that)
         index = self._index(vault)
@@ -128,9 +136,9 @@ class Capture:
         st = self.state
         st["keys"] = st.get("keys", [])[-MAX_KEYS:]
         st["tokens"] = st.get("tokens", [])[-MAX_TOKENS:]
-        st["session_id"] = self.session_id
+        data = {"session_id": self.session_id, "vaults": {**self._other_vaults, self.vault: st}}
         # (json.dumps, not json.dump: dump streams through Python, 5x slower on 2,000 keys)
-        _vault.write_private(self.state_path, json.dumps(st, ensure_ascii=False))
+        _vault.write_private(self.state_path, json.dumps(data, ensure_ascii=False))
 
     # -- the pass ---------------------------------------------------------------
     def read_transcript(self, adapter, path: str | None, agent_id: str | None = None) -> list | None:
@@ -170,7 +178,7 @@ class Capture:
             from .forget import forget_ids
 
             forget_ids([self.session_id.split(":", 1)[0]],
-                       self.vault or _vault.memories_path(self.cwd or None), capture_locked=True)
+                       self.vault, capture_locked=True)
             return []
         units = [_private(u) for u in units]
         prompt = privacy.scrub_private(prompt) if prompt else prompt
@@ -249,7 +257,7 @@ class Capture:
 
         started = turns[0].when
         meta = SessionMeta(self.session_id, started, self.harness, self.cwd or "", self.parent)
-        vault = self.vault or _vault.memories_path(self.cwd or None)
+        vault = self.vault
         from pathlib import Path
 
         path = SessionWriter(meta, Path(vault), fsync=self.fsync, index=self._index(vault),

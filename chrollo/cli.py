@@ -184,7 +184,7 @@ _harness_command("install", """Hook chrollo into HARNESS: capture every turn, re
     Writes the hooks into the user config:
       claude-code  ~/.claude/settings.json   ($CLAUDE_CONFIG_DIR)
       codex        ~/.codex/hooks.json       ($CODEX_HOME)
-      gemini       ~/.gemini/settings.json
+      gemini       ~/.gemini/settings.json   ($GEMINI_CLI_HOME/.gemini)
       pi           ~/.pi/agent/extensions/chrollo.ts
     --mcp registers the `chrollo mcp` server instead (read_memory, read_memory_file):
     ~/.claude.json, ~/.codex/config.toml or ~/.gemini/settings.json.
@@ -234,7 +234,7 @@ def import_(source, root, since, dry_run, as_harness, as_json):
     SOURCE and where it is read from by default:
       claude-code    ~/.claude/projects        ($CLAUDE_CONFIG_DIR)
       codex          ~/.codex/sessions         ($CODEX_HOME)
-      gemini         ~/.gemini/tmp
+      gemini         ~/.gemini/tmp             ($GEMINI_CLI_HOME/.gemini)
       pi             ~/.pi/agent/sessions      ($PI_CODING_AGENT_DIR)
       all            the four above
       jsonl          --source: files of {"role","content","timestamp","session_id"} lines

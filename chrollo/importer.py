@@ -114,7 +114,12 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
                                "Pass the folder that holds the transcripts (or one file).")
         summary.roots[h] = str(base)
         jobs += [(h, p) for p in discover(h, base)] if base.exists() else []
-    seen = _vault.read_json(_seen_path())
+    # What was imported is remembered per vault: an import into a new, empty vault reads
+    # everything again instead of calling it unchanged.
+    all_seen = _vault.read_json(_seen_path())
+    by_vault = all_seen.get("vaults") if isinstance(all_seen.get("vaults"), dict) else {}
+    here = _vault.memories_path()
+    seen = by_vault.get(here) if isinstance(by_vault.get(here), dict) else {}
     indexes: dict = {}  # one listing of each vault for the whole run
     vaults: dict = {}   # cwd -> its vault, resolved once (it walks the folders up)
     sizes = {}
@@ -133,7 +138,7 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
                 progress(done, total, str(p))
     finally:
         if not dry_run:
-            _vault.write_private(str(_seen_path()), json.dumps(seen))
+            _vault.write_private(str(_seen_path()), json.dumps({"vaults": {**by_vault, here: seen}}))
             os.sync()  # import writes without an fsync per file; one sync at the end
     summary.seconds = time.monotonic() - started
     return summary

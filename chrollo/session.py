@@ -202,7 +202,7 @@ class SessionWriter:
         if self.known and os.path.exists(self.known):
             return Path(self.known)
         recorded = _vault.read_json(self._record).get("path")
-        if isinstance(recorded, str):
+        if isinstance(recorded, str) and Path(recorded).parent == self.vault:  # (not another vault's)
             return Path(recorded)
         return find_session_file(self.vault, self.meta.session_id, self.index)
 

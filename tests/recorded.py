@@ -40,13 +40,14 @@ def materialise(name: str, tmp: Path, cwd: Path) -> Path:
     return tmp / "transcripts"
 
 
-def replay(name: str, tmp: Path, home: Path, change=None, upto: int | None = None, **env) -> Path:
-    """Run the recorded hook calls in order (the first ``upto``); returns the working folder
+def replay(name: str, tmp: Path, home: Path, change=None, upto: int | None = None, start: int = 0,
+           **env) -> Path:
+    """Run the recorded hook calls in order (``[start:upto]``); returns the working folder
     the payloads name. ``change(payload)`` may edit each payload first (e.g. drop its transcript)."""
     harness = name.rsplit("-", 1)[0]
     cwd = tmp / "work"
     cwd.mkdir(parents=True, exist_ok=True)
-    for c in calls(name)[:upto]:
+    for c in calls(name)[start:upto]:
         body = dict(c["payload"])
         for key in ("transcript_path", "agent_transcript_path"):
             rel = body.get(key)

@@ -148,7 +148,7 @@ def test_skipped_stop_is_caught_up_by_the_next_prompt(home, tmp_path):
     assert_expected(session_file(home, base["session_id"]),
                     FIXTURES / "expected/claude-code/d6e0bada-1959-4eec-a9d2-0bfade768d8f.turns.json")
     state = next((home / "state" / "capture").glob("*.json"))
-    offset = json.loads(state.read_text())["offset"]
+    (offset,) = [v["offset"] for v in json.loads(state.read_text())["vaults"].values()]
     assert offset == sum(len(x) for x in lines[:25])  # next read starts at the last prompt
 
 
@@ -262,7 +262,7 @@ def test_capture_reads_only_the_last_turn(home, tmp_path):
     tr = Path(stop["transcript_path"])
     # Garbage before the watermark would break a reader that starts at byte 0.
     data = tr.read_bytes()
-    state = json.loads(next((home / "state" / "capture").glob("*.json")).read_text())
+    (state,) = json.loads(next((home / "state" / "capture").glob("*.json")).read_text())["vaults"].values()
     cut = state["offset"]
     assert 0 < cut < len(data)
     tr.write_bytes(b"\x00" * cut + data[cut:])

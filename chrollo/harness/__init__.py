@@ -48,11 +48,15 @@ def normalise_event(event: str) -> str:
 
 def home_dir(name: str) -> str:
     """A harness's own data folder, honouring its environment variable:
-    ``$CLAUDE_CONFIG_DIR`` or ~/.claude, ``$CODEX_HOME`` or ~/.codex, ~/.gemini,
-    ``$PI_CODING_AGENT_DIR`` or ~/.pi/agent."""
+    ``$CLAUDE_CONFIG_DIR`` or ~/.claude, ``$CODEX_HOME`` or ~/.codex, ``$GEMINI_CLI_HOME/.gemini``
+    or ~/.gemini (Gemini CLI's variable names a home, not the folder), ``$PI_CODING_AGENT_DIR``
+    or ~/.pi/agent."""
     import os
 
+    if name == "gemini":
+        base = os.environ.get("GEMINI_CLI_HOME", "").strip()
+        return os.path.join(os.path.expanduser(base) if base else os.path.expanduser("~"), ".gemini")
     env, default = {"claude-code": ("CLAUDE_CONFIG_DIR", ".claude"), "codex": ("CODEX_HOME", ".codex"),
-                    "gemini": (None, ".gemini"), "pi": ("PI_CODING_AGENT_DIR", os.path.join(".pi", "agent"))}[name]
-    value = os.environ.get(env) if env else None
+                    "pi": ("PI_CODING_AGENT_DIR", os.path.join(".pi", "agent"))}[name]
+    value = os.environ.get(env)
     return os.path.expanduser(value) if value else os.path.join(os.path.expanduser("~"), default)
