@@ -43,7 +43,8 @@ def cli():
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (hits with context) and nothing else.")
 @click.option("--expand", "expand_all", is_flag=True, help="Always add synonyms from the thesaurus.")
 @click.option("--no-expand", "no_expand", is_flag=True, help="Never add synonyms (exact terms only).")
-def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, expand_all, no_expand):
+@click.option("--raw", is_flag=True, help="Print session text byte for byte (no escaping of control characters).")
+def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, expand_all, no_expand, raw):
     """Search past conversations for QUERY.
 
     Terms are matched as whole words, case-insensitively; rarer terms weigh more, a line
@@ -59,7 +60,7 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json,
     """
     from .entry import run_search
 
-    run_search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, expand_all, no_expand)
+    run_search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, expand_all, no_expand, raw)
 
 
 @cli.command()
@@ -69,11 +70,13 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json,
 @click.option("--turn", is_flag=True, help="Show the whole turn that holds LINE.")
 @click.option("--dir", "dir_", metavar="PATH", help="Memory folder PATH is inside (default: the vault).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def read(target, before, after, turn, dir_, as_json):
+@click.option("--raw", is_flag=True, help="Print the file's text byte for byte (no escaping of control characters).")
+def read(target, before, after, turn, dir_, as_json, raw):
     """Print lines around a hit: PATH:LINE as `chrollo search` shows it.
 
     PATH may be absolute or relative to the vault. Only files inside the memory folders
-    can be read (symlinks are resolved first).
+    can be read (symlinks are resolved first). Control characters and escape sequences in
+    the text are shown as visible symbols (␛, ␊, …) unless --raw.
 
     \b
     Examples:
@@ -92,7 +95,7 @@ def read(target, before, after, turn, dir_, as_json):
         return
     from .output import emit, read_lines
 
-    emit(read_lines(ex))
+    emit(read_lines(ex), raw=raw)
 
 
 @cli.command()
@@ -118,7 +121,9 @@ def stats(dir_, as_json):
             out.append(f"{title:<14}{'sessions':>10}{'turns':>10}{'size':>11}")
             for k, v in table.items():
                 out.append(f"{k:<14}{v['sessions']:>10}{v['turns']:>10}{_size(v['bytes']):>11}")
-    click.echo("\n".join(out))
+    from .sanitize import clean  # (harness names come from frontmatter: untrusted)
+
+    click.echo("\n".join(map(clean, out)))
 
 
 def _size(n: int) -> str:

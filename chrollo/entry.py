@@ -21,18 +21,25 @@ SEARCH_OPTIONS = {
     "--since": ("since", str), "--harness": ("harness", str), "--peer": ("peer", str),
     "--dir": ("dir_", str), "--no-peers": ("no_peers", None), "--json": ("as_json", None),
     "--expand": ("expand_all", None), "--no-expand": ("no_expand", None),
+    "--raw": ("raw", None),
 }
 SEARCH_DEFAULTS = {"limit": 10, "context": 3, "since": None, "harness": None, "peer": None,
                    "dir_": None, "no_peers": False, "as_json": False, "expand_all": False,
-                   "no_expand": False}
+                   "no_expand": False, "raw": False}
 
 
 def dump(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    """One JSON object on stdout: lossless, and inert on a terminal (see sanitize.json_text)."""
+    from .sanitize import json_text
+
+    sys.stdout.write(json_text(json.dumps(obj, ensure_ascii=False)) + "\n")
 
 
 def say(msg: str) -> None:
-    sys.stderr.write(msg + "\n")
+    """A diagnostic line on stderr (sanitized: it may quote a file name or a query)."""
+    from .sanitize import clean
+
+    sys.stderr.write(clean(msg) + "\n")
 
 
 def fail(err: ChrolloError, as_json: bool):
@@ -52,7 +59,8 @@ def warn(warnings: list) -> None:
 
 
 def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_peers: bool,
-               dir_, as_json: bool, expand_all: bool = False, no_expand: bool = False) -> None:
+               dir_, as_json: bool, expand_all: bool = False, no_expand: bool = False,
+               raw: bool = False) -> None:
     """`chrollo search`, whichever parser read the command line."""
     from .errors import UsageError
     from .retrieval import search
@@ -71,7 +79,7 @@ def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_
     from .output import emit, search_lines
 
     warn(result.warnings)
-    emit(search_lines(result))
+    emit(search_lines(result), raw=raw)
     for term, syns in result.expanded.items():
         say(f"chrollo: also searched {', '.join(syns)} for {term}")
     n = len(result.hits)

@@ -36,7 +36,7 @@ class Excerpt:
 
 def split_target(target: str) -> tuple[str, int | None]:
     """``PATH[:LINE]`` → (path, line). A path that exists as given wins over the split."""
-    m = re.fullmatch(r"(.+?):(\d+)", target)
+    m = re.fullmatch(r"(.+?):(\d+)", target, re.S)  # (re.S: a file name may hold a newline)
     if m and not os.path.exists(target):
         return m.group(1), int(m.group(2))
     return target, None

@@ -128,5 +128,5 @@ def read_frontmatter(path) -> dict:
 
 def file_date(name: str) -> str | None:
     """The start date in a session file's name (``YYYY-MM-DD_HHMMSS_id.md``), if it has one."""
-    m = SESSION_NAME_RE.match(os.path.basename(name))
+    m = SESSION_NAME_RE.fullmatch(os.path.basename(name))
     return m.group(1) if m else None

@@ -221,7 +221,7 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
             continue
         size = p.stat().st_size if p.is_file() else 0
         r = FileResult(str(p), "chrollo-vault", "imported", nbytes=size)
-        if not p.is_file() or p.is_symlink() or not _vault.SESSION_NAME_RE.match(p.name):
+        if not p.is_file() or p.is_symlink() or not _vault.SESSION_NAME_RE.fullmatch(p.name):
             r.status, r.reason = "skipped", "not a session file (YYYY-MM-DD_HHMMSS_id.md)"
         elif (dest / p.name).exists():
             same = (dest / p.name).read_bytes() == p.read_bytes()

@@ -7,7 +7,7 @@ Two tools, on the same engine and output as the CLI:
 * ``read_memory_file(path, line, before=3, after=20)`` — ``chrollo read``, confined to the
   vault folders.
 
-Expected failures (no vault, a path outside the vault, bad arguments) come back as MCP tool
+Everything returned from a session file is sanitized (chrollo.sanitize). Expected failures (no vault, a path outside the vault, bad arguments) come back as MCP tool
 errors with a clear message; the server itself keeps running. Needs the ``mcp`` extra
 (``pip install 'chrollo[mcp]'``); nothing else in chrollo imports this module.
 """
@@ -22,8 +22,9 @@ from mcp_types import CallToolResult, TextContent
 from . import __version__
 from .errors import ChrolloError
 from .excerpt import read
-from .output import read_lines, search_lines
+from .output import plain_text, read_lines, search_lines
 from .retrieval import search
+from .sanitize import clean_obj
 from .vault import memories_dir
 
 INSTRUCTIONS = """\
@@ -49,10 +50,6 @@ Read lines of a memory file around LINE: BEFORE lines before and AFTER lines aft
 memory folder). Only files inside the memory folders can be read."""
 
 
-def _text(lines: list) -> str:
-    return "\n".join(text for _style, text in lines).rstrip() + "\n"
-
-
 def build_server(dir: str | None = None) -> MCPServer:
     """The MCP server; ``dir`` pins the memory folder (default: the vault of the cwd)."""
     root = Path(dir).expanduser().resolve() if dir else memories_dir()
@@ -65,13 +62,13 @@ def build_server(dir: str | None = None) -> MCPServer:
         except ChrolloError as e:
             raise ToolError(_message(e)) from None
         if result.hits:
-            text = _text(search_lines(result))
+            text = plain_text(search_lines(result))
         elif result.terms:
-            text = f"No past conversation matches {', '.join(result.terms)}. Try other words.\n"
+            text = plain_text([("", f"No past conversation matches {', '.join(result.terms)}. Try other words.")])
         else:
             text = "The query has no searchable words (only stopwords). Use distinctive terms.\n"
         return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=result.to_json())
+                              structured_content=clean_obj(result.to_json()))
 
     @server.tool(description=READ_MEMORY_FILE)
     def read_memory_file(path: str, line: int, before: int = 3, after: int = 20) -> CallToolResult:
@@ -79,14 +76,16 @@ def build_server(dir: str | None = None) -> MCPServer:
             ex = read(path, line, before=before, after=after, roots=[root])
         except ChrolloError as e:
             raise ToolError(_message(e)) from None
-        return CallToolResult(content=[TextContent(type="text", text=_text(read_lines(ex)))],
-                              structured_content=ex.to_json())
+        return CallToolResult(content=[TextContent(type="text", text=plain_text(read_lines(ex)))],
+                              structured_content=clean_obj(ex.to_json()))
 
     return server
 
 
 def _message(e: ChrolloError) -> str:
-    return f"{e.message} ({e.hint})" if e.hint else e.message
+    from .sanitize import clean
+
+    return clean(f"{e.message} ({e.hint})" if e.hint else e.message)
 
 
 def run(dir: str | None = None) -> None:

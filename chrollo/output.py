@@ -1,5 +1,8 @@
 """Human-readable rendering for the terminal: plain text, coloured with rich on a TTY.
 
+Every line goes through :func:`chrollo.sanitize.clean` on its way out — on a terminal and
+piped alike — unless the caller asks for ``raw`` bytes (``--raw``).
+
 Layout (the Chrollo layout)::
 
     --- /path/to/2026-06-10_142536_019eb1a9.md:12 ---
@@ -10,6 +13,8 @@ Layout (the Chrollo layout)::
 from __future__ import annotations
 
 import sys
+
+from .sanitize import clean
 
 
 def _width(lines: list) -> int:
@@ -44,9 +49,17 @@ def read_lines(ex) -> list:
     return _block(ex.path, ex.line, " · ".join(bits), ex.lines)
 
 
-def emit(lines: list, stream=None) -> None:
-    """Write styled lines: rich colours on a terminal, plain text when piped."""
+def plain_text(lines: list) -> str:
+    """Styled lines as sanitized plain text (what the MCP tools return)."""
+    return "\n".join(clean(text) for _style, text in lines).rstrip() + "\n"
+
+
+def emit(lines: list, stream=None, raw: bool = False) -> None:
+    """Write styled lines, sanitized (unless ``raw``): rich colours on a terminal, plain
+    text when piped."""
     stream = stream or sys.stdout
+    if not raw:
+        lines = [(style, clean(text)) for style, text in lines]
     if stream.isatty():
         from rich.console import Console  # lazily: rich costs ~50 ms to import
         from rich.text import Text

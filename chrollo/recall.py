@@ -25,6 +25,7 @@ import re
 
 from . import vault as _vault
 from .fileformat import HEADER_RE, RECALL_HEADER
+from .sanitize import clean, name
 
 PRESETS = {"small": (2000, 2), "medium": (6000, 4), "large": (9000, 6)}
 DEFAULT_PRESET = "medium"
@@ -42,7 +43,6 @@ TRIVIAL = {
     "great", "nice", "cool", "perfect", "done", "sure", "please continue", "keep going",
     "next", "retry", "try again", "again", "stop", "commit", "push", "commit and push",
 }
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def budget_of(value: str | int | None) -> tuple[int, int]:
@@ -119,7 +119,7 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
         _save(seen_path, injected + taken)
     except OSError:
         pass  # (state/ not writable: the memory still goes in; only the dedup is lost)
-    where = root.replace(os.path.expanduser("~"), "~", 1) if root else ""
+    where = clean(root.replace(os.path.expanduser("~"), "~", 1)) if root else ""
     head = (f"{RECALL_HEADER}\n"
             f"Quoted from earlier conversations (files under {where}); they may be outdated. "
             "`chrollo read FILE:LINE --turn` or the read_memory tool shows more.\n")
@@ -152,8 +152,9 @@ def strong_hits(result, session_id: str) -> list:
 
 
 def _block(h, rel: str) -> str:
-    label = " · ".join(x for x in ((h.date or "")[:16], h.harness or "",
-                                   f"peer {h.peer}" if h.peer else "", f"{rel}:{h.line}") if x)
+    # (the label is outside the fence: one sanitized line, names only if they are names)
+    label = clean(" · ".join(x for x in ((h.date or "")[:16], name(h.harness, ""),
+                                         f"peer {name(h.peer)}" if h.peer else "", f"{rel}:{h.line}") if x))
     lines = [_clean(t) for t in excerpt_lines(h)]
     fence = _fence("\n".join(lines))
     return f"{label}\n{fence}\n" + "\n".join(lines) + f"\n{fence}\n"
@@ -204,7 +205,7 @@ def _fence(text: str) -> str:
 
 
 def _clean(line: str) -> str:
-    line = _CONTROL.sub("", line)
+    line = clean(line)
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…"
 
 

@@ -269,7 +269,7 @@ class VaultIndex:
             self.add(name)
 
     def add(self, name: str) -> None:
-        m = _vault.SESSION_NAME_RE.match(name)
+        m = _vault.SESSION_NAME_RE.fullmatch(name)
         if m:  # keyed by the id part without a "-2" collision suffix
             self.by_prefix.setdefault(re.sub(r"-\d+$", "", m.group(3)), []).append(name)
 
@@ -291,7 +291,7 @@ def find_session_file(vault: Path, session_id: str, index: VaultIndex | None = N
         except OSError:
             return None
     for name in names:
-        m = _vault.SESSION_NAME_RE.match(name)
+        m = _vault.SESSION_NAME_RE.fullmatch(name)
         if m and (m.group(3) in (prefix, session_id[:8]) or m.group(3).startswith(prefix + "-")):
             p = Path(vault) / name
             if read_frontmatter(p).get("session_id") == session_id:

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 PEERS = "peers"
-SESSION_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{6})_([^/\\]+?)\.md$")
+# Use with fullmatch (``\Z``, not ``$``: "$" would also accept a trailing newline).
+SESSION_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})_(\d{6})_([^/\\\x00-\x1f\x7f]+?)\.md\Z")
 
 # The resolution functions work on plain strings (``*_path``): search, on every recall,
 # imports this module, and pathlib would cost it a few milliseconds. The Path-returning

@@ -43,7 +43,7 @@ def stats(dir: str | None = None) -> Stats:
             continue
         head = data[:8192].decode("utf-8", "replace").split("\n")
         meta = parse_frontmatter(head)[0]
-        date = str(meta.get("date") or "") or (_vault.SESSION_NAME_RE.match(p.name) or [None, None])[1]
+        date = str(meta.get("date") or "") or (_vault.SESSION_NAME_RE.fullmatch(p.name) or [None, None])[1]
         turns = len(_HEADER.findall(data))
         out.sessions += 1
         out.turns += turns
