@@ -25,7 +25,8 @@ def cli():
 
     Every conversation turn is kept verbatim in one markdown file per session; recall is a
     ripgrep search ranked by matched terms and recency. Memory lives in $CHROLLO_HOME/memories
-    (default ~/.chrollo/memories), or a project's .chrollo/memories, or $CHROLLO_MEMORIES_DIR.
+    (default ~/.chrollo/memories), or a project's .chrollo/memories once you trusted it with
+    `chrollo init`, or $CHROLLO_MEMORIES_DIR.
 
     Start with `chrollo demo`.
     """
@@ -132,6 +133,64 @@ def _size(n: int) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"
+
+
+@cli.command()
+@click.argument("path", required=False, metavar="[PATH]")
+@click.option("--untrust", is_flag=True, help="Stop using this project's vault (its files stay where they are).")
+@click.option("--list", "list_", is_flag=True, help="List the trusted projects and whether each is still usable.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def init(path, untrust, list_, as_json):
+    """Give the project at PATH (default: here) its own memory, and trust it.
+
+    A project vault is PROJECT/.chrollo/memories, PROJECT being the folder of the nearest
+    .chrollo up to the git root (else the git root, else PATH). chrollo uses one only after
+    `chrollo init` ran there: a cloned repository that ships a .chrollo/ is ignored, so its
+    planted memories are never recalled and your conversations are never written into its
+    work tree. The trust is kept in $CHROLLO_HOME/trusted-projects.json (like `direnv allow`).
+    A new .chrollo/ gets a .gitignore that keeps your conversations out of git.
+
+    \b
+    Examples:
+      chrollo init                  # this project: create/trust .chrollo/memories
+      chrollo init --list           # every trusted project and its state
+      chrollo init --untrust        # back to the global vault for this project
+    """
+    from . import trust
+
+    if untrust and list_:
+        raise UsageError("--untrust and --list cannot be used together", kind="bad_usage")
+    if list_:
+        if path:
+            raise UsageError("--list takes no PATH", kind="bad_usage")
+        rows = trust.trusted()
+        if as_json:
+            _dump({"projects": rows})
+            return
+        for r in rows:
+            click.echo(f"{r['status']:<10} {r['vault']}" + (f"  ({r['detail']})" if r["detail"] else ""))
+        if not rows:
+            click.echo("no trusted projects: run `chrollo init` inside one", err=True)
+        return
+    if untrust:
+        r = trust.untrust(path)
+        if as_json:
+            _dump(r)
+        elif r["was_trusted"]:
+            click.echo(f"untrusted {r['project']}: its sessions go to the global vault again "
+                       "(files already in .chrollo/memories stay there)")
+        else:
+            click.echo(f"{r['project']} was not trusted: nothing to do", err=True)
+        return
+    r = trust.trust(path)
+    if as_json:
+        _dump(r)
+        return
+    click.echo(f"trusted {r['vault']}: sessions started in {r['project']} are kept and recalled there"
+               + (" (created, with a .gitignore keeping it out of git)" if r["created"] else ""))
+    if r["existing_files"]:
+        click.echo(f"note: it already holds {r['existing_files']} session files, now searched and "
+                   "recalled too; if this is a cloned repository, check them before you trust it", err=True)
 
 
 @cli.command()

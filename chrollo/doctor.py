@@ -66,6 +66,7 @@ def _general() -> list:
                           "" if ok else f"chmod u+rwx {vault}"))
     else:
         out.append(_check("vault", "ok", f"{vault} (created on the first captured turn)"))
+    out += _project_check()
     log = Path(_vault.home_path()) / "logs" / "hooks.log"
     errors = _recent_errors(log)
     out.append(_check("hook log", "warn" if errors else "ok",
@@ -85,6 +86,22 @@ def _privacy() -> dict:
     if r.sessions or r.lines:
         bits.append(f"{len(r.sessions)} forgotten sessions, {len(r.lines)} forgotten line patterns")
     return _check("privacy", "ok", "; ".join(bits))
+
+
+def _project_check() -> list:
+    """The .chrollo/ of the project around the cwd, if any: used, or ignored and why."""
+    from . import trust
+
+    root = _vault.find_project(os.path.realpath(os.getcwd()))
+    if root is None:
+        return []
+    state, why = trust.status(root)
+    vault = os.path.join(root, ".chrollo", "memories")
+    if state == trust.TRUSTED:
+        return [_check("project vault", "ok", f"{vault} (trusted)")]
+    fix = (f"cd {root} && chrollo init   # if this project is yours" if state != trust.UNSAFE
+           else "replace it with a real folder you own, then: chrollo init")
+    return [_check("project vault", "warn", f"ignored: {why} (the global vault is used)", fix)]
 
 
 def _recent_errors(log: Path) -> int:

@@ -59,7 +59,11 @@ def read(target: str | os.PathLike, line: int | None = None, *, before: int = 3,
     path = _vault.confine(target, roots)
     if not path.is_file():
         raise UsageError(f"not a memory file: {target}", kind="not_a_file")
-    with open(path, "rb") as fh:
+    try:
+        fh = _vault.open_regular(path)
+    except OSError as e:
+        raise UsageError(f"not a memory file: {target} ({e.strerror})", kind="not_a_file") from None
+    with fh:
         lines = fh.read().decode("utf-8", "replace").split("\n")
     if lines and lines[-1] == "":
         lines.pop()

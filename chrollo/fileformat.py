@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from .vault import SESSION_NAME_RE
+from .vault import SESSION_NAME_RE, open_regular
 
 FORMAT_VERSION = 1
 TS_FMT = "%Y-%m-%d %H:%M:%S"
@@ -119,7 +119,7 @@ def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
 def read_frontmatter(path) -> dict:
     """Only a file's frontmatter (reads its first 8 KB); {} if unreadable or absent."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(8192)
     except OSError:
         return {}

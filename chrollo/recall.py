@@ -168,7 +168,7 @@ def excerpt_lines(h) -> list:
     Falls back to the hit's ±3-line window if the file cannot be read.
     """
     try:
-        with open(h.path, "rb") as fh:
+        with _vault.open_regular(h.path) as fh:
             lines = fh.read().decode("utf-8", "replace").split("\n")
     except OSError:
         return [c["text"] for c in h.context]

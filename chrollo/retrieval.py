@@ -572,7 +572,7 @@ def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
 
 
 def _read_lines(path) -> list:
-    with open(path, "rb") as fh:
+    with _vault.open_regular(path) as fh:
         lines = fh.read().decode("utf-8", "replace").split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -239,7 +239,7 @@ class SessionWriter:
             os.unlink(tmp)
 
     def _append(self, path: Path, data: bytes) -> None:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)  # never write through a link
         try:
             size = os.fstat(fd).st_size
             if size:
@@ -366,6 +366,6 @@ def parse_lines(lines: list[str], path: Path | None = None) -> Session:
 def read_session(path: str | os.PathLike) -> Session:
     """Parse one session file from disk (invalid UTF-8 is replaced, never fatal)."""
     p = Path(path)
-    with open(p, "rb") as fh:
+    with _vault.open_regular(p) as fh:
         text = fh.read().decode("utf-8", "replace")
     return parse_lines(text.split("\n"), p)

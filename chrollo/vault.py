@@ -3,7 +3,8 @@
 * ``CHROLLO_HOME`` (default ``~/.chrollo``) holds ``memories/``, ``state/``, ``logs/``.
 * ``CHROLLO_MEMORIES_DIR`` overrides the vault folder.
 * Otherwise the nearest ``.chrollo/`` folder walking up from the cwd (stopping at the
-  git root) makes ``<root>/.chrollo/memories`` the project vault; else the global vault.
+  git root) makes ``<root>/.chrollo/memories`` the project vault — only if the user trusted
+  it (``chrollo init``, see :mod:`chrollo.trust`); else the global vault.
 * Files from peers live in ``<vault>/peers/<peer>/``.
 
 Everything chrollo creates is owner-only: folders 0700, files 0600.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 from .errors import ChrolloError
 
@@ -50,7 +52,7 @@ def logs_dir() -> "Path":
     return home() / "logs"
 
 
-def _git_root(start: str) -> str | None:
+def git_root(start: str) -> str | None:
     d = start
     while True:
         if os.path.exists(os.path.join(d, ".git")):
@@ -61,19 +63,34 @@ def _git_root(start: str) -> str | None:
         d = parent
 
 
-def project_vault_path(cwd: str | os.PathLike | None = None) -> str | None:
-    """``<dir>/.chrollo/memories`` for the nearest ``.chrollo/`` up to the git root."""
-    start = os.path.realpath(os.fspath(cwd) if cwd else os.getcwd())
-    stop = _git_root(start)
+def find_project(start: str) -> str | None:
+    """The folder holding the nearest ``.chrollo`` (of any kind, links too) from the real path
+    ``start`` up to its git root; ``~`` itself does not count (``~/.chrollo`` is the home)."""
+    stop = git_root(start)
     user_home = os.path.realpath(os.path.expanduser("~"))
     d = start
     while True:
-        if d != user_home and os.path.isdir(os.path.join(d, ".chrollo")):
-            return os.path.join(d, ".chrollo", "memories")
+        if d != user_home and os.path.lexists(os.path.join(d, ".chrollo")):
+            return d
         parent = os.path.dirname(d)
         if d == stop or parent == d:
             return None
         d = parent
+
+
+def project_vault_path(cwd: str | os.PathLike | None = None) -> str | None:
+    """``<dir>/.chrollo/memories`` for the nearest ``.chrollo/`` up to the git root — if the
+    user trusted it and it is safe to use (:mod:`chrollo.trust`); None otherwise."""
+    root = find_project(os.path.realpath(os.fspath(cwd) if cwd else os.getcwd()))
+    if root is None:
+        return None
+    from . import trust
+
+    state, why = trust.status(root)
+    if state != trust.TRUSTED:
+        trust.note_ignored(root, why)
+        return None
+    return os.path.join(root, ".chrollo", "memories")
 
 
 def project_vault(cwd: str | os.PathLike | None = None) -> "Path | None":
@@ -99,13 +116,15 @@ def memories_dir(cwd: str | os.PathLike | None = None) -> "Path":
 
 
 def ensure_dir(path: Path) -> Path:
-    """Create ``path`` and any missing parents owner-only; tighten ``path`` if it exists."""
+    """Create ``path`` and any missing parents owner-only."""
     make_private_dirs(str(path))
     return path
 
 
 def make_private_dirs(path: str) -> str:
-    """:func:`ensure_dir` on a plain string (``os.makedirs`` would give parents the umask's mode)."""
+    """:func:`ensure_dir` on a plain string (``os.makedirs`` would give parents the umask's
+    mode). Only the folders created here are made 0700: chrollo never changes the mode of a
+    folder it did not create (``chrollo doctor`` reports a vault others can read)."""
     missing = []
     p = path
     while not os.path.exists(p) and os.path.dirname(p) != p:
@@ -115,12 +134,12 @@ def make_private_dirs(path: str) -> str:
         try:
             os.mkdir(d, DIR_MODE)
         except FileExistsError:
+            continue
+        try:
+            if os.stat(d).st_mode & 0o077:  # (mkdir's mode is only a ceiling under the umask)
+                os.chmod(d, DIR_MODE)
+        except OSError:
             pass
-    try:
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, DIR_MODE)
-    except OSError:
-        pass
     return path
 
 
@@ -203,6 +222,22 @@ def peer_of(path: str | os.PathLike, vault: str | os.PathLike) -> str | None:
         return None
     parts = path[len(prefix):].split(os.sep)
     return parts[0] if len(parts) > 1 and parts[0] else None
+
+
+def open_regular(path):
+    """A memory file opened for reading (binary) — only if it is a regular file and not a
+    symlink. It is opened non-blocking, so a FIFO or a device named ``*.md`` is refused
+    (OSError "not a regular file") instead of hanging the reader."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            import errno
+
+            raise OSError(errno.EINVAL, "not a regular file (skipped)", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def iter_session_files(vault: "Path", peers: bool = True):

@@ -37,7 +37,8 @@ def stats(dir: str | None = None) -> Stats:
     per_p: dict = {}
     for p in _vault.iter_session_files(root):
         try:
-            data = p.read_bytes()
+            with _vault.open_regular(p) as fh:  # (a FIFO named *.md must not hang stats)
+                data = fh.read()
         except OSError as e:
             out.unreadable.append(f"{p}: {e.strerror}")
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from chrollo import vault
+from chrollo import trust, vault
 
 
 def test_home_and_global_vault(home):
@@ -24,6 +24,8 @@ def test_project_vault_walks_up_to_the_git_root(home, tmp_path):
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     assert vault.memories_dir(deep) == home / "memories"
     (repo / ".chrollo").mkdir()
+    assert vault.memories_dir(deep) == home / "memories"  # not trusted yet (test_project_trust)
+    trust.trust(str(repo))
     assert vault.memories_dir(deep) == repo.resolve() / ".chrollo" / "memories"
     # a .chrollo above the git root does not count
     outer = tmp_path / "outer"
@@ -35,6 +37,7 @@ def test_project_vault_walks_up_to_the_git_root(home, tmp_path):
     # without a git repo the walk goes to the top
     plain = outer / "a" / "b"
     plain.mkdir(parents=True)
+    trust.trust(str(outer))
     assert vault.memories_dir(plain) == outer.resolve() / ".chrollo" / "memories"
 
 
