@@ -238,10 +238,9 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
 def _since(since) -> float | None:
     if since is None:
         return None
-    try:
-        return dt.datetime.combine(dt.date.fromisoformat(str(since)), dt.time()).timestamp()
-    except ValueError:
-        raise UsageError(f"--since takes a date like 2026-06-01, got {since!r}", kind="bad_date") from None
+    from .retrieval import parse_since
+
+    return dt.datetime.combine(parse_since(since), dt.time()).timestamp()
 
 
 def _seen_path() -> Path:

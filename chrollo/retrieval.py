@@ -40,6 +40,7 @@ from .fileformat import HEADER_RE, TOOL_LINE_RE, file_date, parse_frontmatter, r
 from .terms import identifiers, inflections, query_terms
 
 MAX_LIMIT = 50
+MAX_TERMS = 100              # searchable words of one query at most (the rest are ignored, with a warning)
 MAX_CONTEXT = 50
 HITS_PER_FILE = 5
 MERGE_FACTOR = 1             # a candidate whose line is inside a hit's window merges into it
@@ -206,11 +207,16 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
                          kind="bad_context")
     if expand not in ("auto", "always", "never"):
         raise UsageError(f"expand must be auto, always or never, got {expand!r}", kind="usage")
-    since_d = _parse_since(since)
+    since_d = parse_since(since)
     now = now or _now()
     vault, folder = resolve_roots(dir, peer, cwd)
     terms = query_terms(query)
+    cut = len(terms) > MAX_TERMS  # a pasted log is not a query: bounded work whatever its size
+    terms = terms[:MAX_TERMS]
     result = SearchResult(query, terms, {}, 0, [], vault=str(vault))
+    if cut:
+        result.warnings.append(f"the query has more than {MAX_TERMS} searchable words: "
+                               f"only the first {MAX_TERMS} were searched")
     if not terms:
         return result
     idents = identifiers(query)
@@ -227,7 +233,7 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
     syns = list(dict.fromkeys(s for ss in tried.values() for s in ss))
     if not syns:
         return result
-    wider = SearchResult(query, terms, {}, 0, [], vault=str(vault))
+    wider = SearchResult(query, terms, {}, 0, [], result.warnings[:1] if cut else None, vault=str(vault))
     df2 = _run(wider, terms + syns, idents, {s: SYNONYM_WEIGHT for s in syns}, *args)
     found = {s for s, d in zip(terms + syns, df2) if d}
     expanded = {t: [s for s in ss if s in found] for t, ss in tried.items()}
@@ -248,13 +254,18 @@ def _now() -> dt.datetime:
     return dt.datetime.now()
 
 
-def _parse_since(since) -> dt.date | None:
-    if since is None or isinstance(since, dt.date):
-        return since
+def parse_since(since) -> dt.date | None:
+    """``--since``'s value as a date; a usage error (``bad_date``) unless it is a real date
+    from 1970 to 9999 (earlier ones cannot be turned into file times)."""
+    if since is None:
+        return None
     try:
-        return dt.date.fromisoformat(str(since))
+        d = since if isinstance(since, dt.date) else dt.date.fromisoformat(str(since))
     except ValueError:
-        raise UsageError(f"--since takes a date like 2026-06-01, got {since!r}", kind="bad_date")
+        raise UsageError(f"--since takes a date like 2026-06-01, got {since!r}", kind="bad_date") from None
+    if d.year < 1970:
+        raise UsageError(f"--since must be a date from 1970-01-01 on, got {since!s}", kind="bad_date")
+    return d
 
 
 class _Query:
@@ -496,7 +507,8 @@ def _sample_files(folder: str) -> list:
                 n += 1
                 if n > SAMPLE_AFTER:
                     return picked
-                if e.name.endswith(SAMPLE_ENDINGS):
+                # (rg opens a path it is given even if it is a FIFO or a symlink: regular files only)
+                if e.name.endswith(SAMPLE_ENDINGS) and e.is_file(follow_symlinks=False):
                     picked.append(e.path)
     except OSError:
         pass

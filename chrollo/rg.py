@@ -15,6 +15,8 @@ import threading
 
 from .errors import ChrolloError
 
+MAX_ARG_PATTERN = 8192  # bytes of regex passed on the command line; longer ones go by -f
+
 RG_HINT = ("chrollo needs ripgrep: `pip install 'ripgrep>=14.1,<15'` in chrollo's environment "
            "(it ships the rg binary), or install rg with your package manager.")
 
@@ -60,25 +62,38 @@ def words_regex(words: list) -> str:
     return f"(?-u:{rx})" if all(w.isascii() for w in words) else rx
 
 
-def _spawn(cmd: list) -> tuple[int, int, int]:
-    """Start ``cmd`` with stdout and stderr on pipes: (pid, stdout fd, stderr fd).
+def _spawn(cmd: list, stdin: bytes | None = None) -> tuple[int, int, int]:
+    """Start ``cmd`` with stdout and stderr on pipes: (pid, stdout fd, stderr fd); ``stdin``
+    (if given) is written to its standard input, which is then closed.
 
     os.posix_spawn rather than subprocess: importing subprocess costs the recall path
     several milliseconds, and nothing else of it is needed here.
     """
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    in_r, in_w = os.pipe() if stdin is not None else (None, None)
+    actions = [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2),
+               (os.POSIX_SPAWN_CLOSE, out_r), (os.POSIX_SPAWN_CLOSE, err_r)]
+    if in_r is not None:
+        actions += [(os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_CLOSE, in_w)]
     try:
-        pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=[
-            (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2),
-            (os.POSIX_SPAWN_CLOSE, out_r), (os.POSIX_SPAWN_CLOSE, err_r)])
+        pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=actions)
     except BaseException:
-        for fd in (out_r, err_r):
-            os.close(fd)
+        for fd in (out_r, err_r, in_w):
+            if fd is not None:
+                os.close(fd)
         raise
     finally:
-        os.close(out_w)
-        os.close(err_w)
+        for fd in (out_w, err_w, in_r):
+            if fd is not None:
+                os.close(fd)
+    if in_w is not None:
+        # rg reads every pattern before it prints anything: writing it all first cannot deadlock
+        try:
+            with open(in_w, "wb") as fh:
+                fh.write(stdin)
+        except BrokenPipeError:
+            pass  # rg exited early (it says why on stderr)
     return pid, out_r, err_r
 
 
@@ -104,12 +119,17 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
     called with each buffer of whole rows before its files are yielded.
     """
     info = info if info is not None else Scan()
+    regex = words_regex(patterns)
     cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "--heading", "-0", "--stats",
-           "-i", "--color", "never", "-e", words_regex(patterns)]
+           "-i", "--color", "never"]
+    # A long query (a pasted log) would overflow the argument list ("Argument list too long"
+    # at 128 KiB): past a few KB the pattern goes through a pattern file, rg's stdin.
+    long = len(regex) > MAX_ARG_PATTERN
+    cmd += ["-f", "-"] if long else ["-e", regex]
     for g in globs:
         cmd += ["-g", g]
     cmd += ["--", *paths]
-    pid, out_fd, err_fd = _spawn(cmd)
+    pid, out_fd, err_fd = _spawn(cmd, regex.encode("utf-8") + b"\n" if long else None)
     err_chunks: list[bytes] = []
     drain = threading.Thread(target=_drain, args=(err_fd, err_chunks), daemon=True)
     drain.start()

@@ -88,6 +88,7 @@ def read_jsonl(path: str, offset: int = 0, counter: list | None = None, skip: tu
             if not line.endswith(b"\n"):
                 if len(line) > MAX_LINE:  # skip the rest of a monster line
                     while line and not line.endswith(b"\n"):
+                        pos = _past_holes(fh, pos)
                         line = fh.readline(MAX_LINE)
                         pos += len(line)
                     _count(counter)
@@ -99,6 +100,22 @@ def read_jsonl(path: str, offset: int = 0, counter: list | None = None, skip: tu
                 yield start, json.loads(line)
             except (ValueError, RecursionError):
                 _count(counter)
+
+
+def _past_holes(fh, pos: int) -> int:
+    """The next offset from ``pos`` that holds data: a sparse file's holes are zeros, with no
+    newline to find in them, so a 10 GB sparse "line" is skipped without reading it."""
+    import errno
+
+    try:
+        return fh.seek(pos, os.SEEK_DATA)
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # only a hole is left, up to the end
+            return fh.seek(0, os.SEEK_END)
+        fh.seek(pos)  # (SEEK_DATA unsupported here: read on)
+        return pos
+    except (ValueError, AttributeError):
+        return pos
 
 
 def first_record(path: str, max_lines: int = 20):

@@ -11,8 +11,9 @@ what hooks injected and are dropped. Keys are message ids. The project folder (t
 from __future__ import annotations
 
 import json
+import os
 
-from .common import Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, tool_call
+from .common import MAX_LINE, Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, tool_call
 
 NAME = "gemini"
 
@@ -62,8 +63,7 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
     session = None
     if path.endswith(".json"):
         try:
-            with open(path, "rb") as fh:
-                doc = json.loads(fh.read())
+            doc = read_document(path)
         except (OSError, ValueError, RecursionError):
             return Transcript([], 0, skipped=1)
         if not isinstance(doc, dict):
@@ -93,11 +93,25 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
     return Transcript(units, resume, session, None, bad[0])
 
 
+def read_document(path: str):
+    """A whole-JSON chat (the pre-0.39 format), parsed — refused (ValueError, and one line in
+    the hook log) past MAX_LINE bytes: it can only be read whole, and a 1 GiB chat would take
+    gigabytes of memory. (A JSONL chat is streamed line by line instead.)"""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > MAX_LINE:
+            from ..vault import append_log
+
+            append_log("hooks", f"gemini - skipped {path}: a {size >> 20} MiB JSON chat is over the "
+                                f"{MAX_LINE >> 20} MiB that chrollo reads whole")
+            raise ValueError(f"JSON chat over {MAX_LINE >> 20} MiB")
+        return json.loads(fh.read(MAX_LINE + 1))
+
+
 def session_of(path: str) -> dict:
     """The chat's ``sessionId`` (first line of a JSONL chat; the document of a JSON one)."""
     if path.endswith(".json"):
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read())
+        doc = read_document(path)
     else:
         doc = first_record(path)
     sid = doc.get("sessionId") if isinstance(doc, dict) else None

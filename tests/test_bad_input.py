@@ -1,0 +1,169 @@
+"""Bad input gets a clear error or works, in bounded time and memory (issue 15): a 100 KB
+query, out-of-range dates, a FIFO named *.md in the vault, a 1 GiB Gemini JSON chat, a
+10 GB sparse transcript."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, cli_env, run, run_json, write_session
+from hookkit import hook, ok
+
+from chrollo import rg
+from chrollo.capture import Capture
+from chrollo.harness import claude_code
+
+
+def words(n: int) -> list:
+    import random
+    import string
+
+    rnd = random.Random(7)
+    return ["".join(rnd.choice(string.ascii_lowercase) for _ in range(rnd.randint(5, 9))) for _ in range(n)]
+
+
+@pytest.fixture
+def vault(home):
+    v = home / "memories"
+    write_session(v, "aaaa0000-x", "2026-10-01T10:00:00", [
+        ("user", "10:00:00", "the webhook relay drops events under load"),
+        ("agent", "10:00:05", ["Raised the relay queue size."])])
+    return v
+
+
+def test_a_huge_pattern_goes_to_rg_through_a_pattern_file(vault):
+    many = words(20_000) + ["webhook"]  # a regex of ~150 KB: over Linux's 128 KiB per argument
+    found = list(rg.scan(many, [str(vault)]))
+    assert len(found) == 1 and b"webhook" in found[0][1].lower()
+
+
+def test_a_100kb_query_works(home, vault):
+    query = "webhook relay " + " ".join(words(15_000))
+    assert len(query) > 100_000
+    p, out = run_json(["search", query, "--dir", vault], home)
+    assert p.returncode == 0, p.stderr
+    assert out["hits"] and "webhook" in out["hits"][0]["terms"]
+    assert len(out["terms"]) == 100 and "only the first 100" in out["warnings"][0]
+    assert "only the first 100" in p.stderr
+
+
+def test_a_100kb_query_through_mcp_is_not_a_crash(home, vault):
+    pytest.importorskip("mcp")
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def go():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "chrollo", "mcp", "--dir", str(vault)],
+                                       env=cli_env(home), cwd=str(ROOT))
+        async with Client(params) as client:
+            return await client.call_tool("read_memory", {"query": "webhook relay " + " ".join(words(15_000))})
+    r = asyncio.run(go())
+    assert not r.is_error, r.content
+    assert "relay queue size" in r.content[0].text
+
+
+@pytest.mark.parametrize("date", ["0001-01-01", "1969-12-31", "2026-02-30", "99999-01-01", "yesterday"])
+def test_out_of_range_dates_are_usage_errors(home, vault, date):
+    for args in (["search", "webhook", "--dir", vault], ["import", "jsonl", "--source", vault, "--dry-run"]):
+        p = run([*args, "--since", date, "--json"], home)
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert json.loads(p.stdout)["error"]["kind"] == "bad_date"
+        assert "Traceback" not in p.stderr
+    p = run(["search", "webhook", "--dir", vault, "--since", date], home)
+    assert p.returncode == 2 and "--since" in p.stderr and "Traceback" not in p.stderr
+
+
+def _cli(home, *args, timeout=30):
+    try:
+        return subprocess.run([sys.executable, "-m", "chrollo", *map(str, args)], capture_output=True,
+                              text=True, env=cli_env(home), cwd=str(home.parent), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"chrollo {' '.join(map(str, args))} hung")
+
+
+def test_a_fifo_named_md_is_skipped_never_opened(home, vault):
+    fifo = vault / "2026-10-02_100000_fifo0000.md"
+    os.mkfifo(fifo)
+    p = _cli(home, "stats", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["sessions"] == 1 and any("not a regular file" in u and fifo.name in u for u in out["unreadable"])
+    p = _cli(home, "stats")
+    assert p.returncode == 0 and "sessions  1" in p.stdout
+    assert f"warning: unreadable: {fifo}: not a regular file" in p.stderr
+    p = _cli(home, "search", "webhook", "relay", "--json")
+    hits = json.loads(p.stdout)["hits"]
+    assert p.returncode == 0 and hits and all("aaaa0000" in h["path"] for h in hits)
+    p = _cli(home, "read", fifo.name, "--json")
+    assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "not_a_file"
+    # a hook whose session's file name is taken by a FIFO: captured beside it, no hang
+    ok(hook(home, "claude-code", "Stop", {
+        "session_id": "fifo0000-x", "transcript_path": None, "cwd": "/nonexistent",
+        "hook_event_name": "Stop", "last_assistant_message": "An answer worth keeping."}, timeout=30))
+    assert any("An answer worth keeping." in f.read_text() for f in vault.glob("*fifo0000*.md") if f.is_file())
+
+
+def test_a_1gib_gemini_json_chat_is_refused_with_bounded_memory(home, tmp_path):
+    chat = tmp_path / "chats" / "session-2026-10-01T10-00-big.json"
+    chat.parent.mkdir()
+    with open(chat, "wb") as fh:  # sparse: costs no disk
+        fh.write(b'{"sessionId": "gem00000-x", "messages": [')
+        fh.truncate(1 << 30)
+    payload = {"session_id": "gem00000-x", "transcript_path": str(chat), "cwd": "/nonexistent",
+               "hook_event_name": "AfterAgent", "prompt": "summarise the relay incident please",
+               "prompt_response": "The relay dropped events; the queue is bigger now."}
+    probe = ("import resource, sys\nfrom chrollo.hook import main\nmain(['AfterAgent', '--harness', 'gemini'])\n"
+             "sys.stderr.write('maxrss=%d' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    p = subprocess.run([sys.executable, "-c", probe], input=json.dumps(payload).encode(), capture_output=True,
+                       env=cli_env(home), cwd=str(home.parent), timeout=120)
+    assert p.returncode == 0 and p.stdout == b"", p.stderr
+    maxrss_mb = int(p.stderr.decode().rsplit("maxrss=", 1)[1]) / 1024
+    assert maxrss_mb < 300, f"peak memory {maxrss_mb:.0f} MiB for a 1 GiB chat"
+    assert "MiB JSON chat is over the 64 MiB" in (home / "logs" / "hooks.log").read_text()
+    files = list((home / "memories").glob("*.md"))
+    assert len(files) == 1 and "the queue is bigger now" in files[0].read_text()  # the payload still counts
+
+
+def _bytes_read() -> int:
+    with open("/proc/self/io") as fh:
+        return int(next(ln for ln in fh if ln.startswith("rchar:")).split()[1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs /proc/self/io to count bytes read")
+def test_a_10gb_sparse_transcript_is_not_reread_on_every_capture(home, tmp_path):
+    path = tmp_path / "big.jsonl"
+    rec = lambda **kw: (json.dumps(kw) + "\n").encode()  # noqa: E731
+    with open(path, "wb") as fh:
+        fh.write(rec(type="user", uuid="u1", sessionId="big00000-x", timestamp="2026-10-01T10:00:00Z",
+                     message={"role": "user", "content": "why does the relay drop events"}))
+        fh.write(rec(type="assistant", uuid="a1", sessionId="big00000-x", timestamp="2026-10-01T10:00:05Z",
+                     message={"role": "assistant", "content": [{"type": "text", "text": "The queue is full."}]}))
+        fh.truncate(10 << 30)  # a 10 GB hole: one endless "line" with no newline
+    reads = []
+    for _ in range(2):
+        with Capture("big00000-x", "claude-code", "/nonexistent") as cap:
+            before = _bytes_read()
+            units = cap.read_transcript(claude_code, str(path))
+            reads.append(_bytes_read() - before)
+            cap.run(units)
+    assert max(reads) < 256 << 20, [r >> 20 for r in reads]
+    text = next((home / "memories").glob("*.md")).read_text()
+    assert text.count("The queue is full.") == 1
+    # data after the hole is still read, once
+    with open(path, "ab") as fh:
+        fh.write(b"\n" + rec(type="assistant", uuid="a2", sessionId="big00000-x", timestamp="2026-10-01T10:00:09Z",
+                             message={"role": "assistant", "content": [{"type": "text", "text": "Doubled it."}]}))
+    for _ in range(2):
+        with Capture("big00000-x", "claude-code", "/nonexistent") as cap:
+            before = _bytes_read()
+            units = cap.read_transcript(claude_code, str(path))
+            assert _bytes_read() - before < 256 << 20
+            cap.run(units)
+    text = next((home / "memories").glob("*.md")).read_text()
+    assert text.count("Doubled it.") == 1 and text.count("The queue is full.") == 1
