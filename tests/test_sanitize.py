@@ -186,3 +186,14 @@ def test_mcp_tools_return_sanitized_text(home, hostile):
         assert "␛]" in text
         assert_inert(text)
         assert_inert(json.dumps(r.structured_content, ensure_ascii=False))
+
+
+def test_names_are_checked_with_full_matches():
+    """`$` also matches before a trailing newline: names are checked with fullmatch / \\Z."""
+    from chrollo.mesh.config import valid_name
+    from chrollo.vault import SESSION_NAME_RE
+
+    assert valid_name("laptop") and not valid_name("laptop\n")
+    assert SESSION_NAME_RE.fullmatch("2026-10-01_100000_abc.md")
+    for bad in ("2026-10-01_100000_abc.md\n", "2026-10-01_100000_a\nb.md", "2026-10-01_100000_a\x1bb.md"):
+        assert not SESSION_NAME_RE.match(bad) and not SESSION_NAME_RE.fullmatch(bad)

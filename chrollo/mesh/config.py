@@ -14,7 +14,7 @@ import time
 from .. import vault as _vault
 from ..errors import ChrolloError, UsageError
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # use fullmatch: "$" accepts a trailing newline
 DEFAULT_PORT = 47470
 
 
@@ -23,7 +23,7 @@ def mesh_dir() -> str:
 
 
 def valid_name(name) -> bool:
-    return isinstance(name, str) and bool(NAME_RE.match(name)) and name != "peers"
+    return isinstance(name, str) and bool(NAME_RE.fullmatch(name)) and name != "peers"
 
 
 def default_name() -> str:
