@@ -13,9 +13,11 @@ the full session id) holds, for each vault the session was written to:
 * ``pending`` — the prompt of the turn in flight (from ``UserPromptSubmit``-like events). It
   is written only when the transcript cannot supply that prompt (no transcript, or pi).
 
-Everything happens under an exclusive per-session lock, and the turns are appended (one
-locked write, see :mod:`chrollo.session`) before the state is saved: a crash in between can
-repeat a turn, never lose one.
+Everything happens under an exclusive per-session lock. Before the turns are appended (one
+locked write, see :mod:`chrollo.session`) the state they lead to is saved with an ``intent``
+(the file, its size, the length being written); after, without it. A pass that finds an
+intent left by a killed one keeps its state if the append is whole, else cuts the torn bytes
+off and starts over from the file: a turn is written whole, once.
 """
 from __future__ import annotations
 
@@ -65,6 +67,9 @@ class Capture:
         vaults = {v: st for v, st in vaults.items() if isinstance(st, dict)} if isinstance(vaults, dict) else {}
         self.state = vaults.pop(self.vault, {})
         self._other_vaults = vaults
+        intent = self.state.pop("intent", None)
+        if intent is not None:
+            self._recover(intent)
         if not self.state:
             self.existing = self._existing()
         return self
@@ -73,6 +78,30 @@ class Capture:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+    def _recover(self, intent) -> None:
+        """The last pass died (kill -9, a full disk) while appending. A whole append keeps the
+        state saved with it; a torn one is cut off the file (and set aside in state/torn/),
+        and the pass starts over from what the file holds — never a torn turn, never a twice
+        written one."""
+        path, size, length = (intent.get(k) for k in ("file", "size", "length")) \
+            if isinstance(intent, dict) else (None, None, None)
+        if isinstance(path, str) and isinstance(size, int) and isinstance(length, int):
+            try:
+                now = os.path.getsize(path)
+            except OSError:
+                now = None
+            if now == size + length:
+                return
+            if now is not None and size < now < size + length:
+                from .session import cut_back
+
+                torn = cut_back(self.session_id, path, size)
+                if torn:
+                    folder = _vault.make_private_dirs(os.path.join(_vault.home_path(), "state", "torn"))
+                    name = f"{os.path.basename(path)}.{size}.torn"
+                    _vault.write_private(os.path.join(folder, name), torn.decode("utf-8", "replace"))
+        self.state = {}
 
     def _existing(self):
         """If the session's file exists but state/ was lost (it is disposable), what it holds:
@@ -245,10 +274,10 @@ class Capture:
                 tokens.append(digest(pending["text"]))
                 del st["pending"]
         turns = to_turns(fresh)
-        if turns and not self.dry_run:
-            self._append(turns)
         if prompt is not None and prompt.strip():
             st["pending"] = {"text": prompt, "when": now.isoformat()}
+        if turns and not self.dry_run:
+            self._append(turns)
         self.save()
         return turns
 
@@ -261,9 +290,18 @@ class Capture:
         from pathlib import Path
 
         path = SessionWriter(meta, Path(vault), fsync=self.fsync, index=self._index(vault),
-                             known=self.state.get("file"), record=False).append(turns)
+                             known=self.state.get("file"), record=False).append(turns, before=self._intend)
+        self.state.pop("intent", None)
         if path is not None:
             self.state["file"] = str(path)
+
+    def _intend(self, path: str | None, size: int, length: int) -> None:
+        """Before the bytes go out (the writer's lock held): save the state as it will be,
+        with what is being written, so the next pass can tell a whole append from a torn one."""
+        self.state["intent"] = {"file": path, "size": size, "length": length}
+        if path:
+            self.state["file"] = path
+        self.save()
 
     def _index(self, vault: str):
         if self.indexes is None:

@@ -169,8 +169,12 @@ class SessionWriter:
         self._lock = _vault.state_dir() / "locks" / f"write-{key[:2]}.lock"
 
     # -- public -------------------------------------------------------------
-    def append(self, turns: list[Turn]) -> Path | None:
-        """Append the turns that have content; returns the file (None if nothing to write)."""
+    def append(self, turns: list[Turn], before=None) -> Path | None:
+        """Append the turns that have content; returns the file (None if nothing to write).
+
+        ``before(path, size, length)`` is called under the lock just before the bytes go out
+        (``path`` None: the file is being created), so a caller can record what it is about
+        to write and tell, after a crash, a whole append from a torn one."""
         text = "".join(render_turn(t) for t in turns)
         if not text:
             return None
@@ -185,9 +189,11 @@ class SessionWriter:
             data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
             path = self._locate()
             if path is None or not path.exists():
+                if before is not None:
+                    before(None, 0, len(data))
                 path = self._create(data, path)
             else:
-                self._append(path, data)
+                self._append(path, data, before)
             return path
         finally:
             os.close(lock_fd)  # releases the flock
@@ -214,19 +220,28 @@ class SessionWriter:
         folder = previous.parent if previous else self.vault
         _vault.ensure_dir(folder)
         data = render_frontmatter(self.meta).encode("utf-8") + body
-        tmp = folder / f".{safe_id_prefix(self.meta.session_id)}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
+        prefix = safe_id_prefix(self.meta.session_id)
+        _set_aside_stale_tmp(folder, prefix)
+        # An unnamed file (O_TMPFILE) that a crash or a full disk can never leave behind in
+        # the vault; a named hidden one where the filesystem has no O_TMPFILE.
+        fd, tmp = None, None
+        if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
+            try:
+                fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, _vault.FILE_MODE)
+            except OSError:
+                fd = None
+        if fd is None:
+            tmp = folder / f".{prefix}.{os.getpid()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
+        src = tmp if tmp is not None else f"/proc/self/fd/{fd}"
         try:
             _write_all(fd, data)
             if self.fsync:
                 os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
             names = ([previous.name] if previous else []) + [session_file_name(self.meta)]
             for name in itertools.chain(names, (session_file_name(self.meta, n) for n in range(2, 1000))):
                 try:
-                    os.link(tmp, folder / name)
+                    _link(src, folder, name)
                 except FileExistsError:
                     continue
                 if self.record:
@@ -236,22 +251,97 @@ class SessionWriter:
                 return folder / name
             raise OSError(f"no free file name for session {self.meta.session_id!r}")
         finally:
-            os.unlink(tmp)
+            os.close(fd)
+            if tmp is not None:
+                os.unlink(tmp)
 
-    def _append(self, path: Path, data: bytes) -> None:
+    def _append(self, path: Path, data: bytes, before=None) -> None:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)  # never write through a link
         try:
             size = os.fstat(fd).st_size
             if size:
-                # A crash between two appends can leave a torn last line; start clean.
+                # A file torn by an older writer (or by hand) ends mid-line: start clean.
                 tail = os.pread(fd, 1, size - 1)
                 if tail != b"\n":
                     data = b"\n\n\n" + data
-            _write_all(fd, data)
-            if self.fsync:
-                os.fsync(fd)
+            if before is not None:
+                before(str(path), size, len(data))
+            try:
+                _write_all(fd, data)
+                if self.fsync:
+                    os.fsync(fd)
+            except BaseException:
+                # A full disk (or a file size limit) cut the write short: take the torn part
+                # back out, so the turn is in the file whole or not at all.
+                try:
+                    os.ftruncate(fd, size)
+                except OSError:
+                    pass
+                raise
         finally:
             os.close(fd)
+
+
+def _link(src, folder: Path, name: str) -> None:
+    """Give ``src`` the name ``folder/name``. (A folder fd makes os.link call linkat with
+    AT_SYMLINK_FOLLOW, which an O_TMPFILE file's /proc/self/fd link needs; plain link(2)
+    would not follow it.)"""
+    dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.link(src, name, dst_dir_fd=dfd, follow_symlinks=True)
+    finally:
+        os.close(dfd)
+
+
+def cut_back(session_id: str, path: str, size: int) -> bytes:
+    """Truncate ``path`` to ``size`` under the session's writer lock; returns the bytes cut
+    (what a killed writer left of a turn it never finished)."""
+    lock_fd = _vault.open_lock(_vault.state_dir() / "locks" / f"write-{_vault.state_key(session_id)[:2]}.lock")
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+        try:
+            end = os.fstat(fd).st_size
+            torn = os.pread(fd, end - size, size) if end > size else b""
+            if torn:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            return torn
+        finally:
+            os.close(fd)
+    finally:
+        os.close(lock_fd)
+
+
+def _set_aside_stale_tmp(folder: Path, prefix: str) -> None:
+    """Hidden ``.<id>.<pid>.tmp`` files a crashed writer (before O_TMPFILE, or on a filesystem
+    without it) left in the vault: moved out to ``state/torn/``."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(f".{prefix}.") and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix) + 2:-len(".tmp")]
+        if pid.isdigit() and _alive(int(pid)):
+            continue
+        dest = _vault.make_private_dirs(str(_vault.state_dir() / "torn"))
+        try:
+            os.replace(folder / name, os.path.join(dest, name.lstrip(".")))
+        except OSError:  # (another filesystem) a partial copy of a turn that is written again
+            try:
+                os.unlink(folder / name)
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass
+    return True
 
 
 class VaultIndex:

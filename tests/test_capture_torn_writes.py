@@ -1,0 +1,153 @@
+"""Torn writes (issue 18, item 11): a full disk or a kill during capture never leaves a torn
+turn, a duplicate or a hidden temp file in the vault; the next write repairs what a crash left.
+
+Real `chrollo hook` processes: a file size limit (RLIMIT_FSIZE) stands in for a full disk; with
+SIGXFSZ at its default action the kernel kills the process in the middle of the write, the
+way kill -9 would; and a loop of real kill -9s at random moments."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import cli_env
+from hookkit import hook, ok, vault_files
+
+from chrollo.session import read_session
+
+SID = "019f0000-torn-4000-8000-000000000001"
+ALPHA = "alpha " * 9000          # ~54 KB answers: a write the size limit can cut in the middle
+BRAVO = "bravo " * 9000
+
+
+def _limited(limit: int, die: bool) -> list:
+    """A prefix that runs `python -m chrollo …` with RLIMIT_FSIZE=limit; ``die``: SIGXFSZ kills
+    it at the write that crosses the limit (else the write fails with EFBIG, like ENOSPC)."""
+    code = ("import resource, runpy, signal, sys; "
+            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); "
+            + ("signal.signal(signal.SIGXFSZ, signal.SIG_DFL); " if die else "")
+            + "sys.argv = ['chrollo'] + sys.argv[1:]; runpy.run_module('chrollo', run_name='__main__')")
+    return [sys.executable, "-c", code]
+
+
+def _turn(home, cwd, prompt: str, answer: str, prefix=(), **env):
+    base = {"session_id": SID, "transcript_path": None, "cwd": str(cwd)}
+    ok(hook(home, "codex", "UserPromptSubmit", dict(base, hook_event_name="UserPromptSubmit", prompt=prompt), **env))
+    return _stop(home, cwd, answer, prefix)
+
+
+def _stop(home, cwd, answer: str, prefix=()):
+    body = {"session_id": SID, "transcript_path": None, "cwd": str(cwd), "hook_event_name": "Stop",
+            "last_assistant_message": answer}
+    if prefix:  # `python -m chrollo` replaced by the limited runner (same arguments after it)
+        cmd = [*prefix, "hook", "Stop", "--harness", "codex"]
+        return subprocess.run(cmd, input=json.dumps(body).encode(), capture_output=True,
+                              env=cli_env(home), cwd=str(home.parent), timeout=60)
+    p = hook(home, "codex", "Stop", body)
+    ok(p)
+    return p
+
+
+def _hidden(home) -> list:
+    v = home / "memories"
+    return sorted(p.name for p in v.iterdir() if p.name.startswith(".")) if v.is_dir() else []
+
+
+def _agent_texts(home) -> list:
+    (f,) = vault_files(home)
+    return [t.text for t in read_session(f).turns if t.role == "agent"]
+
+
+def test_full_disk_mid_append_leaves_no_torn_turn_and_no_duplicate(home, tmp_path):
+    _turn(home, tmp_path, "first prompt here", ALPHA)
+    (f,) = vault_files(home)
+    before = f.read_bytes()
+    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
+                                                 "hook_event_name": "UserPromptSubmit", "prompt": "second prompt"}))
+    p = _stop(home, tmp_path, BRAVO, prefix=_limited(len(before) + 2000, die=False))
+    assert p.returncode == 0 and p.stdout == b""  # the hook contract holds on a full disk
+    assert "File too large" in (home / "logs" / "hooks.log").read_text()  # the write really failed
+    assert f.read_bytes() == before  # the torn part was taken back out
+    _stop(home, tmp_path, BRAVO)  # the harness's next Stop (disk has room again)
+    _stop(home, tmp_path, BRAVO)  # and a replay of it
+    assert [a.strip() for a in _agent_texts(home)] == [ALPHA.strip(), BRAVO.strip()]
+    assert _hidden(home) == []
+
+
+def test_killed_mid_append_is_repaired_on_the_next_write(home, tmp_path):
+    _turn(home, tmp_path, "first prompt here", ALPHA)
+    (f,) = vault_files(home)
+    before = f.read_bytes()
+    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
+                                                 "hook_event_name": "UserPromptSubmit", "prompt": "second prompt"}))
+    p = _stop(home, tmp_path, BRAVO, prefix=_limited(len(before) + 2000, die=True))
+    assert p.returncode == -signal.SIGXFSZ  # killed by the kernel in the middle of the write
+    torn = f.read_bytes()
+    assert len(before) < len(torn) < len(before) + len(BRAVO)  # a torn turn is on disk now
+    _stop(home, tmp_path, BRAVO)  # the next write repairs it, then writes the turn whole
+    text = f.read_text()
+    assert text.startswith(before.decode()) and text.count("bravo bravo") == BRAVO.count("bravo bravo")
+    assert [a.strip() for a in _agent_texts(home)] == [ALPHA.strip(), BRAVO.strip()]
+    (aside,) = (home / "state" / "torn").iterdir()  # the torn bytes are set aside, not lost
+    assert aside.read_bytes() == torn[len(before):]
+    _stop(home, tmp_path, BRAVO)
+    assert [a.strip() for a in _agent_texts(home)] == [ALPHA.strip(), BRAVO.strip()]
+
+
+def test_killed_while_creating_the_file_leaves_nothing_in_the_vault(home, tmp_path):
+    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
+                                                 "hook_event_name": "UserPromptSubmit", "prompt": "first prompt here"}))
+    p = _stop(home, tmp_path, ALPHA, prefix=_limited(20000, die=True))
+    assert p.returncode == -signal.SIGXFSZ
+    assert vault_files(home) == [] and _hidden(home) == []  # no half file, no .tmp
+    _stop(home, tmp_path, ALPHA)
+    assert [a.strip() for a in _agent_texts(home)] == [ALPHA.strip()]
+
+
+def test_an_old_writers_leftover_temp_file_is_set_aside(home, tmp_path):
+    _turn(home, tmp_path, "first prompt here", "short answer")
+    (f,) = vault_files(home)
+    f.unlink()  # (the file is recreated on the next turn: a create runs)
+    stale = home / "memories" / ".019f0000.999999999.tmp"
+    stale.write_text("half a turn from a writer that died")
+    _turn(home, tmp_path, "second prompt here", "another answer")
+    assert _hidden(home) == []
+    assert (home / "state" / "torn" / "019f0000.999999999.tmp").read_text() == "half a turn from a writer that died"
+
+
+def test_repeated_kill_9_never_leaves_torn_or_twice_written_turns(home, tmp_path):
+    rng = random.Random(18)
+    answers = [f"answer number {i} " + ("x" * 7 + " ") * 60000 for i in range(12)]  # ~480 KB each
+    killed = 0
+    for i, answer in enumerate(answers):
+        ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
+                                                     "hook_event_name": "UserPromptSubmit", "prompt": f"prompt number {i}"}))
+        body = json.dumps({"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
+                           "hook_event_name": "Stop", "last_assistant_message": answer}).encode()
+        proc = subprocess.Popen([sys.executable, "-m", "chrollo", "hook", "Stop", "--harness", "codex"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=cli_env(home), cwd=str(home.parent))
+        proc.stdin.write(body)  # (returns once the hook has read it: it is running)
+        proc.stdin.close()
+        time.sleep(rng.uniform(0.0, 0.3))
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            killed += 1
+        proc.wait()
+        assert _hidden(home) == []
+    assert killed >= 3  # (enough of the runs really were killed)
+    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
+                                                 "hook_event_name": "UserPromptSubmit", "prompt": "the last prompt"}))
+    _stop(home, tmp_path, "the last answer")
+    texts = [a.strip() for a in _agent_texts(home)]
+    whole = {a.strip() for a in answers} | {"the last answer"}
+    assert all(t in whole for t in texts), "a torn answer is in the file"
+    assert len(texts) == len(set(texts)), "an answer is in the file twice"
+    assert texts[-1] == "the last answer"
+    (f,) = vault_files(home)
+    users = [t.text for t in read_session(f).turns if t.role == "user"]
+    assert len(users) == len(set(users)) and users[-1] == "the last prompt"
