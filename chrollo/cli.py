@@ -232,11 +232,18 @@ def _harness_command(name: str, doc: str):
         else:
             fn = inst.install_hooks if name == "install" else inst.uninstall_hooks
         change = fn(harness, config)
+        note = ""
+        if name == "install" and harness == "codex" and not mcp_:
+            from .codex_trust import install_note
+
+            note = install_note(change.config)
         if as_json:
-            _dump(change.to_json())
+            _dump({**change.to_json(), **({"note": note} if note else {})})
         else:
             what = "MCP server" if mcp_ else "pi extension" if harness == "pi" else "hooks"
             click.echo(f"{harness}: {what} {change.action} ({change.config})")
+            if note:
+                click.echo(note, err=True)
             if name == "install" and not mcp_ and change.action != "unchanged":
                 click.echo("Check them with `chrollo doctor`.", err=True)
     return command

@@ -37,7 +37,7 @@ def diagnose(harnesses=None, configs: dict | None = None) -> dict:
         for h in harnesses or HARNESSES:
             r = _harness(h, configs.get(h), Path(tmp) / h)
             report["harnesses"][h] = r
-            report["ok"] &= r["status"] != "broken"
+            report["ok"] &= r["status"] not in ("broken", "untrusted")
     report["ok"] &= all(c["status"] != "failed" for c in report["checks"])
     return report
 
@@ -136,7 +136,22 @@ def _harness(h: str, config, tmp: Path) -> dict:
         r.update(status="partial", fix=f"chrollo install {h}   # adds {', '.join(missing)}")
     else:
         r.update(status="ok", fix="")
+    if h == "codex" and r["status"] in ("ok", "partial"):
+        _codex_trust(r, path)
     return r
+
+
+def _codex_trust(r: dict, hooks_path: Path) -> None:
+    """Codex skips hooks the user has not trusted (silently, in `codex exec`): say so, and how."""
+    from . import codex_trust
+
+    config = hooks_path.parent / "config.toml"
+    r["trust"] = codex_trust.status(str(hooks_path), str(config), lambda c: _install._is_ours(c, "codex"))
+    waiting = [t for t in r["trust"] if t["status"] != "trusted"]
+    if waiting:
+        names = ", ".join(f"{t['event']} ({t['status']})" for t in waiting)
+        r.update(status="untrusted", fix=f"{codex_trust.HOW_TO_TRUST} Waiting: {names}. "
+                 f"Or add to {config}:\n{codex_trust.toml_lines(waiting)}")
 
 
 def _commands(h: str, text: str, events: dict) -> dict:

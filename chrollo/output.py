@@ -72,7 +72,8 @@ def emit(lines: list, stream=None, raw: bool = False) -> None:
 
 
 _MARK = {"ok": ("green", "ok"), "warn": ("yellow", "warn"), "partial": ("yellow", "partial"),
-         "missing": ("dim", "not installed"), "failed": ("bold red", "FAILED"), "broken": ("bold red", "BROKEN")}
+         "missing": ("dim", "not installed"), "failed": ("bold red", "FAILED"), "broken": ("bold red", "BROKEN"),
+         "untrusted": ("bold red", "NOT TRUSTED")}
 
 
 def doctor_lines(report: dict) -> list:

@@ -6,6 +6,16 @@ import json
 from conftest import run
 
 
+def trust_codex_hooks(codex_home) -> None:
+    """What Codex's "Hooks need review" prompt writes when the user approves chrollo's hooks."""
+    from chrollo import codex_trust
+    from chrollo.install import _is_ours
+
+    hooks, config = codex_home / "hooks.json", codex_home / "config.toml"
+    entries = codex_trust.status(str(hooks), str(config), lambda c: _is_ours(c, "codex"))
+    config.write_text((config.read_text() if config.exists() else "") + "\n" + codex_trust.toml_lines(entries) + "\n")
+
+
 def _env(tmp_path):
     fake = tmp_path / "h"
     fake.mkdir(exist_ok=True)
@@ -26,6 +36,7 @@ def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_pat
     env = _env(tmp_path)
     for h in ("claude-code", "codex", "gemini", "pi"):
         assert run(["install", h], home, **env).returncode == 0
+    trust_codex_hooks(tmp_path / "codex")
     p = run(["doctor", "--json"], home, **env)
     report = json.loads(p.stdout)
     assert p.returncode == 0 and report["ok"], json.dumps(report, indent=1)
