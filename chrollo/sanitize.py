@@ -16,38 +16,28 @@ tools' text — goes through :func:`clean` first:
 
 :func:`json_text` keeps ``--json`` output lossless but terminal-safe (the same characters as
 JSON ``\\u`` escapes). :func:`name` is the full-string check for the short names shown in
-labels. Stdlib ``re`` only: this module is on the per-prompt recall path.
+labels. Nothing imported: this module is on the per-prompt recall path.
 """
 from __future__ import annotations
 
-import re
-
-_CONTROL = "\x00-\x08\x0a-\x1f\x7f-\x9f"
-_INVISIBLE = "\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f"
-_SEPARATORS = "\u2028\u2029"
-_UNSAFE = re.compile(f"[{_CONTROL}{_INVISIBLE}{_SEPARATORS}]")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
-
-
-def _stand_in(m: re.Match) -> str:
-    c = ord(m.group())
-    if c < 0x20:
-        return chr(0x2400 + c)     # the Unicode "control pictures": ␀ ␇ ␊ ␍ ␛ …
-    if c == 0x7f:
-        return "\u2421"            # ␡
-    if c <= 0x9f:
-        return "\ufffd"
-    if c in (0x2028, 0x2029):
-        return " "
-    return ""                      # tag characters and bidi controls: invisible, dropped
+# One str.translate table, built at import (~50 µs): no regex to compile on the hook path
+# (a character class spanning the tag block costs ~0.5 ms to compile), and translate
+# runs at C speed (~5 µs for a 6,000-character recall block).
+_INVISIBLE = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xE0000, 0xE0080)]
+_SEPARATORS = (0x2028, 0x2029)
+_TABLE = {c: chr(0x2400 + c) for c in range(0x20) if c != 0x09}  # control pictures: ␀ ␇ ␊ ␍ ␛
+_TABLE[0x7F] = "\u2421"                                           # ␡
+_TABLE.update({c: "\ufffd" for c in range(0x80, 0xA0)})
+_TABLE.update({c: None for c in _INVISIBLE})                      # dropped
+_TABLE.update({c: " " for c in _SEPARATORS})
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@+-")
 
 
 def clean(text) -> str:
     """``text`` made inert for a terminal or a prompt (see the module doc); never raises."""
     if text is None:
         return ""
-    text = text if isinstance(text, str) else str(text)
-    return _UNSAFE.sub(_stand_in, text) if _UNSAFE.search(text) else text
+    return (text if isinstance(text, str) else str(text)).translate(_TABLE)
 
 
 def clean_obj(obj):
@@ -62,24 +52,26 @@ def clean_obj(obj):
 
 
 def name(value, fallback: str = "?") -> str:
-    """``value`` if it is a plain short name (letters, digits, ``._@+-``; the whole string
-    must match), else ``fallback``: a harness or peer name in a label is never free text."""
-    return value if isinstance(value, str) and _NAME.fullmatch(value) else fallback
+    """``value`` if it is a plain short name — 1 to 64 of letters, digits and ``._@+-``,
+    starting with a letter or digit, checked over the whole string — else ``fallback``: a
+    harness or peer name in a label is never free text."""
+    ok = (isinstance(value, str) and 0 < len(value) <= 64 and value[0] not in "._@+-"
+          and _NAME_CHARS.issuperset(value))
+    return value if ok else fallback
 
 
-_JSON_UNSAFE = re.compile(f"[\x7f-\x9f{_INVISIBLE}{_SEPARATORS}]")
-
-
-def _json_escape(m: re.Match) -> str:
-    c = ord(m.group())
+def _json_escape(c: int) -> str:
     if c > 0xFFFF:  # JSON spells astral characters as a surrogate pair
         c -= 0x10000
         return "\\u%04x\\u%04x" % (0xD800 + (c >> 10), 0xDC00 + (c & 0x3FF))
     return "\\u%04x" % c
 
 
+_JSON_TABLE = {c: _json_escape(c) for c in (*range(0x7F, 0xA0), *_INVISIBLE, *_SEPARATORS)}
+
+
 def json_text(dumped: str) -> str:
     """A ``json.dumps(..., ensure_ascii=False)`` string with DEL, C1, bidi, tag and separator
     characters written as ``\\u`` escapes: the same JSON value, inert on a terminal. (json
     already escapes the C0 controls; these characters can only occur inside strings.)"""
-    return _JSON_UNSAFE.sub(_json_escape, dumped) if _JSON_UNSAFE.search(dumped) else dumped
+    return dumped.translate(_JSON_TABLE)

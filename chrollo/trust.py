@@ -105,6 +105,10 @@ def trust(path: str | None = None) -> dict:
     """Make the project at ``path`` use its own vault: create ``.chrollo/memories`` (owner-only,
     with a ``.gitignore`` that keeps it out of git) if missing, and record the trust."""
     root = project_root(path)
+    if root == os.path.realpath(os.path.expanduser("~")):
+        raise ChrolloError("not_a_project", "your home folder is not a project: outside projects "
+                           "the global vault ($CHROLLO_HOME/memories) is used",
+                           "Run `chrollo init` inside a project folder.", exit_code=2)
     dot = os.path.join(root, ".chrollo")
     created = not os.path.lexists(dot)
     why = unsafe_reason(root) if not created else None

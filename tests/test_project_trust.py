@@ -111,6 +111,8 @@ def test_init_creates_a_private_ignored_vault(home, tmp_path):
     assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
     r = run(["init", "--list", "--untrust"], home)
     assert r.returncode == 2
+    r = run(["init", "--json"], home, cwd=tmp_path, HOME=tmp_path)  # the home folder is no project
+    assert r.returncode == 2 and json.loads(r.stdout)["error"]["kind"] == "not_a_project"
 
 
 def test_doctor_names_an_untrusted_project_and_the_fix(home, cloned):
