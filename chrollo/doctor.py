@@ -64,6 +64,10 @@ def _general() -> list:
         out.append(_check("vault", "ok" if ok else "failed",
                           f"{vault} ({n} session files{'' if ok else ', not writable'})",
                           "" if ok else f"chmod u+rwx {vault}"))
+        mode = os.stat(vault).st_mode & 0o777
+        if mode & 0o077:  # (chrollo never changes the mode of a folder it did not create)
+            out.append(_check("vault permissions", "warn", f"{vault} is readable by others (mode {mode:o})",
+                              f"chmod 700 {vault}"))
     else:
         out.append(_check("vault", "ok", f"{vault} (created on the first captured turn)"))
     out += _project_check()

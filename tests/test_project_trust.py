@@ -164,3 +164,7 @@ def test_a_folder_chrollo_did_not_create_keeps_its_mode(home, tmp_path):
     assert oct(mine.stat().st_mode & 0o777) == "0o750"
     # what chrollo creates is still owner-only
     assert oct((home / "state").stat().st_mode & 0o777) == "0o700"
+    # and doctor says what to do about the folder it left alone
+    r, out = run_json(["doctor"], home, CHROLLO_MEMORIES_DIR=mine)
+    check = next(c for c in out["checks"] if c["name"] == "vault permissions")
+    assert check["status"] == "warn" and check["fix"] == f"chmod 700 {mine}"
