@@ -20,12 +20,13 @@ SEARCH_OPTIONS = {
     "-C": ("context", int), "--context": ("context", int),
     "--since": ("since", str), "--harness": ("harness", str), "--peer": ("peer", str),
     "--dir": ("dir_", str), "--no-peers": ("no_peers", None), "--json": ("as_json", None),
+    "--compact": ("compact", None),
     "--expand": ("expand_all", None), "--no-expand": ("no_expand", None),
     "--raw": ("raw", None),
 }
 SEARCH_DEFAULTS = {"limit": 10, "context": 3, "since": None, "harness": None, "peer": None,
                    "dir_": None, "no_peers": False, "as_json": False, "expand_all": False,
-                   "no_expand": False, "raw": False}
+                   "no_expand": False, "raw": False, "compact": False}
 
 
 def dump(obj) -> None:
@@ -60,7 +61,7 @@ def warn(warnings: list) -> None:
 
 def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_peers: bool,
                dir_, as_json: bool, expand_all: bool = False, no_expand: bool = False,
-               raw: bool = False) -> None:
+               raw: bool = False, compact: bool = False) -> None:
     """`chrollo search`, whichever parser read the command line."""
     from .errors import UsageError
     from .retrieval import search
@@ -69,12 +70,20 @@ def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_
         raise UsageError("--peer and --no-peers cannot be used together", kind="bad_usage")
     if expand_all and no_expand:
         raise UsageError("--expand and --no-expand cannot be used together", kind="bad_usage")
+    if compact and as_json:
+        raise UsageError("--compact and --json cannot be used together", kind="bad_usage")
     result = search(" ".join(query), limit=limit, context=context, dir=dir_, since=since,
                     harness=harness, peer=peer, peers=not no_peers,
                     expand="always" if expand_all else "never" if no_expand else "auto")
     if as_json:
         dump(result.to_json())
         warn(result.warnings)
+        return
+    if compact:  # what agents get (pi's read_memory): stdout is the whole answer
+        from .output import compact_search
+
+        warn(result.warnings)
+        sys.stdout.write(compact_search(result))
         return
     from .output import emit, search_lines
 
@@ -131,12 +140,28 @@ def parse_search(args: list) -> dict | None:
     return opts
 
 
+def parse_mcp(args: list) -> str | None:
+    """`chrollo mcp [--dir PATH]` → PATH ("" for none); None when click should handle it."""
+    if not args:
+        return ""
+    if len(args) == 2 and args[0] == "--dir" and args[1]:
+        return args[1]
+    if len(args) == 1 and args[0].startswith("--dir=") and len(args[0]) > 6:
+        return args[0][6:]
+    return None
+
+
 def main(argv=None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["hook"]:  # run by harnesses on every prompt and turn: never via click
         from .hook import main as hook_main
 
         sys.exit(hook_main(args[1:]))
+    mcp_dir = parse_mcp(args[1:]) if args[:1] == ["mcp"] else None
+    if mcp_dir is not None:  # harnesses will not wait for it: answer `initialize` before click loads
+        from .mcp_server import run
+
+        return run(mcp_dir or None)
     fast = parse_search(args[1:]) if args[:1] == ["search"] else None
     if fast is None:
         from .cli import main as click_main

@@ -43,10 +43,41 @@ def search_lines(result) -> list:
     return lines
 
 
-def read_lines(ex) -> list:
+def _rel(path: str, base) -> str:
+    """``path`` relative to the folder ``base`` when inside it (shorter; read accepts both)."""
+    base = str(base or "").rstrip("/")
+    return path[len(base) + 1:] if base and path.startswith(base + "/") else path
+
+
+def compact_search(result) -> str:
+    """The hits as an agent gets them, sanitized (MCP read_memory, pi, ``search --compact``): the seed's
+    layout with file paths relative to the vault, date · harness, no score — about half the
+    characters of ``--json``. No hits reads as advice to search again."""
+    if not result.hits:
+        if not result.terms:
+            return "The query has no searchable words (only stopwords or 1-letter words). Use distinctive terms.\n"
+        return plain_text([("", f"No past conversation matches {', '.join(result.terms)}. "
+                                "Search again with other words, synonyms or exact identifiers.")])
+    lines = []
+    for h in result.hits:
+        meta = " · ".join(b for b in (h.date, h.harness, f"peer {h.peer}" if h.peer else None) if b)
+        lines += _block(_rel(h.path, result.vault), h.line, meta, h.context)
+        lines.append(("", ""))
+    if result.expanded:
+        lines.append(("", "also searched: " + "; ".join(f"{t} → {', '.join(s)}" for t, s in result.expanded.items())))
+    return plain_text(lines)
+
+
+def compact_read(ex, base=None) -> str:
+    """``read``'s window as an agent gets it (MCP read_memory_file): numbered lines."""
+    return plain_text(read_lines(ex, base))
+
+
+def read_lines(ex, base=None) -> list:
+    """``base``: show the path relative to this folder."""
     bits = [b for b in (ex.date, ex.harness, f"peer {ex.peer}" if ex.peer else None,
                         f"lines {ex.start}-{ex.end} of {ex.total_lines}") if b]
-    return _block(ex.path, ex.line, " · ".join(bits), ex.lines)
+    return _block(_rel(ex.path, base), ex.line, " · ".join(bits), ex.lines)
 
 
 def plain_text(lines: list) -> str:
