@@ -85,7 +85,7 @@ TOOLS = [
      "_meta": {"anthropic/searchHint": READ_MEMORY_HINT}},
     {"name": "read_memory_file", "title": "Read around a read_memory hit", "description": READ_MEMORY_FILE,
      "inputSchema": {"type": "object", "properties": {
-         "path": {"type": "string", "description": "The file, as a read_memory hit shows it."},
+         "path": {"type": "string", "description": "The file, as the hit shows it."},
          "line": {"type": "integer", "minimum": 1, "description": "The line to read around."},
          "before": {"type": "integer", "minimum": 0, "maximum": MAX_WINDOW, "default": 3,
                     "description": "Lines before `line`."},
@@ -93,7 +93,7 @@ TOOLS = [
                    "description": "Lines after `line`."}},
          "required": ["path", "line"]},
      "annotations": {"title": "Read around a read_memory hit", **_READ_ONLY},
-     "_meta": {"anthropic/searchHint": "read more lines around a read_memory hit (file:line)"}},
+     "_meta": {"anthropic/searchHint": "read more lines around a search hit (file:line)"}},
 ]
 
 
