@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, cli_env
+from conftest import ROOT, cli_env, run
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
@@ -34,6 +34,9 @@ out.shutdown = await handlers.session_shutdown[0]({}, ctx);
 const t = tools.read_memory;
 out.schema = t.parameters;
 out.tool = await t.execute("call-1", { query: "signing keys rotate", limit: 3 }, undefined, undefined, ctx);
+out.descriptions = { read_memory: t.description, read_memory_file: tools.read_memory_file.description };
+const hit = /^--- (.+):(\d+) ---$/m.exec(out.tool.content[0].text);
+out.file = await tools.read_memory_file.execute("call-2", hit ? { path: hit[1], line: Number(hit[2]), after: 5 } : { path: "x", line: 1 });
 console.log(JSON.stringify(out));
 """
 
@@ -59,22 +62,28 @@ def test_pi_extension_fires_hooks_and_serves_read_memory(home, tmp_path, make_se
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["events"] == ["agent_end", "before_agent_start", "session_shutdown"]
-    assert out["tools"] == ["read_memory"]
+    assert out["tools"] == ["read_memory", "read_memory_file"]
     msg = out["recall"]["message"]
     assert msg["customType"] == "chrollo-recall" and msg["display"] is False
     assert msg["content"].startswith("[chrollo-recall]") and "make rotate-keys" in msg["content"]
     # the exec calls, observed
     assert calls.read_text().splitlines()[:3] == [
         "hook before_agent_start --harness pi", "hook agent_end --harness pi", "hook session_shutdown --harness pi"]
-    assert calls.read_text().splitlines()[3].startswith("search --json --limit 3 -- signing keys rotate")
+    assert calls.read_text().splitlines()[3] == "search --compact --limit 3 -- signing keys rotate"
     # agent_end captured the turn
     (f,) = [f for f in (home / "memories").glob("*.md") if "pi-fake-" in f.read_text()]
     body = f.read_text()
     assert "how do we rotate the signing keys" in body and "> <tool>$ make rotate-keys</tool>" in body
-    # read_memory is `chrollo search --json`
-    hits = json.loads(out["tool"]["content"][0]["text"])["hits"]
-    assert hits and hits[0]["session_id"] == "old00000-9999-4999-8999-999999999999"
+    # read_memory is `chrollo search --compact`: the same text as `chrollo mcp`'s read_memory
+    text = out["tool"]["content"][0]["text"]
+    assert text == run(["search", "--compact", "--limit", "3", "--", "signing", "keys", "rotate"], home).stdout
+    assert text.startswith("--- ") and "old00000" in text.splitlines()[0] and "make rotate-keys" in text
     assert out["schema"]["required"] == ["query"]
+    # read_memory_file reads around the hit: numbered lines
+    window = out["file"]["content"][0]["text"]
+    assert window.startswith("--- ") and "→" in window and "make rotate-keys" in window
+    from chrollo.mcp_server import TOOLS
+    assert out["descriptions"] == {t["name"]: t["description"] for t in TOOLS}
 
 
 def test_pi_extension_survives_a_missing_chrollo(tmp_path, home):
@@ -88,7 +97,7 @@ def test_pi_extension_survives_a_missing_chrollo(tmp_path, home):
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert "recall" not in out or out["recall"] is None  # nothing injected, nothing thrown
-    assert out["tool"]["content"][0]["text"] == '{"hits": []}'
+    assert out["tool"]["content"][0]["text"].startswith("chrollo failed: ")
 
 
 def test_root_pi_shim_is_a_link_to_the_packaged_file():

@@ -1,6 +1,7 @@
 // chrollo for pi: capture every turn and recall past ones. Zero logic here — each pi event
 // becomes one JSON object piped to `chrollo hook <event> --harness pi` (format: chrollo's
-// pi shim v1), and read_memory runs `chrollo search --json`. Install with
+// pi shim v1); read_memory runs `chrollo search --compact` and read_memory_file `chrollo read`,
+// so the model gets the same compact text as from `chrollo mcp`. Install with
 // `chrollo install pi` (writes ~/.pi/agent/extensions/chrollo.ts); remove with
 // `chrollo uninstall pi`. Written as plain JavaScript so it runs unchanged under pi's loader.
 import { spawn } from "node:child_process";
@@ -8,22 +9,34 @@ import { spawn } from "node:child_process";
 const CHROLLO = ["chrollo"];
 const TIMEOUT_MS = 5000;
 
-function run(args, input, ms = TIMEOUT_MS) {
+function exec(args, input, ms) {
   return new Promise((done) => {
-    let out = "";
+    let out = "", err = "";
     let p;
     try {
-      p = spawn(CHROLLO[0], [...CHROLLO.slice(1), ...args], { stdio: ["pipe", "pipe", "ignore"] });
-    } catch {
-      return done("");
+      p = spawn(CHROLLO[0], [...CHROLLO.slice(1), ...args], { stdio: ["pipe", "pipe", "pipe"] });
+    } catch (e) {
+      return done({ out: "", err: String(e), code: -1 });
     }
     const timer = setTimeout(() => p.kill(), ms);
     p.stdout.on("data", (d) => (out += d));
-    p.on("error", () => { clearTimeout(timer); done(""); });
-    p.on("close", () => { clearTimeout(timer); done(out); });
+    p.stderr.on("data", (d) => { if (err.length < 4000) err += d; });
+    p.on("error", (e) => { clearTimeout(timer); done({ out: "", err: String(e), code: -1 }); });
+    p.on("close", (code) => { clearTimeout(timer); done({ out, err, code }); });
     p.stdin.on("error", () => {});
     p.stdin.end(input);
   });
+}
+
+async function run(args, input, ms = TIMEOUT_MS) {
+  return (await exec(args, input, ms)).out;
+}
+
+// A tool's answer: chrollo's stdout, or what went wrong (as text the model can act on).
+async function tool(args) {
+  const r = await exec(args, "", 30000);
+  const text = r.code === 0 ? r.out : `chrollo failed: ${r.err.trim() || "exit " + r.code}`;
+  return { content: [{ type: "text", text }], details: {} };
 }
 
 function send(event, ctx, extra) {
@@ -39,18 +52,28 @@ function send(event, ctx, extra) {
   return run(["hook", event, "--harness", "pi"], JSON.stringify(body));
 }
 
-async function toolSchema() {
-  const props = {
-    query: { type: "string", description: "Words to look for in past conversations" },
-    limit: { type: "number", description: "Most hits to return (default 10)" },
-  };
+// The tools' descriptions: the same as `chrollo mcp`'s (a test keeps them equal).
+const DESCRIPTIONS = {
+  "read_memory": "Memory of past sessions: search the memory of every previous conversation the user had with coding agents (Claude Code, Codex, Gemini, pi; all projects; the conversation history kept verbatim) to recall what we did before, what was decided, which error and which fix: earlier work you do not remember. Query with a few distinctive words or exact identifiers (function, file or error names), not a whole question. Returns up to `limit` hits, best first; each hit is `--- file:line ---`, its date and harness, then ±3 numbered lines with the matching line marked →. To see more of a hit, call read_memory_file with its file and line (a window around the line) instead of reading whole files. If nothing useful comes back, search again with other words, synonyms or exact identifiers.",
+  "read_memory_file": "Read more around a read_memory hit: the numbered lines of the file it names, from `line - before` to `line + after` (defaults 3 and 20, at most 2000 each). `path` is the file as the hit shows it (relative to chrollo's folder, or absolute); only chrollo's own files can be read."
+};
+
+async function typebox() {
   try {
-    const { Type } = await import("@sinclair/typebox");
-    return Type.Object({ query: Type.String({ description: props.query.description }),
-                         limit: Type.Optional(Type.Number({ description: props.limit.description })) });
+    return (await import("@sinclair/typebox")).Type;
   } catch {
-    return { type: "object", properties: props, required: ["query"] };
+    return null;
   }
+}
+
+function schema(T, props, required) {
+  if (!T) return { type: "object", properties: props, required };
+  const fields = {};
+  for (const [k, v] of Object.entries(props)) {
+    const f = v.type === "string" ? T.String({ description: v.description }) : T.Integer({ description: v.description });
+    fields[k] = required.includes(k) ? f : T.Optional(f);
+  }
+  return T.Object(fields);
 }
 
 export default async function chrollo(pi) {
@@ -64,18 +87,34 @@ export default async function chrollo(pi) {
   pi.on("agent_end", async (event, ctx) => { await send("agent_end", ctx, { messages: event.messages }); });
   pi.on("session_shutdown", async (_event, ctx) => { await send("session_shutdown", ctx, {}); });
 
+  const T = await typebox();
   pi.registerTool({
     name: "read_memory",
     label: "Read memory",
-    description: "Search the user's past agent conversations (all sessions, all harnesses) " +
-      "for words; returns matching lines with file, line and date as JSON.",
-    parameters: await toolSchema(),
+    description: DESCRIPTIONS.read_memory,
+    parameters: schema(T, {
+      query: { type: "string", description: "A few distinctive words or exact identifiers to look for." },
+      limit: { type: "integer", description: "Most hits to return (1-50, default 10)." },
+    }, ["query"]),
     async execute(_id, params) {
-      const args = ["search", "--json"];
+      const args = ["search", "--compact"];
       if (params.limit) args.push("--limit", String(params.limit));
-      args.push("--", ...String(params.query || "").split(/\s+/).filter(Boolean));
-      const out = await run(args, "", 30000);
-      return { content: [{ type: "text", text: out || '{"hits": []}' }], details: {} };
+      return tool([...args, "--", ...String(params.query || "").split(/\s+/).filter(Boolean)]);
+    },
+  });
+  pi.registerTool({
+    name: "read_memory_file",
+    label: "Read memory file",
+    description: DESCRIPTIONS.read_memory_file,
+    parameters: schema(T, {
+      path: { type: "string", description: "The file, as the hit shows it." },
+      line: { type: "integer", description: "The line to read around." },
+      before: { type: "integer", description: "Lines before `line` (default 3)." },
+      after: { type: "integer", description: "Lines after `line` (default 20)." },
+    }, ["path", "line"]),
+    async execute(_id, params) {
+      return tool(["read", `${params.path}:${params.line}`, "-B", String(params.before ?? 3),
+                   "-A", String(params.after ?? 20)]);
     },
   });
 }
