@@ -220,49 +220,55 @@ def mcp(dir_):
 def _harness_command(name: str, doc: str):
     @cli.command(name, help=doc)
     @click.argument("harness", type=click.Choice(["claude-code", "codex", "gemini", "pi"]))
-    @click.option("--mcp", "mcp_", is_flag=True, help="The `chrollo mcp` server instead of the hooks.")
-    @click.option("--config", metavar="PATH", help="Edit this file instead of the harness's own.")
+    @click.option("--mcp", "mcp_", is_flag=True, help="Only the read_memory MCP server (`chrollo mcp`).")
+    @click.option("--no-mcp", "no_mcp", is_flag=True, help="Only the hooks (capture and recall), not the MCP server.")
+    @click.option("--config", metavar="PATH", help="Edit this file instead of the harness's own "
+                  "(one file: the hooks', or with --mcp the MCP server's).")
     @click.option("--json", "as_json", is_flag=True, help="Print what was done as one JSON object.")
-    def command(harness, mcp_, config, as_json):
+    def command(harness, mcp_, no_mcp, config, as_json):
         from . import install as inst
 
-        if mcp_:
-            fn = inst.install_mcp if name == "install" else inst.uninstall_mcp
-        else:
-            fn = inst.install_hooks if name == "install" else inst.uninstall_hooks
-        change = fn(harness, config)
-        note = ""
-        if name == "install" and harness == "codex" and not mcp_:
+        if mcp_ and no_mcp:
+            raise UsageError("--mcp and --no-mcp cannot be used together", kind="bad_usage")
+        only = "mcp" if mcp_ else "hooks" if no_mcp else None
+        changes = [c.to_json() for c in (inst.install if name == "install" else inst.uninstall)(harness, only, config)]
+        if name == "install" and harness == "codex":
             from .codex_trust import install_note
 
-            note = install_note(change.config)
+            for c in changes:
+                note = install_note(c["config"]) if c["part"] == "hooks" else ""
+                if note:
+                    c["note"] = note
         if as_json:
-            _dump({**change.to_json(), **({"note": note} if note else {})})
-        else:
-            what = "MCP server" if mcp_ else "pi extension" if harness == "pi" else "hooks"
-            click.echo(f"{harness}: {what} {change.action} ({change.config})")
-            if note:
-                click.echo(note, err=True)
-            if name == "install" and not mcp_ and change.action != "unchanged":
-                click.echo("Check them with `chrollo doctor`.", err=True)
+            _dump({"harness": harness, "changes": changes})
+            return
+        for c in changes:
+            what = "MCP server (read_memory)" if c["part"] == "mcp" else "pi extension" if harness == "pi" else "hooks"
+            click.echo(f"{harness}: {what} {c['action']} ({c['config']})")
+            if c.get("note"):
+                click.echo(c["note"], err=True)
+        if name == "install" and any(c["action"] != "unchanged" for c in changes):
+            click.echo("Check them with `chrollo doctor`.", err=True)
     return command
 
 
-_harness_command("install", """Hook chrollo into HARNESS: capture every turn, recall before each prompt.
+_harness_command("install", """Set chrollo up for HARNESS: capture every turn, recall before each
+    prompt, and the read_memory tool.
 
     \b
-    Writes the hooks into the user config:
-      claude-code  ~/.claude/settings.json   ($CLAUDE_CONFIG_DIR)
-      codex        ~/.codex/hooks.json       ($CODEX_HOME)
-      gemini       ~/.gemini/settings.json   ($GEMINI_CLI_HOME/.gemini)
-      pi           ~/.pi/agent/extensions/chrollo.ts
-    --mcp registers the `chrollo mcp` server instead (read_memory, read_memory_file):
-    ~/.claude.json, ~/.codex/config.toml or ~/.gemini/settings.json.
+    Writes into the harness's user config:
+      claude-code  hooks: ~/.claude/settings.json, tool: ~/.claude.json   ($CLAUDE_CONFIG_DIR)
+      codex        hooks: ~/.codex/hooks.json, tool: ~/.codex/config.toml ($CODEX_HOME)
+      gemini       hooks and tool: ~/.gemini/settings.json   ($GEMINI_CLI_HOME/.gemini)
+      pi           ~/.pi/agent/extensions/chrollo.ts (hooks and tools)
+    The tool is the `chrollo mcp` server (read_memory, read_memory_file); --no-mcp leaves it
+    out, --mcp installs only it.
 
     Idempotent; everything else in the file is kept. `chrollo doctor` checks the result.""")
-_harness_command("uninstall", """Remove what `chrollo install` added to HARNESS's config.
+_harness_command("uninstall", """Remove what `chrollo install` added to HARNESS's config (hooks and tool;
+    --no-mcp / --mcp: one of them).
 
-    If the file is still exactly as chrollo left it, its earlier bytes come back;
+    If a file is still exactly as chrollo left it, its earlier bytes come back;
     otherwise only chrollo's entries are taken out (an edited pi extension is kept).""")
 
 

@@ -1,5 +1,8 @@
 """Register chrollo with a harness's user config, and take it out again.
 
+``install(harness)`` / ``uninstall(harness)`` do both parts below in one step (pi: its
+extension carries the hooks and the tools); ``only="hooks"`` or ``only="mcp"`` picks one.
+
 ``install_hooks``/``uninstall_hooks`` add or remove the capture and recall hooks
 (``chrollo hook <event> --harness H``, by absolute path) in:
 
@@ -41,10 +44,33 @@ _TOML_END = "# <<< chrollo mcp"
 class Change:
     harness: str
     config: str
-    action: str      # "installed", "updated", "unchanged", "removed", "restored", "absent"
+    action: str      # "installed", "updated", "unchanged", "removed", "restored", "absent", "kept"
+    part: str = "hooks"   # "hooks" (capture + recall; pi: the extension) or "mcp" (the read_memory tool)
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def parts(harness: str, only: str | None = None, config=None) -> list:
+    """What ``install``/``uninstall`` touch: hooks and the MCP server, or ``only`` one of them.
+    pi has no MCP client (its extension registers the tools); ``config`` names one file, so
+    it means the hooks unless ``only="mcp"``."""
+    if only == "mcp":
+        mcp_config_path(harness)  # refuses pi and unknown harnesses
+        return ["mcp"]
+    hooks_config_path(harness)
+    return ["hooks"] if only == "hooks" or harness == "pi" or config else ["hooks", "mcp"]
+
+
+def install(harness: str, only: str | None = None, config=None) -> list:
+    return [(install_hooks if p == "hooks" else install_mcp)(harness, config) for p in parts(harness, only, config)]
+
+
+def uninstall(harness: str, only: str | None = None, config=None) -> list:
+    """In reverse order of ``install``: where both parts share a file (Gemini), each restore
+    then finds the bytes it wrote, and the file comes back byte for byte."""
+    return [(uninstall_hooks if p == "hooks" else uninstall_mcp)(harness, config)
+            for p in reversed(parts(harness, only, config))]
 
 
 def server_command() -> list:
@@ -220,7 +246,7 @@ def _install(kind: str, harness: str, path: Path, add) -> Change:
     before = _read(path)
     after = add(before)
     if after == before:
-        return Change(harness, str(path), "unchanged")
+        return Change(harness, str(path), "unchanged", kind)
     rec = _record(path, kind)
     saved = _vault.read_json(rec) or None
     if saved is None:
@@ -231,7 +257,7 @@ def _install(kind: str, harness: str, path: Path, add) -> Change:
     _write(path, after)
     _vault.write_private(str(rec), json.dumps(saved))
     return Change(harness, str(path), "installed" if before is None or saved["original"] == before
-                  else "updated")
+                  else "updated", kind)
 
 
 def _uninstall(kind: str, harness: str, path: Path, present, remove) -> Change:
@@ -245,15 +271,15 @@ def _uninstall(kind: str, harness: str, path: Path, present, remove) -> Change:
         else:
             _write(path, saved["original"])
         rec.unlink()
-        return Change(harness, str(path), "restored")
+        return Change(harness, str(path), "restored", kind)
     if now is None or not present(now) or remove is None:
         if saved is not None:
             rec.unlink()
-        return Change(harness, str(path), "absent" if now is None or not present(now) else "kept")
+        return Change(harness, str(path), "absent" if now is None or not present(now) else "kept", kind)
     _write(path, remove(now))
     if saved is not None:
         rec.unlink()
-    return Change(harness, str(path), "removed")
+    return Change(harness, str(path), "removed", kind)
 
 
 # ----------------------------------------------------------------------------- formats

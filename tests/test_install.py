@@ -20,12 +20,18 @@ def _cli(home, *args, **env):
     return run(list(args), home, **env)
 
 
+def _one(p) -> dict:
+    """The one change a single-part `install/uninstall --json` reports."""
+    (change,) = json.loads(p.stdout)["changes"]
+    return change
+
+
 @pytest.mark.parametrize("harness", ["claude-code", "gemini"])
 def test_json_install_is_idempotent_and_uninstall_restores_bytes(home, tmp_path, harness):
     cfg = tmp_path / "cfg.json"
     cfg.write_text(ORIGINAL_JSON)
     p = _cli(home, "install", harness, "--mcp", "--config", cfg, "--json")
-    assert p.returncode == 0 and json.loads(p.stdout)["action"] == "installed"
+    assert p.returncode == 0 and _one(p)["action"] == "installed"
     data = json.loads(cfg.read_text())
     assert data["theme"] == "dark" and data["numStartups"] == 7 and data["mcpServers"]["other"] == {"command": "x"}
     entry = data["mcpServers"]["chrollo"]
@@ -33,11 +39,11 @@ def test_json_install_is_idempotent_and_uninstall_restores_bytes(home, tmp_path,
     assert ("type" in entry) == (harness == "claude-code")
     once = cfg.read_bytes()
     again = _cli(home, "install", harness, "--mcp", "--config", cfg, "--json")
-    assert json.loads(again.stdout)["action"] == "unchanged" and cfg.read_bytes() == once
+    assert _one(again)["action"] == "unchanged" and cfg.read_bytes() == once
     out = _cli(home, "uninstall", harness, "--mcp", "--config", cfg, "--json")
-    assert json.loads(out.stdout)["action"] == "restored"
+    assert _one(out)["action"] == "restored"
     assert cfg.read_text() == ORIGINAL_JSON
-    assert json.loads(_cli(home, "uninstall", harness, "--mcp", "--config", cfg, "--json").stdout)["action"] == "absent"
+    assert _one(_cli(home, "uninstall", harness, "--mcp", "--config", cfg, "--json"))["action"] == "absent"
 
 
 def test_created_file_is_deleted_again(home, tmp_path):
@@ -56,7 +62,7 @@ def test_edits_made_after_install_survive_uninstall(home, tmp_path):
     data["theme"] = "light"
     cfg.write_text(json.dumps(data))
     out = _cli(home, "uninstall", "claude-code", "--mcp", "--config", cfg, "--json")
-    assert json.loads(out.stdout)["action"] == "removed"
+    assert _one(out)["action"] == "removed"
     data = json.loads(cfg.read_text())
     assert data["theme"] == "light" and "chrollo" not in data["mcpServers"] and "other" in data["mcpServers"]
 
@@ -85,7 +91,7 @@ def test_default_locations_follow_the_harness_env(home, tmp_path):
                            ("gemini", fake_home / ".gemini" / "settings.json")]:
         p = _cli(home, "install", harness, "--mcp", "--json", **env)
         assert p.returncode == 0, p.stderr
-        assert json.loads(p.stdout)["config"] == str(where) and where.exists()
+        assert _one(p)["config"] == str(where) and where.exists()
         assert _cli(home, "uninstall", harness, "--mcp", **env).returncode == 0
         assert not where.exists()
 
@@ -117,7 +123,7 @@ def test_hooks_install_keeps_other_hooks_and_uninstall_restores_bytes(home, tmp_
     cfg = tmp_path / "settings.json"
     cfg.write_text(HOOKS_ORIGINAL)
     p = _cli(home, "install", harness, "--config", cfg, "--json")
-    assert p.returncode == 0 and json.loads(p.stdout)["action"] == "installed", p.stderr
+    assert p.returncode == 0 and _one(p)["action"] == "installed", p.stderr
     data = json.loads(cfg.read_text())
     assert data["model"] == "opus"
     assert data["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "notify-send done"}]}
@@ -127,9 +133,9 @@ def test_hooks_install_keeps_other_hooks_and_uninstall_restores_bytes(home, tmp_
         assert entry["command"].endswith(f" hook {event} --harness {harness}")
         assert entry["timeout"] == timeout
     once = cfg.read_bytes()
-    assert json.loads(_cli(home, "install", harness, "--config", cfg, "--json").stdout)["action"] == "unchanged"
+    assert _one(_cli(home, "install", harness, "--config", cfg, "--json"))["action"] == "unchanged"
     assert cfg.read_bytes() == once
-    assert json.loads(_cli(home, "uninstall", harness, "--config", cfg, "--json").stdout)["action"] == "restored"
+    assert _one(_cli(home, "uninstall", harness, "--config", cfg, "--json"))["action"] == "restored"
     assert cfg.read_text() == HOOKS_ORIGINAL
 
 
@@ -141,7 +147,7 @@ def test_hooks_uninstall_after_edits_removes_only_chrollo(home, tmp_path):
     data["model"] = "sonnet"
     data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "say hi"}]})
     cfg.write_text(json.dumps(data))
-    assert json.loads(_cli(home, "uninstall", "claude-code", "--config", cfg, "--json").stdout)["action"] == "removed"
+    assert _one(_cli(home, "uninstall", "claude-code", "--config", cfg, "--json"))["action"] == "removed"
     left = json.loads(cfg.read_text())
     assert left == {"model": "sonnet", "hooks": {"Stop": [
         {"hooks": [{"type": "command", "command": "notify-send done"}]},
@@ -156,10 +162,10 @@ def test_hooks_default_locations(home, tmp_path):
                            ("codex", tmp_path / "codex" / "hooks.json"),
                            ("gemini", fake / ".gemini" / "settings.json"),
                            ("pi", fake / ".pi" / "agent" / "extensions" / "chrollo.ts")]:
-        p = _cli(home, "install", harness, "--json", **env)
+        p = _cli(home, "install", harness, "--no-mcp", "--json", **env)
         assert p.returncode == 0, p.stderr
-        assert json.loads(p.stdout)["config"] == str(where) and where.exists()
-        assert _cli(home, "uninstall", harness, **env).returncode == 0
+        assert _one(p)["config"] == str(where) and where.exists()
+        assert _cli(home, "uninstall", harness, "--no-mcp", **env).returncode == 0
         assert not where.exists()
 
 
@@ -169,7 +175,7 @@ def test_pi_extension_edited_by_the_user_is_kept(home, tmp_path):
     assert "chrollo-pi" in ext.read_text()
     ext.write_text(ext.read_text() + "// mine\n")
     p = _cli(home, "uninstall", "pi", "--config", ext, "--json")
-    assert json.loads(p.stdout)["action"] == "kept" and ext.exists()
+    assert _one(p)["action"] == "kept" and ext.exists()
 
 
 @pytest.mark.parametrize("harness,shim", [("claude-code", "claude-code/hooks/hooks.json"),
@@ -194,3 +200,63 @@ def test_shipped_pi_extension_is_the_packaged_one():
     assert (ROOT / "hooks/pi/chrollo.ts").read_text() == (ROOT / "chrollo/data/pi-extension.ts").read_text()
     plugin = json.loads((ROOT / "hooks/claude-code/.claude-plugin/plugin.json").read_text())
     assert plugin["name"] == "chrollo"
+
+
+# ----------------------------------------------------------------------------- one install
+
+def _homes(tmp_path):
+    fake = tmp_path / "h"
+    fake.mkdir(exist_ok=True)
+    env = {"HOME": fake, "CLAUDE_CONFIG_DIR": tmp_path / "claude", "CODEX_HOME": tmp_path / "codex"}
+    files = {"claude-code": [tmp_path / "claude" / "settings.json", tmp_path / "claude" / ".claude.json"],
+             "codex": [tmp_path / "codex" / "hooks.json", tmp_path / "codex" / "config.toml"],
+             "gemini": [fake / ".gemini" / "settings.json"]}
+    return env, files
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini"])
+def test_one_install_sets_up_hooks_and_the_tool_and_uninstall_restores_every_byte(home, tmp_path, harness):
+    env, files = _homes(tmp_path)
+    before = {}
+    for i, f in enumerate(files[harness]):
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if i == 0 or harness == "claude-code":  # codex's config.toml does not exist yet
+            f.write_text(ORIGINAL_TOML if f.suffix == ".toml" else ORIGINAL_JSON)
+        before[f] = f.read_bytes() if f.exists() else None
+    p = _cli(home, "install", harness, "--json", **env)
+    assert p.returncode == 0, p.stderr
+    changes = json.loads(p.stdout)["changes"]
+    assert [(c["part"], c["action"]) for c in changes] == [("hooks", "installed"), ("mcp", "installed")]
+    from chrollo.install import installed_events
+
+    hooks_file = files[harness][0]
+    assert installed_events(harness, hooks_file.read_text())
+    mcp_text = files[harness][-1].read_text()
+    assert "chrollo" in mcp_text and '"mcp"' in mcp_text
+    again = json.loads(_cli(home, "install", harness, "--json", **env).stdout)["changes"]
+    assert {c["action"] for c in again} == {"unchanged"}
+    out = json.loads(_cli(home, "uninstall", harness, "--json", **env).stdout)["changes"]
+    assert [c["part"] for c in out] == ["mcp", "hooks"]
+    for f, b in before.items():
+        assert (f.read_bytes() if f.exists() else None) == b, f
+
+
+def test_mcp_alone_and_no_mcp(home, tmp_path):
+    env, files = _homes(tmp_path)
+    settings, claude_json = files["claude-code"]
+    p = _cli(home, "install", "claude-code", "--mcp", "--json", **env)
+    assert [c["part"] for c in json.loads(p.stdout)["changes"]] == ["mcp"]
+    assert claude_json.exists() and not settings.exists()
+    _cli(home, "uninstall", "claude-code", **env)
+    assert not claude_json.exists()
+    p = _cli(home, "install", "claude-code", "--no-mcp", "--json", **env)
+    assert [c["part"] for c in json.loads(p.stdout)["changes"]] == ["hooks"]
+    assert settings.exists() and not claude_json.exists()
+    p = _cli(home, "install", "claude-code", "--mcp", "--no-mcp", "--json", **env)
+    assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_usage"
+    human = _cli(home, "install", "gemini", **env)
+    assert human.returncode == 0
+    assert human.stdout.splitlines() == [f"gemini: hooks installed ({files['gemini'][0]})",
+                                         f"gemini: MCP server (read_memory) installed ({files['gemini'][0]})"]
+    pi = json.loads(_cli(home, "install", "pi", "--json", **env).stdout)["changes"]
+    assert [c["part"] for c in pi] == ["hooks"]  # the extension carries the tools
