@@ -4,7 +4,10 @@ For every harness it reads the user config (as ``chrollo install`` would write i
 *fires each installed hook command* the way the harness would — a shell command with a
 sample payload on stdin — against a throwaway CHROLLO_HOME holding one sample memory, so
 your real vault is never touched. A recall hook must answer in its harness's channel with a
-recall block; capture hooks must write the sample turn; every hook must exit 0.
+recall block; capture hooks must write the sample turn; every hook must exit 0. The
+read_memory tool is checked the same way: the registered MCP command is started and must
+answer ``initialize``, list read_memory and find the sample memory (pi: its extension's
+``chrollo search --compact``).
 """
 from __future__ import annotations
 
@@ -117,27 +120,37 @@ def _recent_errors(log: Path) -> int:
     return sum(1 for ln in lines if ln[:19] >= since and " error: " in ln[:400])
 
 
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _harness(h: str, config, tmp: Path) -> dict:
     path = Path(config).expanduser() if config else _install.hooks_config_path(h)
-    try:
-        text = path.read_text("utf-8")
-    except OSError:
-        text = None
+    text = _read(path)
     events = _install.installed_events(h, text)
-    r = {"config": str(path), "installed": bool(events), "events": sorted(events), "fired": []}
-    if not events:
-        r.update(status="missing", fix=f"chrollo install {h}")
-        return r
-    commands = _commands(h, text, events)
-    for event, cmd in commands.items():
+    r = {"config": str(path), "installed": bool(events), "events": sorted(events), "fired": [],
+         "mcp": _tool(h, text, tmp)}
+    for event, cmd in (_commands(h, text, events) if events else {}).items():
         r["fired"].append(_fire(h, event, cmd, tmp))
     expected = {e for e, _t in _install.HOOK_EVENTS.get(h, [])}
     missing = sorted(expected - set(events))
     broken = [f for f in r["fired"] if not f["ok"]]
+    tool = r["mcp"]
     if broken:
         r.update(status="broken", fix=f"chrollo install {h}   # rewrites the hooks; details: {broken[0]['detail']}")
+    elif tool["registered"] and not tool["ok"]:
+        r.update(status="broken", fix=f"chrollo install {h}   # re-registers the tool; details: {tool['detail']}")
+    elif not events and not tool["registered"]:
+        r.update(status="missing", fix=f"chrollo install {h}")
+    elif not events:
+        r.update(status="partial", fix=f"chrollo install {h}   # adds capture and recall")
     elif missing:
         r.update(status="partial", fix=f"chrollo install {h}   # adds {', '.join(missing)}")
+    elif not tool["registered"]:
+        r.update(status="partial", fix=f"chrollo install {h}   # adds the read_memory tool")
     else:
         r.update(status="ok", fix="")
     if h == "codex" and r["status"] in ("ok", "partial"):
@@ -158,15 +171,79 @@ def _codex_trust(r: dict, hooks_path: Path) -> None:
                  f"Or add to {config}:\n{codex_trust.toml_lines(waiting)}")
 
 
+def _tool(h: str, hooks_text: str | None, tmp: Path) -> dict:
+    """Is read_memory registered for ``h``, and does it answer from the sample memory?"""
+    if h == "pi":
+        if not hooks_text or "read_memory" not in hooks_text:
+            return {"registered": False, "ok": False, "config": "", "ms": 0, "detail": "not installed"}
+        base = _pi_chrollo(hooks_text)
+        return {"registered": True, "config": "pi extension",
+                **_probe(base + ["search", "--compact", SAMPLE_PROMPT], None, tmp)}
+    path = _install.mcp_config_path(h)
+    cmd = _install.registered_server(h, _read(path))
+    if cmd is None:
+        return {"registered": False, "ok": False, "config": str(path), "ms": 0, "detail": "not installed"}
+    calls = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                 "protocolVersion": "2025-06-18", "capabilities": {},
+                 "clientInfo": {"name": "chrollo-doctor", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "read_memory", "arguments": {"query": SAMPLE_PROMPT}}}]
+    return {"registered": True, "config": str(path),
+            **_probe(cmd, "".join(json.dumps(c) + "\n" for c in calls), tmp)}
+
+
+def _probe(cmd: list, mcp_input: str | None, tmp: Path) -> dict:
+    """Run ``cmd`` against the sample memory; with ``mcp_input``, as an MCP server."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        p = subprocess.run(cmd, input=(mcp_input or "").encode(), capture_output=True,
+                           env=_sample_vault(tmp), timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "ms": TIMEOUT * 1000, "detail": f"timed out after {TIMEOUT}s"}
+    except OSError as e:
+        return {"ok": False, "ms": 0, "detail": f"cannot start {cmd[0]}: {e.strerror or e}"}
+    ms = round(1000 * (time.monotonic() - started))
+    out = p.stdout.decode("utf-8", "replace")
+    if mcp_input is None:
+        text, fail = out, None if p.returncode == 0 else f"exit {p.returncode}"
+    else:
+        replies = {}
+        for line in out.splitlines():
+            try:
+                msg = json.loads(line)
+                replies[msg.get("id")] = msg
+            except (ValueError, AttributeError):
+                pass
+        tools = [t.get("name") for t in replies.get(2, {}).get("result", {}).get("tools", [])]
+        call = replies.get(3, {}).get("result", {})
+        text = "".join(c.get("text", "") for c in call.get("content", []) if isinstance(c, dict))
+        fail = ("no answer to initialize" if "result" not in replies.get(1, {}) else
+                "read_memory is not listed" if "read_memory" not in tools else
+                f"read_memory failed: {text[:200]}" if call.get("isError") else None)
+    if fail is None and "8443" not in text:
+        fail = "read_memory did not find the sample memory"
+    if fail and p.stderr.strip():
+        fail += f" ({p.stderr.decode('utf-8', 'replace').strip()[-200:]})"
+    return {"ok": fail is None, "ms": ms, "detail": fail or "ok"}
+
+
 def _commands(h: str, text: str, events: dict) -> dict:
     """event → shell command to fire (pi: the extension's chrollo, called as its shim does)."""
     if h != "pi":
         return events
     import shlex
 
-    m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
-    base = json.loads(m.group(1)) if m else ["chrollo"]
+    base = _pi_chrollo(text)
     return {e: " ".join(map(shlex.quote, base)) + f" hook {e} --harness pi" for e in events}
+
+
+def _pi_chrollo(text: str) -> list:
+    """The chrollo command line the pi extension runs."""
+    m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
+    return json.loads(m.group(1)) if m else ["chrollo"]
 
 
 def _sample_vault(tmp: Path) -> dict:

@@ -359,6 +359,28 @@ def _toml_remove(text: str) -> str:
     return _TOML_BLOCK_RE.sub("\n", text, count=1).rstrip("\n") + "\n" if text.strip() else text
 
 
+def registered_server(harness: str, text: str | None) -> list | None:
+    """The command line of the ``chrollo`` MCP server a config text registers, or None."""
+    if not text:
+        return None
+    if harness == "codex":
+        m = _TOML_BLOCK_RE.search(text)
+        cmd = re.search(r'^command = (".*")$', m.group(), re.M) if m else None
+        args = re.search(r"^args = (\[.*\])$", m.group(), re.M) if m else None
+        try:
+            return [json.loads(cmd.group(1)), *json.loads(args.group(1))] if cmd and args else None
+        except ValueError:
+            return None
+    try:
+        entry = json.loads(text).get("mcpServers", {}).get(SERVER_NAME)
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return None
+    args = entry.get("args") or []
+    return [entry["command"], *map(str, args)] if isinstance(args, list) else None
+
+
 def _servers(text: str, harness: str) -> set:
     if harness == "codex":
         return {SERVER_NAME} if _TOML_START in text else set()

@@ -122,6 +122,10 @@ def doctor_lines(report: dict) -> list:
             mark = "ok" if f["ok"] else "FAILED"
             out.append(("" if f["ok"] else "red", f"{'':>13}    {f['event']}: {mark} in {f['ms']} ms"
                         + ("" if f["ok"] else f" — {f['detail']}")))
+        tool = r.get("mcp")
+        if tool and tool["registered"]:
+            out.append(("" if tool["ok"] else "red", f"{'':>13}    read_memory tool: "
+                        + (f"ok in {tool['ms']} ms" if tool["ok"] else f"FAILED — {tool['detail']}")))
         if r["fix"]:
             out.append(("", f"{'':>13}  fix: {r['fix']}"))
     out.append(("bold", "all installed hooks work" if report["ok"] else "some checks failed (see above)"))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from conftest import run
 
@@ -44,8 +45,13 @@ def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_pat
     assert fired["claude-code"][:2] == [("UserPromptSubmit", True), ("Stop", True)]
     assert fired["gemini"][0] == ("BeforeAgent", True) and fired["pi"][0] == ("before_agent_start", True)
     assert not (home / "memories").exists()  # samples go to a throwaway home
+    tools = {h: r["mcp"] for h, r in report["harnesses"].items()}
+    assert all(t["registered"] and t["ok"] for t in tools.values()), tools
+    assert tools["claude-code"]["config"] == str(tmp_path / "claude" / ".claude.json")
+    assert {r["status"] for r in report["harnesses"].values()} == {"ok"}
     human = run(["doctor"], home, **env)
     assert human.returncode == 0 and "all installed hooks work" in human.stdout
+    assert human.stdout.count("read_memory tool: ok in") == 4
 
 
 def test_a_broken_hook_is_named_with_a_fix(home, tmp_path):
@@ -64,3 +70,20 @@ def test_a_broken_hook_is_named_with_a_fix(home, tmp_path):
     assert [f["ok"] for f in r["fired"]] == [False, True]
     human = run(["doctor", "--harness", "codex"], home, **env)
     assert human.returncode == 1 and "BROKEN" in human.stdout and "fix: chrollo install codex" in human.stdout
+
+
+def test_the_tool_is_checked_by_starting_the_registered_server(home, tmp_path):
+    env = _env(tmp_path)
+    run(["install", "claude-code", "--no-mcp"], home, **env)
+    r = json.loads(run(["doctor", "--harness", "claude-code", "--json"], home, **env).stdout)["harnesses"]["claude-code"]
+    assert r["status"] == "partial" and not r["mcp"]["registered"] and "read_memory tool" in r["fix"]
+    run(["install", "claude-code", "--mcp"], home, **env)
+    cfg = tmp_path / "claude" / ".claude.json"
+    data = json.loads(cfg.read_text())
+    data["mcpServers"]["chrollo"]["args"] = ["-c", "import sys; sys.stdin.read()"]  # starts, never answers
+    data["mcpServers"]["chrollo"]["command"] = sys.executable
+    cfg.write_text(json.dumps(data))
+    p = run(["doctor", "--harness", "claude-code", "--json"], home, **env)
+    r = json.loads(p.stdout)["harnesses"]["claude-code"]
+    assert p.returncode == 1 and r["status"] == "broken"
+    assert r["mcp"]["detail"].startswith("no answer to initialize") and "re-registers the tool" in r["fix"]
