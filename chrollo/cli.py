@@ -14,6 +14,7 @@ import click
 from . import __version__
 from .entry import dump as _dump
 from .entry import fail as _fail
+from .entry import missing_module as _missing_module
 from .entry import warn as _warn
 from .errors import ChrolloError, UsageError
 
@@ -641,6 +642,11 @@ def main(argv=None) -> None:
         sys.exit(1)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except ImportError as e:
+        missing = _missing_module(e)
+        if missing is None:
+            raise
+        _fail(missing, as_json)
     except BrokenPipeError:
         sys.stderr.close()  # `chrollo search … | head` is fine
         sys.exit(0)

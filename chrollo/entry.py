@@ -140,6 +140,21 @@ def parse_search(args: list) -> dict | None:
     return opts
 
 
+# import name -> the distribution that provides it, for the hint
+_DISTRIBUTIONS = {"yaml": "PyYAML", "detect_secrets": "detect-secrets"}
+
+
+def missing_module(e: ImportError) -> ChrolloError | None:
+    """A library chrollo depends on is not importable (a broken or partial install): an error
+    with the pip command that fixes it. None for chrollo's own modules (that is a bug)."""
+    name = (getattr(e, "name", None) or "").split(".")[0]
+    if not name or name == "chrollo":
+        return None
+    dist = _DISTRIBUTIONS.get(name, name)
+    return ChrolloError("missing_module", f"the Python package {dist!r} is not installed ({e})",
+                        f"pip install '{dist}'   (or reinstall chrollo: pip install --force-reinstall chrollo)")
+
+
 def parse_mcp(args: list) -> str | None:
     """`chrollo mcp [--dir PATH]` → PATH ("" for none); None when click should handle it."""
     if not args:
@@ -164,8 +179,10 @@ def main(argv=None) -> None:
         return run(mcp_dir or None)
     fast = parse_search(args[1:]) if args[:1] == ["search"] else None
     if fast is None:
-        from .cli import main as click_main
-
+        try:
+            from .cli import main as click_main
+        except ImportError as e:  # click or rich missing: say so, no traceback
+            fail(missing_module(e) or ChrolloError("internal", str(e)), "--json" in args)
         return click_main(args)
     try:
         run_search(**fast)
