@@ -5,7 +5,9 @@ tens of milliseconds before any work starts (48 ms measured on the CI machine �
 the whole search on a 10 MB vault). So a well-formed ``search`` command line is parsed here
 with a table of its options; anything else — ``--help``, an unknown option, a bad value, any
 other command — goes to the click CLI in ``cli.py``, which owns help and usage errors. Both
-paths run the same ``run_search`` below, so their output cannot drift apart.
+paths run the same ``run_search`` below, so their output cannot drift apart. ``chrollo hook``
+and ``chrollo mcp [--dir PATH]`` (started by harnesses that will not wait for a slow MCP
+server) never load click either.
 """
 from __future__ import annotations
 
