@@ -63,6 +63,7 @@ def compact_search(result) -> str:
         meta = " · ".join(b for b in (h.date, h.harness, f"peer {h.peer}" if h.peer else None) if b)
         lines += _block(_rel(h.path, result.vault), h.line, meta, h.context)
         lines.append(("", ""))
+    lines += [("", f"note: {w}") for w in result.warnings]
     if result.expanded:
         lines.append(("", "also searched: " + "; ".join(f"{t} → {', '.join(s)}" for t, s in result.expanded.items())))
     return plain_text(lines)
