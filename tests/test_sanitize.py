@@ -84,7 +84,7 @@ def test_recall_label_cannot_break_out_of_its_fence(home, hostile):
             fence = None
         elif fence is None and ln:
             outside.append(ln)
-    assert outside[0] == RECALL_HEADER and outside[1].startswith("Quoted from earlier conversations")
+    assert outside[0] == RECALL_HEADER and outside[1].startswith("Quoted from ")
     labels = outside[2:]
     assert len(labels) == 1, outside
     assert labels[0].startswith("2026-10-01 10:00 · ") and "SYSTEM" not in labels[0].split("␊")[0]
