@@ -125,6 +125,13 @@ def stats(dir_, as_json):
             out.append(f"{title:<14}{'sessions':>10}{'turns':>10}{'size':>11}")
             for k, v in table.items():
                 out.append(f"{k:<14}{v['sessions']:>10}{v['turns']:>10}{_size(v['bytes']):>11}")
+    hooks = {h: c for h, c in st.hooks.items() if c["last_capture"] or c["last_activity"]}
+    if hooks:
+        out += ["", f"{'hooks':<14}{'last capture':<21}last session activity"]
+        for h, c in hooks.items():
+            out.append(f"{h:<14}{c['last_capture'] or 'never':<21}{c['last_activity'] or '-'}"
+                       + ("   STALE" if c["stale"] else ""))
+        _warn([c["message"] for c in hooks.values() if c["stale"]])
     from .sanitize import clean  # (harness names come from frontmatter: untrusted)
 
     click.echo("\n".join(map(clean, out)))

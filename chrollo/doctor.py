@@ -155,7 +155,18 @@ def _harness(h: str, config, tmp: Path) -> dict:
         r.update(status="ok", fix="")
     if h == "codex" and r["status"] in ("ok", "partial"):
         _codex_trust(r, path)
+    _freshness(h, r)
     return r
+
+
+def _freshness(h: str, r: dict) -> None:
+    """When the hooks last captured a turn, against the harness's own activity: installed
+    hooks that no longer fire (a harness update) are a warning, not a failure."""
+    from .freshness import check
+
+    r["capture"] = check(h)
+    if r["capture"]["stale"] and r["status"] == "ok":
+        r.update(status="stale", fix=r["capture"]["message"])
 
 
 def _codex_trust(r: dict, hooks_path: Path) -> None:

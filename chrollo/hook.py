@@ -210,7 +210,8 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
         sub = f"{sid}:{'sidechain' if agent == '*' else agent}"
         with Capture(sub, name, cwd, parent=sid) as cap:
             units = cap.read_transcript(mod, path, agent_id=agent) or []
-            cap.run(units, final=final)
+            written = cap.run(units, final=final)
+        _captured(name, sid, written)
         return
     with Capture(sid, name, cwd) as cap:
         units = cap.read_transcript(mod, transcript) or []
@@ -223,10 +224,20 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
         if name == "pi" and action == "capture":
             units = units + mod.message_units(payload.get("messages"))
         if action == "recall":
-            cap.run(units, prompt=prompt or None)
+            written = cap.run(units, prompt=prompt or None)
         else:
-            cap.run(units, final=final if action == "capture" else None,
-                    abort_if_empty=(name == "pi" and action == "capture"))
+            written = cap.run(units, final=final if action == "capture" else None,
+                              abort_if_empty=(name == "pi" and action == "capture"))
+    _captured(name, sid, written)
+
+
+def _captured(name: str, sid: str, written: list) -> None:
+    """Remember when this harness's hooks last wrote a turn (doctor and stats compare it with
+    the harness's own activity: hooks that stopped firing are noticed)."""
+    if written:
+        from .freshness import record_capture
+
+        record_capture(name, sid)
 
 
 def _log_error(harness, event, what: str, e: BaseException) -> None:

@@ -105,7 +105,7 @@ def emit(lines: list, stream=None, raw: bool = False) -> None:
 
 _MARK = {"ok": ("green", "ok"), "warn": ("yellow", "warn"), "partial": ("yellow", "partial"),
          "missing": ("dim", "not installed"), "failed": ("bold red", "FAILED"), "broken": ("bold red", "BROKEN"),
-         "untrusted": ("bold red", "NOT TRUSTED")}
+         "untrusted": ("bold red", "NOT TRUSTED"), "stale": ("yellow", "STALE")}
 
 
 def doctor_lines(report: dict) -> list:
@@ -127,6 +127,10 @@ def doctor_lines(report: dict) -> list:
         if tool and tool["registered"]:
             out.append(("" if tool["ok"] else "red", f"{'':>13}    read_memory tool: "
                         + (f"ok in {tool['ms']} ms" if tool["ok"] else f"FAILED — {tool['detail']}")))
+        cap = r.get("capture")
+        if r["installed"] and cap:
+            out.append(("dim", f"{'':>13}    last capture: {cap['last_capture'] or 'never'}; "
+                               f"last session activity: {cap['last_activity'] or 'none found'}"))
         if r["fix"]:
             out.append(("", f"{'':>13}  fix: {r['fix']}"))
     out.append(("bold", "all installed hooks work" if report["ok"] else "some checks failed (see above)"))

@@ -23,6 +23,8 @@ class Stats:
     harnesses: dict = field(default_factory=dict)  # harness -> {"sessions", "turns", "bytes"}
     peers: dict = field(default_factory=dict)      # peer ("local" for own) -> {...}
     unreadable: list = field(default_factory=list)
+    # per harness: when its hooks last captured a turn vs its newest transcript (freshness.check)
+    hooks: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -58,4 +60,8 @@ def stats(dir: str | None = None) -> Stats:
             c.update(sessions=1, turns=turns, bytes=len(data))
     out.harnesses = {k: dict(v) for k, v in sorted(per_h.items())}
     out.peers = {k: dict(v) for k, v in sorted(per_p.items())}
+    from .freshness import check
+    from .harness import HARNESSES
+
+    out.hooks = {h: check(h) for h in HARNESSES}
     return out
