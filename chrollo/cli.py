@@ -12,10 +12,10 @@ import sys
 import click
 
 from . import __version__
-from .entry import dump as _dump
-from .entry import fail as _fail
-from .entry import missing_module as _missing_module
-from .entry import warn as _warn
+from .console import dump as _dump
+from .console import fail as _fail
+from .console import missing_module as _missing_module
+from .console import warn as _warn
 from .errors import ChrolloError, UsageError
 
 
@@ -61,7 +61,7 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json,
       chrollo search flaky test retry
       chrollo search "deploy staging" --since 2026-01-01 --json
     """
-    from .entry import run_search
+    from .console import run_search
 
     run_search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, expand_all, no_expand, raw,
                compact)

@@ -1,0 +1,100 @@
+"""What every command prints through: the output contract's primitives and `chrollo search`.
+
+stdout is data (one JSON object with ``--json``), stderr is diagnostics; an expected failure
+is the error envelope and exit code 1 or 2. Both front doors — the click-free one in
+``entry.py`` and the click CLI in ``cli.py`` — print through here, so they cannot drift apart
+(and neither imports the other's module for it: ``entry`` → ``cli`` → ``console``).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from .errors import ChrolloError
+
+
+def dump(obj) -> None:
+    """One JSON object on stdout: lossless, and inert on a terminal (see sanitize.json_text)."""
+    from .sanitize import json_text
+
+    sys.stdout.write(json_text(json.dumps(obj, ensure_ascii=False)) + "\n")
+
+
+def say(msg: str) -> None:
+    """A diagnostic line on stderr (sanitized: it may quote a file name or a query)."""
+    from .sanitize import clean
+
+    sys.stderr.write(clean(msg) + "\n")
+
+
+def fail(err: ChrolloError, as_json: bool):
+    """Report an expected failure (envelope on stdout with --json) and exit with its code."""
+    if as_json:
+        dump(err.as_dict())
+    else:
+        say(f"chrollo: error: {err.message}")
+        if err.hint:
+            say(f"hint: {err.hint}")
+    sys.exit(err.exit_code)
+
+
+def warn(warnings: list) -> None:
+    for w in warnings:
+        say(f"chrollo: warning: {w}")
+
+
+def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_peers: bool,
+               dir_, as_json: bool, expand_all: bool = False, no_expand: bool = False,
+               raw: bool = False, compact: bool = False) -> None:
+    """`chrollo search`, whichever parser read the command line."""
+    from .errors import UsageError
+    from .retrieval import search
+
+    if peer and no_peers:
+        raise UsageError("--peer and --no-peers cannot be used together", kind="bad_usage")
+    if expand_all and no_expand:
+        raise UsageError("--expand and --no-expand cannot be used together", kind="bad_usage")
+    if compact and as_json:
+        raise UsageError("--compact and --json cannot be used together", kind="bad_usage")
+    result = search(" ".join(query), limit=limit, context=context, dir=dir_, since=since,
+                    harness=harness, peer=peer, peers=not no_peers,
+                    expand="always" if expand_all else "never" if no_expand else "auto")
+    if as_json:
+        dump(result.to_json())
+        warn(result.warnings)
+        return
+    if compact:  # what agents get (pi's read_memory): stdout is the whole answer
+        from .output import compact_search
+
+        warn(result.warnings)
+        sys.stdout.write(compact_search(result))
+        return
+    from .output import emit, search_lines
+
+    warn(result.warnings)
+    emit(search_lines(result), raw=raw)
+    for term, syns in result.expanded.items():
+        say(f"chrollo: also searched {', '.join(syns)} for {term}")
+    n = len(result.hits)
+    if not result.terms:
+        say("chrollo: the query has no searchable terms (only stopwords or 1-letter words).")
+    elif n == 0:
+        say(f"chrollo: no matches for {', '.join(result.terms)} in {result.vault}")
+    else:
+        say(f"chrollo: {n} hit{'s' * (n != 1)} · {result.total_matches} occurrences · "
+            f"terms: {', '.join(result.terms)}")
+
+
+# import name -> the distribution that provides it, for the hint
+_DISTRIBUTIONS = {"yaml": "PyYAML", "detect_secrets": "detect-secrets"}
+
+
+def missing_module(e: ImportError) -> ChrolloError | None:
+    """A library chrollo depends on is not importable (a broken or partial install): an error
+    with the pip command that fixes it. None for chrollo's own modules (that is a bug)."""
+    name = (getattr(e, "name", None) or "").split(".")[0]
+    if not name or name == "chrollo":
+        return None
+    dist = _DISTRIBUTIONS.get(name, name)
+    return ChrolloError("missing_module", f"the Python package {dist!r} is not installed ({e})",
+                        f"pip install '{dist}'   (or reinstall chrollo: pip install --force-reinstall chrollo)")
