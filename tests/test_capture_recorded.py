@@ -4,8 +4,9 @@ recorded at the pinned versions: live capture must write the right turns, and
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from hookkit import vault_files
+from hookkit import hook, ok, vault_files
 from recorded import calls, import_into, materialise, replay, vault_bytes
 
 from chrollo.harness import adapter
@@ -76,10 +77,8 @@ def test_identical_replies_without_a_transcript_are_all_kept(home, tmp_path):
                                          ("user", "and commit it"), ("agent", "Done.")]
     before = f.read_bytes()
     # a replayed Stop (the same turn reported twice) still writes nothing
-    replay_last_stop = [c for c in calls(CODEX) if c["event"] == "Stop"][-1]["payload"]
-    from hookkit import hook, ok
-
-    ok(hook(home, "codex", "Stop", dict(replay_last_stop, transcript_path=None, cwd=str(tmp_path / "work"))))
+    last_stop = [c for c in calls(CODEX) if c["event"] == "Stop"][-1]["payload"]
+    ok(hook(home, "codex", "Stop", dict(last_stop, transcript_path=None, cwd=str(tmp_path / "work"))))
     assert f.read_bytes() == before
 
 
@@ -154,8 +153,6 @@ def test_gemini_reply_the_chat_lacks_still_comes_from_the_payload(home, tmp_path
     def no_reply_in_chat(body):
         p = body.get("transcript_path")
         if body["hook_event_name"] == "AfterAgent" and p:
-            from pathlib import Path
-
             path = Path(p)
             path.write_text("".join(ln for ln in path.read_text().splitlines(keepends=True)
                                     if '"type":"gemini"' not in ln))

@@ -34,10 +34,9 @@ def _limited(limit: int, die: bool) -> list:
     return [sys.executable, "-c", code]
 
 
-def _turn(home, cwd, prompt: str, answer: str, prefix=(), **env):
-    base = {"session_id": SID, "transcript_path": None, "cwd": str(cwd)}
-    ok(hook(home, "codex", "UserPromptSubmit", dict(base, hook_event_name="UserPromptSubmit", prompt=prompt), **env))
-    return _stop(home, cwd, answer, prefix)
+def _turn(home, cwd, prompt: str, answer: str):
+    _prompt(home, cwd, prompt)
+    return _stop(home, cwd, answer)
 
 
 def _stop(home, cwd, answer: str, prefix=()):
@@ -62,12 +61,22 @@ def _agent_texts(home) -> list:
     return [t.text for t in read_session(f).turns if t.role == "agent"]
 
 
-def test_full_disk_mid_append_leaves_no_torn_turn_and_no_duplicate(home, tmp_path):
-    _turn(home, tmp_path, "first prompt here", ALPHA)
+def _prompt(home, cwd, prompt: str) -> None:
+    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(cwd),
+                                                 "hook_event_name": "UserPromptSubmit", "prompt": prompt}))
+
+
+def _second_turn_started(home, cwd):
+    """One turn written, the second prompt sent: (the file, its bytes)."""
+    _turn(home, cwd, "first prompt here", ALPHA)
     (f,) = vault_files(home)
     before = f.read_bytes()
-    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
-                                                 "hook_event_name": "UserPromptSubmit", "prompt": "second prompt"}))
+    _prompt(home, cwd, "second prompt")
+    return f, before
+
+
+def test_full_disk_mid_append_leaves_no_torn_turn_and_no_duplicate(home, tmp_path):
+    f, before = _second_turn_started(home, tmp_path)
     p = _stop(home, tmp_path, BRAVO, prefix=_limited(len(before) + 2000, die=False))
     assert p.returncode == 0 and p.stdout == b""  # the hook contract holds on a full disk
     assert "File too large" in (home / "logs" / "hooks.log").read_text()  # the write really failed
@@ -79,11 +88,7 @@ def test_full_disk_mid_append_leaves_no_torn_turn_and_no_duplicate(home, tmp_pat
 
 
 def test_killed_mid_append_is_repaired_on_the_next_write(home, tmp_path):
-    _turn(home, tmp_path, "first prompt here", ALPHA)
-    (f,) = vault_files(home)
-    before = f.read_bytes()
-    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
-                                                 "hook_event_name": "UserPromptSubmit", "prompt": "second prompt"}))
+    f, before = _second_turn_started(home, tmp_path)
     p = _stop(home, tmp_path, BRAVO, prefix=_limited(len(before) + 2000, die=True))
     assert p.returncode == -signal.SIGXFSZ  # killed by the kernel in the middle of the write
     torn = f.read_bytes()
@@ -99,8 +104,7 @@ def test_killed_mid_append_is_repaired_on_the_next_write(home, tmp_path):
 
 
 def test_killed_while_creating_the_file_leaves_nothing_in_the_vault(home, tmp_path):
-    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
-                                                 "hook_event_name": "UserPromptSubmit", "prompt": "first prompt here"}))
+    _prompt(home, tmp_path, "first prompt here")
     p = _stop(home, tmp_path, ALPHA, prefix=_limited(20000, die=True))
     assert p.returncode == -signal.SIGXFSZ
     assert vault_files(home) == [] and _hidden(home) == []  # no half file, no .tmp
@@ -124,8 +128,7 @@ def test_repeated_kill_9_never_leaves_torn_or_twice_written_turns(home, tmp_path
     answers = [f"answer number {i} " + ("x" * 7 + " ") * 60000 for i in range(12)]  # ~480 KB each
     killed = 0
     for i, answer in enumerate(answers):
-        ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
-                                                     "hook_event_name": "UserPromptSubmit", "prompt": f"prompt number {i}"}))
+        _prompt(home, tmp_path, f"prompt number {i}")
         body = json.dumps({"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
                            "hook_event_name": "Stop", "last_assistant_message": answer}).encode()
         proc = subprocess.Popen([sys.executable, "-m", "chrollo", "hook", "Stop", "--harness", "codex"],
@@ -140,8 +143,7 @@ def test_repeated_kill_9_never_leaves_torn_or_twice_written_turns(home, tmp_path
         proc.wait()
         assert _hidden(home) == []
     assert killed >= 3  # (enough of the runs really were killed)
-    ok(hook(home, "codex", "UserPromptSubmit", {"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
-                                                 "hook_event_name": "UserPromptSubmit", "prompt": "the last prompt"}))
+    _prompt(home, tmp_path, "the last prompt")
     _stop(home, tmp_path, "the last answer")
     texts = [a.strip() for a in _agent_texts(home)]
     whole = {a.strip() for a in answers} | {"the last answer"}
