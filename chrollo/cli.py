@@ -428,58 +428,73 @@ def exclude(action, paths, as_json):
 
 @cli.group()
 def mesh():
-    """Share session files with peers (other machines, other agents), securely.
+    """Share session files with paired peers (other machines, other agents), safely.
+
+    Each node has its own key pair and certificate; its ID is the certificate's fingerprint.
+    Peers are paired explicitly by ID, on both sides, and exchange signed manifests.
 
     \b
-    chrollo mesh init                 new mesh: node identity + swarm key (printed)
-    chrollo mesh init --join KEY      join an existing mesh
-    chrollo mesh serve                serve this node's sessions (127.0.0.1:47470)
-    chrollo mesh peers add HOST:PORT  pull from that peer
-    chrollo mesh sync --all           pull what is new into <vault>/peers/<node>/
-    chrollo mesh sync --git REMOTE    or swap through any git remote
-    chrollo mesh status               last sync, files, bytes, errors per peer
-
-    Needs the extra: pip install 'chrollo[mesh]'.
+    chrollo mesh init                          this node's identity (prints its ID)
+    chrollo mesh peers add [HOST:PORT] --id ID --name NAME   pair a peer
+    chrollo mesh sync --folder ~/Sync/chrollo  through a folder Syncthing/Dropbox/… replicates
+    chrollo mesh sync --git REMOTE             through any git remote
+    chrollo mesh serve --bind 0.0.0.0          LAN server (TLS 1.3, mutual auth) …
+    chrollo mesh sync --all                    … and pull from every peer with an address
+    chrollo mesh peers set NAME --recall       let a peer's files into ambient recall
+    chrollo mesh status                        last sync, files, bytes, errors per peer
     """
+
+
+def _migrate(*_):
+    from .mesh.config import MIGRATE_HINT
+
+    raise UsageError("swarm keys are gone: each node now has its own identity", MIGRATE_HINT, kind="mesh_migrate")
 
 
 @mesh.command("init")
 @click.option("--name", metavar="NAME", help="This node's name (default: the host name); a-z, 0-9, -.")
-@click.option("--join", metavar="KEY", help="Join the mesh of this swarm key instead of making a new one.")
-@click.option("--force", is_flag=True, help="Replace this node's existing mesh identity and key.")
+@click.option("--force", is_flag=True, help="Replace this node's identity (its peers must pair the new ID).")
+@click.option("--join", hidden=True, callback=lambda c, p, v: _migrate() if v else v, expose_value=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def mesh_init(name, join, force, as_json):
-    """Make this node part of a mesh (prints the swarm key)."""
+def mesh_init(name, force, as_json):
+    """Give this node its own key pair and certificate; prints its node ID."""
     from .mesh.config import init
 
-    cfg, key, new = init(name, join, force)
+    cfg, ident = init(name, force)
     if as_json:
-        _dump({"name": cfg.name, "key": key, "new_mesh": new})
+        _dump({"name": cfg.name, "id": ident.id})
         return
-    click.echo(key)
-    click.echo(f"node {cfg.name!r} {'created a new mesh' if new else 'joined the mesh'}. "
-               "On other machines: chrollo mesh init --join <the key above>", err=True)
+    click.echo(ident.id)
+    click.echo(f"node {cfg.name!r} ready. On each peer: chrollo mesh peers add [HOST:PORT] --id {ident.id} "
+               f"--name {cfg.name}", err=True)
 
 
-@mesh.command("key")
+@mesh.command("id")
+def mesh_id():
+    """Print this node's ID (give it to the peers that should pair with it)."""
+    from .mesh.config import mesh_dir
+    from .mesh.identity import Identity
+
+    click.echo(Identity.load(mesh_dir()).id)
+
+
+@mesh.command("key", hidden=True)
 def mesh_key():
-    """Print the swarm key (to join other nodes; keep it secret)."""
-    from .mesh.config import MeshConfig
-
-    click.echo(MeshConfig.key_text())
+    """Gone: swarm keys were replaced by per-node identities."""
+    _migrate()
 
 
 @mesh.command("serve")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=int, default=47470, show_default=True, help="Port (0: any free port).")
 @click.option("--dir", "dir_", metavar="PATH", help="Serve this memory folder (default: the vault).")
-@click.option("--announce", is_flag=True, help="Also announce this node over mDNS (needs chrollo[lan]).")
+@click.option("--announce", is_flag=True, help="Also announce this node over mDNS (needs zeroconf).")
 def mesh_serve(bind, port, dir_, announce):
-    """Serve this node's sessions to peers holding the swarm key (until Ctrl-C)."""
+    """Serve this node's sessions to paired peers over TLS 1.3 (until Ctrl-C)."""
     from .mesh.server import serve
 
-    def ready(host, real_port):
-        click.echo(f"chrollo mesh: serving on {host}:{real_port}", err=True)
+    def ready(host, real_port, node_id):
+        click.echo(f"chrollo mesh: serving on {host}:{real_port} as {node_id}", err=True)
         sys.stderr.flush()
 
     serve(bind, port, dir_, ready, announce)
@@ -489,7 +504,7 @@ def mesh_serve(bind, port, dir_, announce):
 @click.option("--json", "as_json", is_flag=True, help="Print the peers as JSON.")
 @click.pass_context
 def mesh_peers(ctx, as_json):
-    """List the static peers (subcommands: add, remove, list)."""
+    """List the paired peers (subcommands: add, remove, set, list, discover)."""
     if ctx.invoked_subcommand is None:
         ctx.invoke(mesh_peers_list, as_json=as_json)
 
@@ -497,107 +512,132 @@ def mesh_peers(ctx, as_json):
 @mesh_peers.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print the peers as JSON.")
 def mesh_peers_list(as_json):
-    """List the static peers."""
+    """List the paired peers and their switches."""
     from .mesh.config import MeshConfig
 
     cfg = MeshConfig.load()
     if as_json:
         _dump({"name": cfg.name, "peers": cfg.peers})
-    else:
-        for p in cfg.peers:
-            click.echo(f"{p['address']}\t{p.get('node') or '(not synced yet)'}")
-        if not cfg.peers:
-            click.echo("no peers yet: chrollo mesh peers add HOST:PORT", err=True)
+        return
+    for p in cfg.peers:
+        click.echo(f"{p['name']}\t{p['id']}\t{p.get('address') or '-'}\t"
+                   f"search {'on' if p['searchable'] else 'off'} · recall {'on' if p['recall'] else 'off'} "
+                   f"· quota {p['quota_mb']} MB")
+    if not cfg.peers:
+        click.echo("no peers yet: chrollo mesh peers add [HOST:PORT] --id ID --name NAME", err=True)
 
 
 @mesh_peers.command("add")
-@click.argument("address", metavar="HOST:PORT")
+@click.argument("address", metavar="[HOST:PORT]", required=False)
+@click.option("--id", "node_id", required=True, metavar="ID", help="The peer's node ID (`chrollo mesh id` there).")
+@click.option("--name", metavar="NAME", help="What to call it here: its files land in peers/NAME/.")
 @click.option("--json", "as_json", is_flag=True, help="Print the peer as JSON.")
-def mesh_peers_add(address, as_json):
-    """Add a peer to pull from."""
+def mesh_peers_add(address, node_id, name, as_json):
+    """Pair a peer by its ID (HOST:PORT for the LAN server; none for --git/--folder)."""
     from .mesh.config import MeshConfig
 
     cfg = MeshConfig.load()
-    peer = cfg.add_peer(address)
+    peer = cfg.add_peer(node_id, name, address)
     cfg.save()
-    _dump(peer) if as_json else click.echo(f"peer {peer['address']} added")
+    _dump(peer) if as_json else click.echo(f"peer {peer['name']} ({peer['id']}) paired")
 
 
 @mesh_peers.command("remove")
-@click.argument("peer", metavar="HOST:PORT|NODE")
+@click.argument("peer", metavar="NAME|ID")
 @click.option("--json", "as_json", is_flag=True, help="Print the removed peer as JSON.")
 def mesh_peers_remove(peer, as_json):
-    """Forget a peer (its files already received stay in peers/)."""
+    """Unpair a peer: it is refused from now on (its files already received stay in peers/)."""
     from .mesh.config import MeshConfig
 
     cfg = MeshConfig.load()
     gone = cfg.remove_peer(peer)
     cfg.save()
-    _dump(gone) if as_json else click.echo(f"peer {gone['address']} removed")
+    _dump(gone) if as_json else click.echo(f"peer {gone['name']} removed")
+
+
+@mesh_peers.command("set")
+@click.argument("peer", metavar="NAME|ID")
+@click.option("--searchable/--no-searchable", default=None, help="Search (and read_memory) sees its files.")
+@click.option("--recall/--no-recall", default=None, help="Its files may be injected into prompts (default off).")
+@click.option("--quota", "quota_mb", type=click.IntRange(0, 1 << 20), metavar="MB", help="Most megabytes taken from it.")
+@click.option("--address", metavar="HOST:PORT", help="Its LAN server's address.")
+@click.option("--json", "as_json", is_flag=True, help="Print the peer as JSON.")
+def mesh_peers_set(peer, searchable, recall, quota_mb, address, as_json):
+    """Change a peer's switches: searchable, recall, quota, address."""
+    from .mesh.config import MeshConfig, parse_address
+
+    cfg = MeshConfig.load()
+    p = cfg.find_peer(peer)
+    for k, v in (("searchable", searchable), ("recall", recall), ("quota_mb", quota_mb)):
+        if v is not None:
+            p[k] = v
+    if address:
+        host, port = parse_address(address)
+        p["address"] = f"{host}:{port}"
+    cfg.save()
+    _dump(p) if as_json else click.echo(f"peer {p['name']}: search {'on' if p['searchable'] else 'off'} · "
+                                        f"recall {'on' if p['recall'] else 'off'} · quota {p['quota_mb']} MB")
 
 
 @mesh_peers.command("discover")
 @click.option("--timeout", type=float, default=3.0, show_default=True, help="Seconds to listen.")
-@click.option("--add", "add", is_flag=True, help="Add every node found as a static peer.")
+@click.option("--add", "add", is_flag=True, help="Record the address of every paired peer found.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was found as JSON.")
 def mesh_peers_discover(timeout, add, as_json):
-    """Find nodes announcing themselves on the local network (mDNS; needs chrollo[lan])."""
+    """Find nodes announcing themselves on the local network (mDNS). Finding never pairs:
+    --add only records addresses of peers already paired by ID."""
     from .mesh.config import MeshConfig
     from .mesh.discovery import discover
 
     cfg = MeshConfig.load()
-    found = [f for f in discover(timeout) if f["node"] != cfg.name]
+    paired = cfg.by_id()
+    found = [dict(f, paired=f.get("id") in paired) for f in discover(timeout) if f["node"] != cfg.name]
     if add:
         for f in found:
-            cfg.add_peer(f["address"])
+            if f["paired"]:
+                paired[f["id"]]["address"] = f["address"]
         cfg.save()
     if as_json:
         _dump({"found": found, "added": add})
     else:
         for f in found:
-            click.echo(f"{f['address']}\t{f['node']}" + ("\t(added)" if add else ""))
+            click.echo(f"{f['address']}\t{f['node']}\t{f.get('id')}\t" + ("paired" if f["paired"] else "not paired"))
         if not found:
             click.echo("no chrollo node announced itself (start one with `chrollo mesh serve --announce`)", err=True)
 
 
 @mesh.command("sync")
-@click.argument("peer", required=False, metavar="[HOST:PORT|NODE]")
-@click.option("--all", "all_", is_flag=True, help="Sync from every peer.")
-@click.option("--git", "remote", metavar="REMOTE", help="Swap sessions through this git remote instead.")
+@click.argument("peer", required=False, metavar="[NAME|ID]")
+@click.option("--all", "all_", is_flag=True, help="Every paired peer (the default with --git/--folder).")
+@click.option("--git", "remote", metavar="REMOTE", help="Swap through this git remote.")
+@click.option("--folder", metavar="PATH", help="Swap through this folder (one a sync tool replicates).")
 @click.option("--dir", "dir_", metavar="PATH", help="The memory folder to sync (default: the vault).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def mesh_sync(peer, all_, remote, dir_, as_json):
-    """Pull what is new or grown from peers into <vault>/peers/<node>/. Exit 1 if a peer failed."""
-    if remote:
-        if peer or all_:
-            raise UsageError("--git syncs through the remote: leave out PEER and --all", kind="bad_usage")
-        from .mesh.gitsync import sync_git
-
-        result = sync_git(remote, dir_)
-        if as_json:
-            _dump(result)
-        else:
-            click.echo(f"git {remote}: pushed {result['pushed']} · received {result['received']} "
-                       f"from {', '.join(result['peers']) or 'no other node yet'}")
-            for e in result["errors"]:
-                click.echo(f"error: {e}", err=True)
-        if result["errors"]:
-            sys.exit(1)
-        return
-    if bool(peer) == bool(all_):
+def mesh_sync(peer, all_, remote, folder, dir_, as_json):
+    """Publish this node's sessions (redacted, signed) and take what is new from paired peers
+    into <vault>/peers/<name>/. Exit 1 if a peer failed."""
+    if remote and folder:
+        raise UsageError("pick one transport: --git or --folder", kind="bad_usage")
+    if peer and all_:
+        raise UsageError("name one peer, or pass --all", kind="bad_usage")
+    if not (remote or folder) and not (peer or all_):
         raise UsageError("name one peer, or pass --all", "chrollo mesh sync --all", kind="bad_usage")
-    from .mesh.client import sync
+    from .mesh.sync import sync
 
-    results = sync(peer, dir_)
+    result = sync(peer, folder=folder, remote=remote, vault=dir_)
     if as_json:
-        _dump({"peers": results})
+        _dump(result)
     else:
-        for r in results:
-            click.echo(f"{r['peer']} ({r['node'] or '?'}): {r['files']} files · {r['downloaded']} new or grown "
-                       f"· {r['bytes'] / 1e6:.1f} MB · {r['seconds']:.1f} s")
+        if result["published"] is not None:
+            click.echo(f"{result['transport']}: published ({result['published']})")
+        for r in result["peers"]:
+            click.echo(f"{r['peer']}: {r['files']} files · {r['downloaded']} new or grown "
+                       f"· {r['bytes'] / 1e6:.1f} MB")
             for e in r["errors"]:
                 click.echo(f"  error: {e}", err=True)
-    if any(r["errors"] for r in results):
+        for e in result["errors"]:
+            click.echo(f"error: {e}", err=True)
+    if result["errors"] or any(r["errors"] for r in result["peers"]):
         sys.exit(1)
 
 
@@ -605,15 +645,16 @@ def mesh_sync(peer, all_, remote, dir_, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
 def mesh_status(as_json):
     """Per peer: last sync, files, bytes, errors."""
-    from .mesh.client import status
+    from .mesh.config import MeshConfig
+    from .mesh.trust import status
 
-    st = status()
+    st = status(MeshConfig.load())
     if as_json:
         _dump(st)
         return
     click.echo(f"this node: {st['name']}")
     for p in st["peers"]:
-        click.echo(f"{p['address']} ({p.get('node') or '?'}): last sync {p.get('last_sync') or 'never'} · "
+        click.echo(f"{p['name']} ({p['id']}): last sync {p.get('last_sync') or 'never'} · "
                    f"{p.get('files', 0)} files · {p.get('bytes', 0) / 1e6:.1f} MB received · "
                    f"{p.get('errors', 0)} errors" + (f" (last: {p['last_error']})" if p.get("last_error") else ""))
 

@@ -1,159 +1,137 @@
-"""`chrollo mesh sync`: pull what is new or grown from each peer into <vault>/peers/<node>/.
-
-One keep-alive HTTP connection per peer; the manifest first, then only the files whose
-sha256 differs from what this node already holds (remembered in ``state/mesh/peers/``, so a
-re-sync with nothing new transfers no file bodies). Every response must open under the swarm
-key *and* answer this request's id, or it is refused. A peer that fails is reported and the
-others still sync.
+"""The LAN client: a :class:`~.trust.Source` that fetches a peer's envelope and files over
+TLS 1.3, presenting this node's certificate and pinning the peer's ID before a byte of a
+request is sent. Every connection has an idle timeout per read and a deadline for the whole
+request (a timer shuts the socket): a server that drips bytes cannot hold a sync.
 """
 from __future__ import annotations
 
 import http.client
-import json
-import os
-import secrets
-import time
+import socket
+import ssl
+import threading
 
-from .. import vault as _vault
-from .crypto import BadMessage, Box
-from .files import MAX_FILE, MAX_MANIFEST, Refused, check_manifest, local_sha, peer_folder, receive
-from .config import MeshConfig, parse_address
+from . import identity as _identity
+from .config import parse_address
+from .files import MAX_FILE, Refused
+from .trust import MAX_CERT, MAX_MANIFEST, Source, TransportError
 
-TIMEOUT = 30.0
-MANIFEST_TIMEOUT = 600.0  # the first manifest of a big vault hashes (and redacts) every file
-
-
-class SyncError(Exception):
-    pass
+CONNECT_TIMEOUT = 10.0
+IDLE_TIMEOUT = 30.0
+MANIFEST_DEADLINE = 600.0   # the first manifest of a big vault hashes (and redacts) every file
+FILE_DEADLINE_BASE, FILE_RATE = 30.0, 256 << 10   # seconds + bytes per second at least
 
 
-class Connection:
-    """A sealed request/response channel to one peer."""
+class LanSource(Source):
+    def __init__(self, ident, peer: dict, key_path: str, cert_path: str):
+        if not peer.get("address"):
+            raise TransportError("no address for this peer: `chrollo mesh peers add HOST:PORT --id ID`")
+        self.ident, self.peer = ident, peer
+        self.host, self.port = parse_address(peer["address"])
+        self.key_path, self.cert_path = key_path, cert_path
+        self.conn = None
 
-    def __init__(self, address: str, box: Box, me: str, timeout: float = TIMEOUT):
-        host, port = parse_address(address)
-        self.conn = http.client.HTTPConnection(host, port, timeout=timeout)
-        self.box, self.me = box, me
+    def _context(self, with_cert: bool) -> ssl.SSLContext:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE  # the peer is pinned by ID just below, before any request
+        if with_cert:
+            ctx.load_cert_chain(self.cert_path, self.key_path)
+        return ctx
 
-    def call(self, op: str, args: dict | None = None, limit: int = MAX_MANIFEST,
-             timeout: float | None = None) -> tuple[int, bytes]:
-        rid = secrets.token_hex(16)
-        self.conn.timeout = timeout or TIMEOUT
-        if self.conn.sock is not None:
-            self.conn.sock.settimeout(self.conn.timeout)
-        msg = json.dumps({"node": self.me, "ts": time.time(), "id": rid, "args": args or {}}).encode()
+    def _connect(self, with_cert: bool = True) -> http.client.HTTPConnection:
         try:
-            self.conn.request("POST", f"/v1/{op}", self.box.seal_request(op, msg),
-                              {"Content-Type": "application/octet-stream"})
-            resp = self.conn.getresponse()
+            raw = socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT)
+        except OSError as e:
+            raise TransportError(f"cannot reach {self.peer['address']}: {e}") from None
+        try:
+            raw.settimeout(CONNECT_TIMEOUT)
+            tls = self._context(with_cert).wrap_socket(raw)
+        except (ssl.SSLError, OSError) as e:
+            raw.close()
+            raise TransportError(f"TLS with {self.peer['address']} failed: {e}") from None
+        der = tls.getpeercert(binary_form=True)
+        got = _identity.node_id(der) if der else None
+        if got != self.peer["id"]:
+            tls.close()
+            raise Refused(f"the node at {self.peer['address']} is {got}, not the paired {self.peer['id']}: "
+                          "nothing was sent to it")
+        tls.settimeout(IDLE_TIMEOUT)
+        conn = http.client.HTTPConnection(self.host, self.port)
+        conn.sock = tls
+        return conn
+
+    def _request(self, method: str, path: str, limit: int, deadline: float, body: bytes | None = None,
+                 conn=None) -> tuple[int, bytes]:
+        conn = conn or self.conn
+        timer = threading.Timer(deadline, lambda: _shut(conn.sock))
+        timer.daemon = True
+        timer.start()
+        try:
+            conn.request(method, path, body)
+            resp = conn.getresponse()
             length = int(resp.getheader("Content-Length") or -1)
-            if not 0 <= length <= limit + 64:
-                self.conn.close()
-                raise Refused(f"{op}: response of {length} bytes refused")
-            data = resp.read()
-        except (OSError, http.client.HTTPException) as e:
-            self.conn.close()
-            raise SyncError(f"{op}: {type(e).__name__}: {e}") from None
-        if resp.status in (401, 409, 413, 429):
-            reason = {401: "the peer refused our key (different mesh?)", 409: "refused as a replay",
-                      413: "request too large", 429: "rate-limited after failed attempts"}[resp.status]
-            raise SyncError(f"{op}: {resp.status} {reason}")
+            if not 0 <= length <= limit:
+                raise Refused(f"{path}: answer of {length} bytes refused (at most {limit})")
+            data = resp.read(length)
+            if len(data) != length:
+                raise TransportError(f"{path}: connection closed after {len(data)} of {length} bytes")
+            return resp.status, data
+        except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as e:
+            conn.close()
+            if conn is self.conn:
+                self.conn = None
+            if not timer.is_alive():
+                raise TransportError(f"{path}: no answer within {deadline:.0f} s") from None
+            raise TransportError(f"{path}: {type(e).__name__}: {e}") from None
+        finally:
+            timer.cancel()
+
+    def _get(self, path: str, limit: int, deadline: float) -> tuple[int, bytes]:
+        if self.conn is None:
+            self.conn = self._connect()
+            try:
+                return self._request("GET", path, limit, deadline)
+            except TransportError:
+                # first contact: the server does not know our certificate yet — introduce it
+                self._hello()
+                self.conn = self._connect()
+        return self._request("GET", path, limit, deadline)
+
+    def _hello(self) -> None:
+        conn = self._connect(with_cert=False)
         try:
-            return resp.status, self.box.open_response(rid, data)
-        except BadMessage:
-            raise SyncError(f"{op}: the answer does not open under our key (not our mesh)") from None
+            status, _ = self._request("POST", "/v2/hello", 1024, CONNECT_TIMEOUT * 2,
+                                      body=self.ident.cert_pem, conn=conn)
+        finally:
+            conn.close()
+        if status != 204:
+            reason = {403: "it has not paired this node (run `chrollo mesh peers add --id "
+                           f"{self.ident.id}` there)", 429: "rate-limited after failed attempts"}
+            raise TransportError(f"{self.peer['address']} refused us: {reason.get(status, status)}")
+
+    def manifest(self, peer_id: str) -> bytes | None:
+        status, data = self._get("/v2/manifest", MAX_MANIFEST + MAX_CERT, MANIFEST_DEADLINE)
+        if status != 200:
+            raise TransportError(f"manifest: peer answered {status}")
+        return data
+
+    def file(self, peer_id: str, name: str, size: int) -> bytes:
+        deadline = FILE_DEADLINE_BASE + size / FILE_RATE
+        status, data = self._get(f"/v2/file/{name}", min(size, MAX_FILE), deadline)
+        if status != 200:
+            raise TransportError(f"{name}: peer answered {status}")
+        return data
 
     def close(self) -> None:
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
 
-def sync_peer(cfg: MeshConfig, peer: dict, box: Box, vault: str, home: str) -> dict:
-    started = time.monotonic()
-    out = {"peer": peer["address"], "node": peer.get("node"), "files": 0, "downloaded": 0, "bytes": 0,
-           "unchanged": 0, "errors": []}
-    conn = Connection(peer["address"], box, cfg.name)
-    try:
-        status, payload = conn.call("manifest", timeout=MANIFEST_TIMEOUT)
-        if status != 200:
-            raise SyncError(f"manifest: peer answered {status}")
+def _shut(sock) -> None:
+    if sock is not None:
         try:
-            data = json.loads(payload)
-        except ValueError:
-            raise Refused("manifest is not JSON") from None
-        node = data.get("node") if isinstance(data, dict) else None
-        entries = check_manifest(node, data.get("files") if isinstance(data, dict) else None)
-        if peer.get("node") and peer["node"] != node:
-            raise Refused(f"the peer at {peer['address']} now says it is {node!r}, not {peer['node']!r}: "
-                          "remove and re-add it if that is right")
-        peer["node"] = out["node"] = node
-        folder = peer_folder(vault, node, cfg.name)
-        known_path = os.path.join(home, "state", "mesh", "peers", f"{node}.json")
-        known = _vault.read_json(known_path)
-        out["files"] = len(entries)
-        for e in entries:
-            name, sha = e["name"], e["sha256"]
-            dest = os.path.join(folder, name)
-            if known.get(name) == sha and os.path.exists(dest):
-                out["unchanged"] += 1
-                continue
-            if os.path.exists(dest) and local_sha(dest) == sha:
-                known[name] = sha
-                out["unchanged"] += 1
-                continue
-            try:
-                st, body = conn.call("file", {"name": name}, limit=MAX_FILE)
-                if st != 200:
-                    raise SyncError(f"{name}: peer answered {st}")
-                receive(folder, e, body)
-            except (SyncError, Refused, OSError) as err:
-                out["errors"].append(str(err))
-                conn.close()
-                conn = Connection(peer["address"], box, cfg.name)
-                continue
-            known[name] = sha
-            out["downloaded"] += 1
-            out["bytes"] += len(body)
-        _vault.write_private(known_path, json.dumps(known))
-    except (SyncError, Refused, OSError) as err:
-        out["errors"].append(str(err))
-    finally:
-        conn.close()
-    out["seconds"] = round(time.monotonic() - started, 3)
-    _record_status(home, out)
-    return out
-
-
-def sync(which: str | None = None, vault: str | None = None) -> list:
-    """Sync from one peer (address or node name) or, with None, from all of them."""
-    cfg = MeshConfig.load()
-    box = Box(MeshConfig.key_bytes())
-    vault = vault or _vault.memories_path()
-    home = _vault.home_path()
-    peers = [cfg.find_peer(which)] if which else list(cfg.peers)
-    if not peers:
-        from ..errors import UsageError
-
-        raise UsageError("no peers to sync with", "Add one: `chrollo mesh peers add HOST:PORT`.", kind="no_peers")
-    results = [sync_peer(cfg, p, box, vault, home) for p in peers]
-    os.sync()  # received files are renamed into place unsynced; one flush for the whole run
-    cfg.save()  # learned node names
-    return results
-
-
-def _record_status(home: str, result: dict) -> None:
-    path = os.path.join(home, "state", "mesh", "status.json")
-    status = _vault.read_json(path)
-    entry = status.get(result["peer"], {})
-    entry.update(node=result["node"], last_sync=time.strftime("%Y-%m-%dT%H:%M:%S"), files=result["files"],
-                 downloaded=result["downloaded"], bytes=entry.get("bytes", 0) + result["bytes"],
-                 errors=len(result["errors"]), last_error=result["errors"][-1] if result["errors"] else None)
-    if not result["errors"]:
-        entry["last_ok"] = entry["last_sync"]
-    status[result["peer"]] = entry
-    _vault.write_private(path, json.dumps(status))
-
-
-def status() -> dict:
-    cfg = MeshConfig.load()
-    st = _vault.read_json(os.path.join(_vault.home_path(), "state", "mesh", "status.json"))
-    return {"name": cfg.name, "peers": [{**p, **st.get(p["address"], {})} for p in cfg.peers]}
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass

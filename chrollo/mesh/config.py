@@ -1,7 +1,9 @@
-"""This node's mesh identity, the swarm key, and the static peers (all under $CHROLLO_HOME/mesh/).
+"""This node's name and its paired peers (``$CHROLLO_HOME/mesh/config.json``, 0600).
 
-``mesh/config.json`` holds ``{"name": …, "peers": [{"address": "host:port", "node": …}]}``;
-``mesh/swarm.key`` the key. Both owner-only (files 0600, folder 0700).
+``{"version": 2, "name": …, "peers": [{"id", "name", "address", "searchable", "recall",
+"quota_mb"}]}``. A peer is paired by its node ID (pinned: nothing else is ever trusted), and
+gets a local name chosen here — the folder ``<vault>/peers/<name>/`` its files land in, so
+what a peer sends can only land under the ID it was paired with.
 """
 from __future__ import annotations
 
@@ -9,13 +11,23 @@ import json
 import os
 import re
 import socket
-import time
 
 from .. import vault as _vault
 from ..errors import ChrolloError, UsageError
+from .identity import parse_id
 
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")  # use fullmatch: "$" accepts a trailing newline
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 DEFAULT_PORT = 47470
+DEFAULT_QUOTA_MB = 512
+# Peers are searchable by default (the agent asks, and every hit names its peer); they are not
+# injected into prompts unasked until the user says so: ambient recall puts another machine's
+# text into the agent's context with no request, the one place a crafted file can steer it.
+DEFAULTS = {"searchable": True, "recall": False, "quota_mb": DEFAULT_QUOTA_MB}
+
+MIGRATE_HINT = ("This node still holds the old shared swarm key (chrollo-mesh-v1), which gave every "
+                "member every other member's powers. Run `chrollo mesh init --force` to make this "
+                "node its own identity, then pair peers by ID: `chrollo mesh peers add [HOST:PORT] "
+                "--id ID --name NAME` on each side.")
 
 
 def mesh_dir() -> str:
@@ -23,6 +35,7 @@ def mesh_dir() -> str:
 
 
 def valid_name(name) -> bool:
+    """A node/peer name: 1-32 of a-z, 0-9, '-' — a full-string match (``alice\\n`` is refused)."""
     return isinstance(name, str) and bool(NAME_RE.fullmatch(name)) and name != "peers"
 
 
@@ -38,12 +51,15 @@ def parse_address(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def _legacy() -> bool:
+    return os.path.exists(os.path.join(mesh_dir(), "swarm.key"))
+
+
 class MeshConfig:
     def __init__(self, name: str, peers: list | None = None):
         self.name = name
         self.peers = peers or []
 
-    # -- files ----------------------------------------------------------------------
     @staticmethod
     def exists() -> bool:
         return os.path.exists(os.path.join(mesh_dir(), "config.json"))
@@ -56,70 +72,86 @@ class MeshConfig:
                 data = json.load(fh)
         except FileNotFoundError:
             raise ChrolloError("mesh_not_initialized", "this node is not part of a mesh yet",
-                               "Run `chrollo mesh init` (new mesh) or `chrollo mesh init --join KEY`.") from None
+                               "Run `chrollo mesh init`.") from None
         except (OSError, ValueError) as e:
             raise ChrolloError("bad_config", f"{path} is not valid JSON ({e})")
-        return cls(data.get("name", ""), [p for p in data.get("peers", []) if isinstance(p, dict)])
+        if not isinstance(data, dict) or data.get("version") != 2:
+            raise ChrolloError("mesh_migrate", "this node's mesh setup is from an older chrollo",
+                               MIGRATE_HINT)
+        peers = [dict(DEFAULTS, **p) for p in data.get("peers", []) if isinstance(p, dict)
+                 and isinstance(p.get("id"), str) and valid_name(p.get("name"))]
+        return cls(data.get("name", ""), peers)
 
     def save(self) -> None:
         _vault.write_private(os.path.join(mesh_dir(), "config.json"),
-                       json.dumps({"name": self.name, "peers": self.peers}, indent=2) + "\n")
+                             json.dumps({"version": 2, "name": self.name, "peers": self.peers}, indent=2) + "\n")
 
-    # -- key ------------------------------------------------------------------------
-    @staticmethod
-    def key_text() -> str:
-        try:
-            with open(os.path.join(mesh_dir(), "swarm.key"), encoding="utf-8") as fh:
-                return fh.read().strip()
-        except FileNotFoundError:
-            raise ChrolloError("mesh_not_initialized", "no swarm key on this node",
-                               "Run `chrollo mesh init` or `chrollo mesh init --join KEY`.") from None
-
-    @classmethod
-    def key_bytes(cls) -> bytes:
-        from .crypto import parse_key
-
-        return parse_key(cls.key_text())
-
-    # -- peers ----------------------------------------------------------------------
-    def add_peer(self, address: str) -> dict:
-        host, port = parse_address(address)
-        addr = f"{host}:{port}"
+    def add_peer(self, node_id: str, name: str | None = None, address: str | None = None) -> dict:
+        node_id = parse_id(node_id)
+        name = name or ("peer-" + node_id[:4].lower())
+        if not valid_name(name) or name == self.name:
+            raise UsageError(f"bad peer name {name!r}: 1-32 of a-z, 0-9 and -, not this node's own",
+                             kind="bad_name")
+        if address:
+            host, port = parse_address(address)
+            address = f"{host}:{port}"
         for p in self.peers:
-            if p.get("address") == addr:
+            if p["id"] == node_id:
+                if p["name"] != name and any(q["name"] == name for q in self.peers):
+                    raise UsageError(f"another peer is already called {name!r}", kind="bad_name")
+                p.update(name=name, **({"address": address} if address else {}))
                 return p
-        peer = {"address": addr, "node": None, "added": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            if p["name"] == name:
+                raise UsageError(f"another peer is already called {name!r}", kind="bad_name")
+        peer = dict(DEFAULTS, id=node_id, name=name, address=address)
         self.peers.append(peer)
         return peer
 
-    def remove_peer(self, which: str) -> dict:
-        for p in list(self.peers):
-            if which in (p.get("address"), p.get("node")):
-                self.peers.remove(p)
-                return p
-        raise UsageError(f"no peer {which!r}", "`chrollo mesh peers list` shows them.", kind="peer_not_found")
-
     def find_peer(self, which: str) -> dict:
         for p in self.peers:
-            if which in (p.get("address"), p.get("node")):
+            if which in (p["name"], p["id"], p.get("address")):
                 return p
-        raise UsageError(f"no peer {which!r}", "`chrollo mesh peers add HOST:PORT` adds one.", kind="peer_not_found")
+        raise UsageError(f"no peer {which!r}", "`chrollo mesh peers` lists them.", kind="peer_not_found")
+
+    def remove_peer(self, which: str) -> dict:
+        p = self.find_peer(which)
+        self.peers.remove(p)
+        return p
+
+    def by_id(self) -> dict:
+        return {p["id"]: p for p in self.peers}
 
 
-def init(name: str | None, join: str | None, force: bool = False) -> tuple[MeshConfig, str, bool]:
-    """Create this node's identity and key (or join with ``join``); returns (config, key, new)."""
-    from .crypto import new_key, parse_key
+def init(name: str | None, force: bool = False):
+    """Create this node's identity (key pair + certificate); returns (config, identity)."""
+    from .identity import Identity
 
     if MeshConfig.exists() and not force:
-        raise ChrolloError("mesh_exists", "this node already belongs to a mesh",
-                           "`chrollo mesh key` prints its key; add --force to start over.")
+        if _legacy():
+            raise ChrolloError("mesh_migrate", "this node belongs to an old swarm-key mesh", MIGRATE_HINT)
+        raise ChrolloError("mesh_exists", "this node already has a mesh identity",
+                           "`chrollo mesh id` prints its ID; add --force to make a new one (peers must re-pair).")
     name = name or default_name()
     if not valid_name(name):
         raise UsageError(f"bad node name {name!r}: 1-32 of a-z, 0-9 and -", kind="bad_name")
-    if join:
-        parse_key(join)
-    key = join.strip() if join else new_key()
-    cfg = MeshConfig(name, MeshConfig.load().peers if MeshConfig.exists() else [])
-    _vault.write_private(os.path.join(mesh_dir(), "swarm.key"), key + "\n")
+    ident = Identity.generate(name)
+    ident.save(mesh_dir())
+    for old in ("swarm.key",):
+        try:
+            os.unlink(os.path.join(mesh_dir(), old))
+        except FileNotFoundError:
+            pass
+    cfg = MeshConfig(name, [])
     cfg.save()
-    return cfg, key, not join
+    return cfg, ident
+
+
+def peer_settings() -> dict:
+    """{peer name: its settings} from the config — cheap, for the search and recall hot path;
+    an unreadable or missing config gives {} (callers apply DEFAULTS to unknown peers)."""
+    try:
+        with open(os.path.join(mesh_dir(), "config.json"), encoding="utf-8") as fh:
+            peers = json.load(fh).get("peers", [])
+        return {p["name"]: dict(DEFAULTS, **p) for p in peers if isinstance(p, dict) and valid_name(p.get("name"))}
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return {}

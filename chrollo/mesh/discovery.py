@@ -1,9 +1,11 @@
 """mDNS discovery on the local network (extra ``chrollo[lan]``: the ``zeroconf`` package).
 
 ``chrollo mesh serve --announce`` publishes ``<node>._chrollo._tcp.local.`` (port, and the node
-name as a TXT property — nothing secret: finding a peer gives no access without the swarm
-key); ``chrollo mesh peers discover`` lists the nodes it hears within a few seconds and, with
-``--add``, adds them as static peers. A server bound to 127.0.0.1 announces on loopback only.
+name and ID as TXT properties — nothing secret: finding a node gives no access, and a node is
+only ever trusted by the ID the user paired). ``chrollo mesh peers discover`` lists the nodes it
+hears within a few seconds; with ``--add`` it records the address of those already paired by
+ID (discovery finds addresses, it never pairs). A server bound to 127.0.0.1 announces on
+loopback only.
 """
 from __future__ import annotations
 
@@ -20,21 +22,21 @@ def _zeroconf():
         import zeroconf
     except ImportError:
         raise ChrolloError("lan_missing", "mDNS discovery needs the zeroconf package",
-                           "pip install 'chrollo[lan]' (static peers work without it)") from None
+                           "pip install zeroconf (static peers work without it)") from None
     return zeroconf
 
 
 class Announcement:
     """Publishes this node while alive; ``close()`` withdraws it."""
 
-    def __init__(self, node: str, bind: str, port: int):
+    def __init__(self, node: str, node_id: str, bind: str, port: int):
         zc_mod = _zeroconf()
         loopback = bind.startswith("127.")
         interfaces = [bind] if loopback else zc_mod.InterfaceChoice.All
         addresses = [socket.inet_aton(bind if loopback or bind != "0.0.0.0" else _primary_ip())]
         self.zc = zc_mod.Zeroconf(interfaces=interfaces)
         self.info = zc_mod.ServiceInfo(SERVICE, f"{node}.{SERVICE}", addresses=addresses, port=port,
-                                       properties={"node": node, "v": "1"})
+                                       properties={"node": node, "id": node_id, "v": "2"})
         self.zc.register_service(self.info)
 
     def close(self) -> None:
@@ -63,7 +65,7 @@ def discover(timeout: float = 3.0) -> list:
             if info is None or not info.addresses:
                 continue
             props = {k.decode(): (v or b"").decode() for k, v in (info.properties or {}).items()}
-            found.append({"node": props.get("node") or name.split(".")[0],
+            found.append({"node": props.get("node") or name.split(".")[0], "id": props.get("id"),
                           "address": f"{socket.inet_ntoa(info.addresses[0])}:{info.port}"})
         return found
     finally:

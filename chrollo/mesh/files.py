@@ -1,20 +1,18 @@
-"""What a node offers (its manifest) and how received files land — only ever in peers/<node>/.
+"""Files in and out of the mesh, safely: names, bounded JSON, link-free reads and writes.
 
-A manifest lists the sessions this node owns: the top-level session files of its vault (never
-``peers/``: a node serves only its own), each as ``{"name", "sha256", "size"}`` of the
-*redacted* bytes — what a peer will actually receive. Hashes are cached by (size, mtime).
-
-Everything received is checked before a byte is written: the peer's node name and every file
-name must match their patterns (no separators, no dot files, no traversal), sizes and counts
-are bounded, the folder must not be a symlink, and a body must match its manifest's size and
-sha256. A file is written to a temp file in the peer's folder and renamed into place, so a
-killed transfer leaves nothing half-written. Local sessions are never touched.
+Everything received is checked before a byte is written: every name must be a full-string
+match of its pattern (no separators, no dot files, no traversal, no trailing newline), sizes
+and counts are bounded, no symlink is ever followed (folders are opened with ``O_NOFOLLOW``
+and files opened relative to them, also ``O_NOFOLLOW``), and a file is written to a temp file
+in the peer's folder and renamed into place, so a killed transfer leaves nothing half-written.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
+import stat
 
 from .. import vault as _vault
 from .config import valid_name
@@ -22,6 +20,10 @@ from .config import valid_name
 MAX_FILE = 64 << 20          # one session file
 MAX_FILES = 100_000          # entries in a manifest
 MAX_MANIFEST = 32 << 20      # bytes of a manifest
+MAX_DEPTH = 8                # JSON nesting a manifest may use
+FILE_RE = re.compile(r"\d{4}-\d{2}-\d{2}_\d{6}_[A-Za-z0-9][A-Za-z0-9._:+=@-]{0,200}\.md")
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class Refused(Exception):
@@ -29,9 +31,31 @@ class Refused(Exception):
 
 
 def valid_file_name(name) -> bool:
-    return (isinstance(name, str) and 0 < len(name) <= 255 and not name.startswith(".")
-            and "/" not in name and "\\" not in name and "\x00" not in name
-            and bool(_vault.SESSION_NAME_RE.match(name)))
+    return isinstance(name, str) and len(name) <= 255 and bool(FILE_RE.fullmatch(name)) and ".." not in name
+
+
+def bounded_json(data: bytes, limit: int = MAX_MANIFEST, depth: int = MAX_DEPTH):
+    """json.loads, but Refused for more than ``limit`` bytes or ``depth`` levels of nesting
+    (checked on the raw text first, so a crafted document never reaches the recursive parser)."""
+    if len(data) > limit:
+        raise Refused(f"document of {len(data)} bytes refused (at most {limit})")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused("document is not UTF-8") from None
+    level = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        c = m.group()
+        if c in "[{":
+            level += 1
+            if level > depth:
+                raise Refused(f"document nested deeper than {depth} levels")
+        elif c in "]}":
+            level -= 1
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise Refused("document is not JSON") from None
 
 
 def own_files(vault: str) -> list:
@@ -40,110 +64,85 @@ def own_files(vault: str) -> list:
     try:
         with os.scandir(vault) as it:
             for e in it:
-                if e.is_file(follow_symlinks=False) and valid_file_name(e.name):
+                if valid_file_name(e.name) and e.is_file(follow_symlinks=False):
                     out.append(e)
     except OSError:
         pass
     return sorted(out, key=lambda e: e.name)
 
 
-def manifest(vault: str, redactor, cache_path: str | None = None) -> list:
-    """[{name, sha256, size}] of this node's sessions as they are sent (redacted)."""
-    cache = _vault.read_json(cache_path) if cache_path else {}
-    fresh, out = {}, []
-    for e in own_files(vault):
-        st = e.stat(follow_symlinks=False)
-        if st.st_size > MAX_FILE:
-            continue
-        stamp = [st.st_size, st.st_mtime_ns]
-        hit = cache.get(e.name)
-        if hit and hit[:2] == stamp:
-            sha, size = hit[2], hit[3]
-        else:
-            data = outgoing(os.path.join(vault, e.name), redactor)
-            sha, size = hashlib.sha256(data).hexdigest(), len(data)
-        fresh[e.name] = stamp + [sha, size]
-        out.append({"name": e.name, "sha256": sha, "size": size})
-    if cache_path and fresh != cache:
-        _vault.write_private(cache_path, json.dumps(fresh))
-    return out
+def open_dir(parent_fd: int | None, name: str) -> int:
+    """An fd for the real directory ``name`` (relative to ``parent_fd``); OSError for a link."""
+    return os.open(name, DIR_FLAGS, dir_fd=parent_fd)
 
 
-def outgoing(path: str, redactor) -> bytes:
-    """A session file's bytes as they leave this machine."""
-    with open(path, "rb") as fh:
-        return redactor.redact_bytes(fh.read(MAX_FILE + 1))
+def read_at(dir_fd: int, name: str, limit: int) -> bytes:
+    """The bytes of regular file ``name`` in ``dir_fd``: never through a link, at most ``limit``."""
+    fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"{name} is not a regular file")
+        if st.st_size > limit:
+            raise Refused(f"{name}: {st.st_size} bytes (at most {limit})")
+        chunks, left = [], limit + 1
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 20))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise Refused(f"{name}: more than {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
 
 
-def check_manifest(node, entries) -> list:
-    """The entries of a peer's manifest, or Refused (nothing of a bad manifest is used)."""
-    if not valid_name(node):
-        raise Refused(f"bad node name {str(node)[:40]!r}")
-    if not isinstance(entries, list):
-        raise Refused("manifest is not a list")
-    if len(entries) > MAX_FILES:
-        raise Refused(f"manifest lists {len(entries)} files (at most {MAX_FILES})")
-    seen = set()
-    for x in entries:
-        if not isinstance(x, dict):
-            raise Refused("manifest entry is not an object")
-        name, sha, size = x.get("name"), x.get("sha256"), x.get("size")
-        if not valid_file_name(name):
-            raise Refused(f"file name refused: {str(name)[:80]!r}")
-        if name in seen:
-            raise Refused(f"file listed twice: {name}")
-        seen.add(name)
-        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_FILE:
-            raise Refused(f"size refused for {name}: {str(size)[:20]}")
-        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-            raise Refused(f"sha256 refused for {name}")
-    return entries
-
-
-def peer_folder(vault: str, node: str, own_name: str) -> str:
-    """``<vault>/peers/<node>``, created owner-only; Refused if it would be anything else."""
-    if not valid_name(node) or node == own_name:
-        raise Refused(f"node name {node!r} cannot be used for a peer folder")
-    peers = os.path.join(vault, _vault.PEERS)
-    folder = os.path.join(peers, node)
-    for p in (peers, folder):
-        if os.path.islink(p):
-            raise Refused(f"{p} is a symlink")
-    _vault.make_private_dirs(folder)
-    real = os.path.realpath(folder)
-    if os.path.dirname(real) != os.path.realpath(peers) or os.path.dirname(os.path.realpath(peers)) != os.path.realpath(vault):
-        raise Refused(f"{folder} does not resolve inside the vault")
-    return folder
-
-
-def receive(folder: str, entry: dict, data: bytes) -> str:
-    """Write one verified file into the peer's folder, atomically; returns its path."""
-    name = entry["name"]
-    if not valid_file_name(name):
-        raise Refused(f"file name refused: {name!r}")
-    if len(data) != entry["size"] or hashlib.sha256(data).hexdigest() != entry["sha256"]:
-        raise Refused(f"{name}: body does not match the manifest (size or sha256)")
-    dest = os.path.join(folder, name)
-    if os.path.islink(dest):
-        raise Refused(f"{dest} is a symlink")
-    tmp = os.path.join(folder, f".{name}.{os.getpid()}.part")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _vault.FILE_MODE)
+def write_at(dir_fd: int, name: str, data: bytes) -> None:
+    """Write ``name`` in ``dir_fd`` atomically (temp file + rename), never through a link."""
+    tmp = f".{name}.{os.getpid()}.part"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _vault.FILE_MODE, dir_fd=dir_fd)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
     except BaseException:
         os.close(fd)
-        os.unlink(tmp)
+        os.unlink(tmp, dir_fd=dir_fd)
         raise
     os.close(fd)
-    os.replace(tmp, dest)
-    return dest
+    # rename replaces a link at ``name`` itself (it never writes through it)
+    os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
-def local_sha(path: str) -> str | None:
+def peer_folder_fd(vault: str, name: str, own_name: str) -> int:
+    """An fd for ``<vault>/peers/<name>``, created owner-only; Refused if a part is a link."""
+    if not valid_name(name) or name == own_name:
+        raise Refused(f"name {name!r} cannot be used for a peer folder")
+    _vault.make_private_dirs(vault)
+    fd = os.open(vault, DIR_FLAGS & ~os.O_NOFOLLOW)
     try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-    except OSError:
+        for part in (_vault.PEERS, name):
+            try:
+                os.mkdir(part, 0o700, dir_fd=fd)
+            except FileExistsError:
+                pass
+            try:
+                sub = open_dir(fd, part)
+            except OSError:
+                raise Refused(f"{os.path.join(vault, part)} is a symlink or not a folder") from None
+            os.close(fd)
+            fd = sub
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def sha_at(dir_fd: int, name: str) -> str | None:
+    try:
+        return hashlib.sha256(read_at(dir_fd, name, MAX_FILE)).hexdigest()
+    except (OSError, Refused):
         return None

@@ -1,114 +1,195 @@
-"""`chrollo mesh sync --git REMOTE`: the same peers/ layout through any git remote you have.
+"""Transport: any git remote (GitHub, SSH, a bare repo on a NAS). Moves bytes only.
 
-Each node commits its own sessions (redacted, as over HTTP) into ``<node>/`` on the branch
-``chrollo-mesh`` of a clone kept in ``$CHROLLO_HOME/mesh/git/``, pushes (rebasing on what
-others pushed meanwhile — nodes never touch each other's folders, so this cannot conflict),
-then copies every other node's folder into ``<vault>/peers/<node>/`` with the same checks as
-an HTTP sync (names, sizes, no symlinks, atomic writes). Git's own transport and auth apply.
+The branch ``chrollo-mesh`` holds one folder per node, ``<node ID>/`` with its signed
+``manifest.json`` and its redacted sessions. chrollo never checks the branch out: it keeps a
+bare mirror in ``$CHROLLO_HOME/mesh/git/``, writes its own folder with plumbing (blobs →
+``mktree`` → ``commit-tree`` → push, rebuilt on top of whatever others pushed meanwhile: nodes
+never touch each other's folders) and reads its paired peers' folders blob by blob from the
+object database. No work tree means nothing on disk can be a symlink a peer planted; a tree
+entry that is a link or a submodule is refused, never taken.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
 
 from .. import vault as _vault
 from ..errors import ChrolloError
-from .config import MeshConfig, valid_name
-from .files import MAX_FILE, Refused, local_sha, outgoing, own_files, peer_folder, receive, valid_file_name
-from .redact import Redactor
+from .files import MAX_FILE, MAX_MANIFEST, Refused, valid_file_name
+from .trust import MAX_CERT, Publication, Source, TransportError
 
 BRANCH = "chrollo-mesh"
+REF = f"refs/remotes/origin/{BRANCH}"
+MANIFEST = "manifest.json"
+REGULAR = (b"100644", b"100755")
+NET_TIMEOUT = 600
 
 
-def _git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    p = subprocess.run(["git", "-C", repo, "-c", "user.name=chrollo", "-c", "user.email=mesh@chrollo.invalid",
-                        "-c", "commit.gpgsign=false", *args], capture_output=True, text=True, env=env)
-    if check and p.returncode != 0:
-        raise ChrolloError("git_failed", f"git {args[0]} failed: {(p.stderr or p.stdout).strip()[-300:]}",
-                           "Check that the remote exists and that you can push to it.")
-    return p
+class Repo:
+    def __init__(self, home: str, remote: str):
+        if shutil.which("git") is None:
+            raise ChrolloError("git_missing", "git is not installed", "Install git, or use another transport.")
+        self.remote = remote
+        self.path = os.path.join(home, "mesh", "git", hashlib.sha256(remote.encode()).hexdigest()[:16] + ".git")
+        if not os.path.isdir(self.path):
+            _vault.make_private_dirs(os.path.dirname(self.path))
+            self.git("init", "-q", "--bare", self.path, bare_path=False)
+        self._cat = None
 
-
-def sync_git(remote: str, vault: str | None = None) -> dict:
-    import shutil
-
-    if shutil.which("git") is None:
-        raise ChrolloError("git_missing", "git is not installed", "Install git, or sync over HTTP.")
-    cfg = MeshConfig.load()
-    home = _vault.home_path()
-    vault = vault or _vault.memories_path()
-    repo = os.path.join(home, "mesh", "git", hashlib.sha256(remote.encode()).hexdigest()[:16])
-    out = {"remote": remote, "node": cfg.name, "pushed": 0, "received": 0, "peers": [], "errors": []}
-    if not os.path.isdir(os.path.join(repo, ".git")):
-        _vault.make_private_dirs(os.path.dirname(repo))
-        p = subprocess.run(["git", "clone", "--quiet", remote, repo], capture_output=True, text=True,
-                           env=dict(os.environ, GIT_TERMINAL_PROMPT="0"))
-        if p.returncode != 0:
-            raise ChrolloError("git_failed", f"git clone {remote} failed: {p.stderr.strip()[-300:]}",
-                               "Pass a remote you can pull from and push to.")
-    _update(repo)
-    # 1. our own sessions, redacted, into <node>/
-    redactor = Redactor.from_config(home)
-    mine = os.path.join(repo, cfg.name)
-    os.makedirs(mine, exist_ok=True)
-    for e in own_files(vault):
-        if e.stat().st_size > MAX_FILE:
-            continue
-        data = outgoing(e.path, redactor)
-        dest = os.path.join(mine, e.name)
-        if local_sha(dest) != hashlib.sha256(data).hexdigest():
-            with open(dest, "wb") as fh:
-                fh.write(data)
-            out["pushed"] += 1
-    _git(repo, "add", "-A", "--", cfg.name)
-    if _git(repo, "diff", "--cached", "--quiet", check=False).returncode != 0:
-        _git(repo, "commit", "-q", "-m", f"chrollo mesh: {cfg.name} ({out['pushed']} sessions)")
-    for attempt in range(4):
-        if _git(repo, "push", "-q", "origin", f"HEAD:refs/heads/{BRANCH}", check=False).returncode == 0:
-            break
-        _git(repo, "fetch", "-q", "origin")
-        _git(repo, "rebase", "-q", f"origin/{BRANCH}")
-    else:
-        out["errors"].append("push rejected 4 times; try again")
-    # 2. everyone else's folders into peers/<node>/
-    for node in sorted(os.listdir(repo)):
-        src = os.path.join(repo, node)
-        if node.startswith(".") or node == cfg.name or not os.path.isdir(src) or os.path.islink(src):
-            continue
-        if not valid_name(node):
-            out["errors"].append(f"folder {node[:40]!r} refused: not a node name")
-            continue
+    def git(self, *args: str, input: bytes | None = None, check: bool = True, bare_path: bool = True,
+            timeout: float = NET_TIMEOUT) -> subprocess.CompletedProcess:
+        env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_CONFIG_NOSYSTEM="1")
+        cmd = ["git", *(["--git-dir", self.path] if bare_path else []), "-c", "user.name=chrollo",
+               "-c", "user.email=mesh@chrollo.invalid", "-c", "commit.gpgsign=false", *args]
         try:
-            folder = peer_folder(vault, node, cfg.name)
-        except Refused as e:
-            out["errors"].append(str(e))
-            continue
-        out["peers"].append(node)
-        for name in sorted(os.listdir(src)):
-            path = os.path.join(src, name)
-            if not valid_file_name(name) or os.path.islink(path) or not os.path.isfile(path) \
-                    or os.path.getsize(path) > MAX_FILE:
-                out["errors"].append(f"{node}/{name[:80]} refused")
+            p = subprocess.run(cmd, input=input, capture_output=True, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise TransportError(f"git {args[0]} took more than {timeout:.0f} s") from None
+        if check and p.returncode != 0:
+            raise TransportError(f"git {args[0]} failed: {p.stderr.decode(errors='replace').strip()[-300:]}")
+        return p
+
+    def fetch(self) -> str | None:
+        """The remote branch's commit (None if it does not exist yet)."""
+        p = self.git("fetch", "-q", "--no-tags", self.remote, f"+refs/heads/{BRANCH}:{REF}", check=False)
+        if p.returncode != 0:
+            err = p.stderr.decode(errors="replace")
+            if "couldn't find remote ref" not in err and "could not find remote ref" not in err.lower():
+                raise TransportError(f"git fetch {self.remote} failed: {err.strip()[-300:]}")
+            self.git("update-ref", "-d", REF, check=False)
+            return None
+        return self.head()
+
+    def head(self) -> str | None:
+        p = self.git("rev-parse", "--verify", "-q", REF, check=False)
+        return p.stdout.decode().strip() or None
+
+    def ls(self, treeish: str) -> dict:
+        """{name: (mode, type, oid, size)} of one tree (no recursion); {} if it does not exist."""
+        p = self.git("ls-tree", "-z", "-l", treeish, check=False)
+        out = {}
+        for rec in p.stdout.split(b"\0"):
+            if not rec:
                 continue
-            with open(path, "rb") as fh:
-                data = fh.read()
-            sha = hashlib.sha256(data).hexdigest()
-            if local_sha(os.path.join(folder, name)) == sha:
-                continue
-            receive(folder, {"name": name, "size": len(data), "sha256": sha}, data)
-            out["received"] += 1
-    return out
+            meta, _, name = rec.partition(b"\t")
+            mode, typ, oid, size = meta.split()
+            out[name.decode("utf-8", "replace")] = (mode, typ, oid.decode(), int(size) if size.isdigit() else 0)
+        return out
+
+    def blob(self, oid: str, limit: int) -> bytes:
+        if self._cat is None:
+            self._cat = subprocess.Popen(["git", "--git-dir", self.path, "cat-file", "--batch"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._cat.stdin.write(oid.encode() + b"\n")
+        self._cat.stdin.flush()
+        head = self._cat.stdout.readline().split()
+        if len(head) != 3 or head[1] != b"blob":
+            raise Refused(f"object {oid} is not a blob")
+        size = int(head[2])
+        data = self._cat.stdout.read(size + 1)[:size]
+        if size > limit:
+            raise Refused(f"object {oid}: {size} bytes (at most {limit})")
+        return data
+
+    def close(self) -> None:
+        if self._cat is not None:
+            self._cat.stdin.close()
+            self._cat.wait()
+            self._cat = None
 
 
-def _update(repo: str) -> None:
-    """Bring the clone to the remote's chrollo-mesh branch (or start it)."""
-    _git(repo, "fetch", "-q", "origin", check=False)
-    if _git(repo, "rev-parse", "--verify", "-q", f"origin/{BRANCH}", check=False).returncode == 0:
-        _git(repo, "checkout", "-q", "-B", BRANCH, f"origin/{BRANCH}")
-        _git(repo, "reset", "-q", "--hard", f"origin/{BRANCH}")
-    elif _git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False).returncode != 0:
-        _git(repo, "checkout", "-q", "--orphan", BRANCH)
-    else:
-        _git(repo, "checkout", "-q", "-B", BRANCH)
+def _blob_oid(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def publish(repo: Repo, node_id: str, pub: Publication, home: str) -> bool:
+    """Push this node's folder if it changed (retrying over others' pushes); True if pushed."""
+    cache_path = os.path.join(home, "state", "mesh", "git-blobs.json")
+    oids = _vault.read_json(cache_path)  # sha256 of published bytes -> git blob id
+    lines, new = [], {}
+    for e in pub.entries:
+        oid = oids.get(e["sha256"])
+        if oid is None:
+            try:
+                data = pub.data(e["name"])
+            except Refused:
+                continue
+            oid = _blob_oid(data)
+            new[oid] = data
+            oids[e["sha256"]] = oid
+        lines.append(b"100644 blob %s\t%s" % (oid.encode(), e["name"].encode()))
+    env_oid = _blob_oid(pub.envelope)
+    new[env_oid] = pub.envelope
+    lines.append(b"100644 blob %s\t%s" % (env_oid.encode(), MANIFEST.encode()))
+    have = repo.git("cat-file", "--batch-check", input="".join(o + "\n" for o in new).encode()).stdout
+    missing = [o for o, line in zip(new, have.splitlines()) if line.endswith(b"missing")]
+    if missing:
+        with tempfile.TemporaryDirectory(prefix="chrollo-git-") as tmp:
+            paths = []
+            for o in missing:
+                p = os.path.join(tmp, o)
+                with open(p, "wb") as fh:
+                    fh.write(new[o])
+                paths.append(p)
+            repo.git("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(paths).encode())
+    _vault.write_private(cache_path, __import__("json").dumps(oids))
+    mine = repo.git("mktree", "-z", input=b"\0".join(lines) + b"\0").stdout.decode().strip()
+    base = repo.head()
+    for _ in range(5):
+        top = [f"{m.decode()} {t.decode()} {o}\t{n}".encode() for n, (m, t, o, _s) in
+               (repo.ls(base).items() if base else []) if n != node_id]
+        top.append(f"040000 tree {mine}\t{node_id}".encode())
+        tree = repo.git("mktree", "-z", input=b"\0".join(top) + b"\0").stdout.decode().strip()
+        if base and repo.git("rev-parse", f"{base}^{{tree}}").stdout.decode().strip() == tree:
+            return False
+        commit = repo.git("commit-tree", tree, *(["-p", base] if base else []),
+                          "-m", f"chrollo mesh: {node_id}").stdout.decode().strip()
+        if repo.git("push", "-q", repo.remote, f"{commit}:refs/heads/{BRANCH}", check=False).returncode == 0:
+            repo.git("update-ref", REF, commit)
+            return True
+        base = repo.fetch()  # someone pushed meanwhile: rebuild on top of theirs
+    raise TransportError("push rejected 5 times (others pushing at the same moment?); try again")
+
+
+class GitSource(Source):
+    def __init__(self, repo: Repo):
+        self.repo = repo
+        self.head = repo.head()
+        self._trees: dict = {}
+
+    def _tree(self, peer_id: str) -> dict | None:
+        if peer_id not in self._trees:
+            top = self.repo.ls(self.head) if self.head else {}
+            entry = top.get(peer_id)
+            if entry is None:
+                self._trees[peer_id] = None
+            elif entry[0] != b"040000":
+                raise Refused(f"{peer_id} on the branch is not a folder (mode {entry[0].decode()}): refused")
+            else:
+                self._trees[peer_id] = self.repo.ls(entry[2])
+        return self._trees[peer_id]
+
+    def _regular(self, peer_id: str, name: str, limit: int) -> bytes | None:
+        tree = self._tree(peer_id)
+        if tree is None or name not in tree:
+            return None
+        mode, typ, oid, size = tree[name]
+        if mode not in REGULAR or typ != b"blob":
+            raise Refused(f"{peer_id}/{name} is not a regular file (mode {mode.decode()}: a link?): refused")
+        if size > limit:
+            raise Refused(f"{peer_id}/{name}: {size} bytes (at most {limit})")
+        return self.repo.blob(oid, limit)
+
+    def manifest(self, peer_id: str) -> bytes | None:
+        return self._regular(peer_id, MANIFEST, MAX_MANIFEST + MAX_CERT)
+
+    def file(self, peer_id: str, name: str, size: int) -> bytes:
+        if not valid_file_name(name):
+            raise Refused(f"file name refused: {name!r}")
+        data = self._regular(peer_id, name, min(size, MAX_FILE))
+        if data is None:
+            raise TransportError(f"{name}: not on the branch")
+        return data

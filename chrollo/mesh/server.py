@@ -1,36 +1,72 @@
-"""`chrollo mesh serve`: this node's sessions, to peers holding the swarm key, and to no one else.
+"""Transport: the LAN server, `chrollo mesh serve` — HTTP/1.1 inside TLS 1.3 with mutual
+authentication (Python's ``ssl``). Moves bytes only; the trust layer decides what they are.
 
-HTTP/1.1 (keep-alive) on 127.0.0.1 unless told otherwise. Two operations, both POST with a
-sealed body (see :mod:`.crypto`): ``/v1/manifest`` and ``/v1/file`` (``{"name"}``). A request
-is accepted only if it opens under the swarm key, its timestamp is within ±60 s, and its
-random id was not seen before (replays are refused). Anything else gets a bare 401 (or 409
-for a replay) and counts as a failure; a client address with 10 failures in a minute gets
-429 without its request being looked at, until the minute has passed.
+Both sides present their node certificate; each pins the other's ID (the certificate's
+fingerprint), so only paired nodes talk, and TLS 1.3's ephemeral key exchange gives forward
+secrecy. A paired node connecting for the first time is not yet known by certificate, only by
+ID: it connects without one and posts its certificate to ``/v2/hello``; the server keeps it
+only if its fingerprint is a paired ID (a certificate is public, the ID pins it, and only the
+key's holder can then authenticate with it). Authenticated peers may ``GET /v2/manifest``
+(the signed envelope) and ``GET /v2/file/<name>``.
+
+Bounded: at most MAX_CONNECTIONS at once, the TLS handshake within HANDSHAKE_TIMEOUT, each
+read within IDLE_TIMEOUT and each connection within CONNECTION_DEADLINE (a timer shuts the
+socket, so a byte-dripping client cannot hold it); failed handshakes and refused hellos count
+against the address (FAIL_LIMIT per FAIL_WINDOW), which then only loses unauthenticated
+requests — an authenticated peer behind the same address is always served.
 """
 from __future__ import annotations
 
-import json
 import os
+import socket
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .. import vault as _vault
-from .crypto import BadMessage, Box
-from .files import MAX_FILE, manifest, outgoing, own_files, valid_file_name
-from .redact import Redactor
+from . import identity as _identity
+from .files import Refused, valid_file_name
 
-WINDOW = 60.0             # seconds a request's timestamp may be off
-MAX_REQUEST = 64 << 10
+MAX_CONNECTIONS = 64
+HANDSHAKE_TIMEOUT = 10.0
+IDLE_TIMEOUT = 30.0
+CONNECTION_DEADLINE = 1800.0
 FAIL_LIMIT, FAIL_WINDOW = 10, 60.0
+MAX_HELLO = 16 << 10
+
+
+def certs_dir() -> str:
+    return os.path.join(_vault.home_path(), "mesh", "certs")
+
+
+def known_cert(node_id: str) -> bytes | None:
+    try:
+        with open(os.path.join(certs_dir(), node_id + ".pem"), "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def remember_cert(pem: bytes) -> str:
+    nid = _identity.cert_id(pem)
+    _vault.make_private_dirs(certs_dir())
+    _vault.write_private(os.path.join(certs_dir(), nid + ".pem"), pem.decode())
+    return nid
+
+
+def shut(sock) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class Guard:
-    """Replay memory and the failed-auth rate limit (shared by the server's threads)."""
+    """Failed-auth counts per address (shared by the server's threads)."""
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.seen: dict = {}
         self.fails: dict = {}
 
     def blocked(self, ip: str) -> bool:
@@ -43,128 +79,190 @@ class Guard:
     def fail(self, ip: str) -> None:
         with self.lock:
             self.fails.setdefault(ip, []).append(time.monotonic())
-
-    def first_time(self, request_id: str) -> bool:
-        with self.lock:
-            now = time.time()
-            if len(self.seen) > 10_000:
-                self.seen = {k: t for k, t in self.seen.items() if now - t < 2 * WINDOW}
-            if request_id in self.seen:
-                return False
-            self.seen[request_id] = now
-            return True
+            if len(self.fails) > 10_000:
+                self.fails.clear()
 
 
 class MeshServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128
 
-    def __init__(self, addr, name: str, key: bytes, vault: str, home: str, log=None):
-        self.node, self.box, self.vault, self.home = name, Box(key), vault, home
-        self.redactor = Redactor.from_config(home)
-        self.guard = Guard()
+    def __init__(self, addr, ident, name: str, vault: str, home: str, log=None):
+        from .config import MeshConfig, mesh_dir
+
+        self.ident, self.node, self.vault, self.home = ident, name, vault, home
+        self.guard, self.slots = Guard(), threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.log = log or (lambda msg: None)
-        self.cache = os.path.join(home, "state", "mesh", "manifest-cache.json")
+        self._cfg_path = os.path.join(mesh_dir(), "config.json")
+        self._cfg_stamp, self._paired = None, set()
+        self._load_config = MeshConfig.load
+        self.pub_lock, self.pub = threading.Lock(), None
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        kp, cp = ident.paths(mesh_dir())
+        ctx.load_cert_chain(cp, kp)
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.load_verify_locations(cadata=ident.cert_pem.decode())
+        self.ctx = ctx
+        for nid in self.paired():
+            pem = known_cert(nid)
+            if pem:
+                ctx.load_verify_locations(cadata=pem.decode())
         super().__init__(addr, Handler)
+
+    def paired(self) -> set:
+        """The paired IDs, re-read when the config changes (removing a peer revokes it at once)."""
+        try:
+            stamp = os.stat(self._cfg_path).st_mtime_ns
+        except OSError:
+            return set()
+        if stamp != self._cfg_stamp:
+            try:
+                self._paired = {p["id"] for p in self._load_config().peers}
+            except Exception:  # noqa: BLE001 — a config being rewritten: keep the last good one
+                return self._paired
+            self._cfg_stamp = stamp
+        return self._paired
+
+    def publication(self, fresh: bool):
+        from .trust import publish
+
+        with self.pub_lock:
+            if fresh or self.pub is None:
+                self.pub = publish(self.ident, self.node, self.vault, self.home)
+            return self.pub
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False):
+            shut(request)
+            request.close()
+            return
+        t = threading.Thread(target=self._one, args=(request, client_address), daemon=True)
+        t.start()
+
+    def _one(self, request, client_address):
+        """Handshake in the connection's own thread (never in the accept loop), bounded."""
+        timer = threading.Timer(CONNECTION_DEADLINE, shut, [request])
+        timer.daemon = True
+        timer.start()
+        tls = None
+        try:
+            request.settimeout(HANDSHAKE_TIMEOUT)
+            try:
+                tls = self.ctx.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError) as e:
+                self.guard.fail(client_address[0])
+                self.log(f"TLS handshake from {client_address[0]} failed: {type(e).__name__}: {e}")
+                return
+            tls.settimeout(IDLE_TIMEOUT)
+            self.finish_request(tls, client_address)
+        except Exception as e:  # noqa: BLE001 — one connection never stops the server
+            self.log(f"connection from {client_address[0]}: {type(e).__name__}: {e}")
+        finally:
+            timer.cancel()
+            for s in (tls, request):
+                if s is not None:
+                    shut(s)
+                    s.close()
+            self.slots.release()
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server_version = "chrollo-mesh/1"
+    server_version = "chrollo-mesh/2"
     sys_version = ""
 
     def log_message(self, fmt, *args):  # quiet: failures go to the server's log
         pass
 
-    def _bare(self, code: int) -> None:
+    def _send(self, code: int, body: bytes = b"", ctype: str = "application/octet-stream") -> None:
         self.send_response(code)
-        self.send_header("Content-Length", "0")
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        if body:
+            self.wfile.write(body)
+
+    def _peer(self) -> str | None:
+        der = self.connection.getpeercert(binary_form=True)
+        if not der:
+            return None
+        nid = _identity.node_id(der)
+        return nid if nid in self.server.paired() else ""
 
     def do_GET(self):
-        self._bare(405)
+        srv: MeshServer = self.server
+        peer = self._peer()
+        if not peer:
+            self.close_connection = True
+            srv.guard.fail(self.client_address[0])
+            return self._send(403)
+        if self.path == "/v2/manifest":
+            return self._send(200, srv.publication(fresh=True).envelope, "application/json")
+        if self.path.startswith("/v2/file/"):
+            name = self.path[len("/v2/file/"):]
+            if valid_file_name(name):
+                try:
+                    return self._send(200, srv.publication(fresh=False).data(name))
+                except (Refused, OSError):
+                    pass
+        return self._send(404)
 
     def do_POST(self):
         srv: MeshServer = self.server
         ip = self.client_address[0]
-        op = self.path[len("/v1/"):] if self.path.startswith("/v1/") else ""
+        self.close_connection = True
+        if self.path != "/v2/hello" or self._peer() is not None:
+            return self._send(404)
         if srv.guard.blocked(ip):
-            self.close_connection = True
-            return self._bare(429)
+            return self._send(429)
         try:
             length = int(self.headers.get("Content-Length", "-1"))
         except ValueError:
             length = -1
-        if not 0 <= length <= MAX_REQUEST:
-            self.close_connection = True
-            return self._bare(413)
-        blob = self.rfile.read(length)
-        if op not in ("manifest", "file"):
-            return self._bare(404)
+        if not 0 < length <= MAX_HELLO:
+            srv.guard.fail(ip)
+            return self._send(413)
+        pem = self.rfile.read(length)
         try:
-            msg = json.loads(srv.box.open_request(op, blob))
-            rid, ts = msg["id"], float(msg["ts"])
-            if not isinstance(rid, str) or not 16 <= len(rid) <= 64:
-                raise ValueError("bad id")
-        except (BadMessage, ValueError, KeyError, TypeError) as e:
+            nid = _identity.cert_id(pem)
+        except Exception:  # noqa: BLE001 — junk is junk
+            nid = None
+        if nid not in srv.paired():
             srv.guard.fail(ip)
-            srv.log(f"refused {op} from {ip}: {type(e).__name__}: {e}")
-            return self._bare(401)
-        if abs(time.time() - ts) > WINDOW:
-            srv.guard.fail(ip)
-            srv.log(f"refused {op} from {ip}: stale timestamp")
-            return self._bare(401)
-        if not srv.guard.first_time(rid):
-            srv.guard.fail(ip)
-            srv.log(f"refused {op} from {ip}: replayed request")
-            return self._bare(409)
-        try:
-            status, payload = self._answer(op, msg.get("args") or {})
-        except Exception as e:  # noqa: BLE001 — one bad request never stops the server
-            srv.log(f"error answering {op}: {type(e).__name__}: {e}")
-            status, payload = 500, json.dumps({"error": "internal"}).encode()
-        body = srv.box.seal_response(rid, payload)
-        self.send_response(status)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+            srv.log(f"hello from {ip} refused: {nid or 'not a certificate'} is not paired")
+            return self._send(403)
+        remember_cert(pem)
+        srv.ctx.load_verify_locations(cadata=pem.decode())
+        return self._send(204)
 
-    def _answer(self, op: str, args: dict) -> tuple[int, bytes]:
-        srv: MeshServer = self.server
-        if op == "manifest":
-            files = manifest(srv.vault, srv.redactor, srv.cache)
-            return 200, json.dumps({"node": srv.node, "files": files}).encode()
-        name = args.get("name")
-        if not valid_file_name(name) or name not in {e.name for e in own_files(srv.vault)}:
-            return 404, json.dumps({"error": "no such session"}).encode()
-        path = os.path.join(srv.vault, name)
-        if os.path.getsize(path) > MAX_FILE:
-            return 404, json.dumps({"error": "too large"}).encode()
-        return 200, outgoing(path, srv.redactor)
+    do_PUT = do_DELETE = do_HEAD = lambda self: self._send(405)
 
 
 def serve(bind: str, port: int, vault: str | None = None, ready=None, announce: bool = False) -> None:
-    """Serve until interrupted; ``ready(host, port)`` is called once listening; ``announce``
-    also publishes the node over mDNS (extra ``chrollo[lan]``)."""
-    from .config import MeshConfig
+    """Serve until interrupted; ``ready(host, port, id)`` is called once listening; ``announce``
+    also publishes the node over mDNS."""
+    from .config import MeshConfig, mesh_dir
+    from .identity import Identity
 
     cfg = MeshConfig.load()
-    key = MeshConfig.key_bytes()
+    ident = Identity.load(mesh_dir())
     vault = vault or _vault.memories_path()
     home = _vault.home_path()
+
     def log(msg: str) -> None:
         _vault.append_log("mesh", msg, who="chrollo mesh")
 
-    httpd = MeshServer((bind, port), cfg.name, key, vault, home, log)
+    httpd = MeshServer((bind, port), ident, cfg.name, vault, home, log)
     host, real_port = httpd.server_address[:2]
     beacon = None
     try:
         if announce:
             from .discovery import Announcement
 
-            beacon = Announcement(cfg.name, bind, real_port)
+            beacon = Announcement(cfg.name, ident.id, bind, real_port)
         if ready:
-            ready(host, real_port)
+            ready(host, real_port, ident.id)
         httpd.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:
         pass

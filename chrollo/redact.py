@@ -46,6 +46,9 @@ ANCHORS = {"password-assignment": ("pass", "pwd", "secret", "token", "api", "acc
 
 class Redactor:
     def __init__(self, patterns: dict | None = None):
+        import hashlib
+
+        self.digest = hashlib.sha256(json.dumps(patterns or DEFAULT_PATTERNS, sort_keys=True).encode()).hexdigest()[:16]
         self.patterns = [(name, re.compile(rx), HINTS.get(name), ANCHORS.get(name))
                          for name, rx in (patterns or DEFAULT_PATTERNS).items()]
 

@@ -1,0 +1,112 @@
+"""Transport: any folder a sync tool already replicates (Syncthing, iCloud Drive, Dropbox,
+Obsidian Sync, a NAS or rclone mount). Moves bytes only; the trust layer decides.
+
+This node writes its signed manifest and its redacted sessions to ``<folder>/<its node ID>/``
+(``manifest.json`` last, so a peer never sees a manifest before the files it lists are
+written here) and reads only ``<folder>/<paired ID>/`` of its paired peers, through
+directory fds opened with ``O_NOFOLLOW``: a symlink, a foreign file or an unsigned manifest in
+the folder is never followed and never taken.
+"""
+from __future__ import annotations
+
+import os
+
+from .files import MAX_FILE, MAX_MANIFEST, Refused, open_dir, read_at, sha_at, valid_file_name, write_at
+from .trust import MAX_CERT, Publication, Source, TransportError
+
+MANIFEST = "manifest.json"
+
+
+def _root_fd(folder: str) -> int:
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as e:
+        raise TransportError(f"cannot open the shared folder {folder}: {e.strerror}") from None
+
+
+def publish(folder: str, node_id: str, pub: Publication) -> int:
+    """Bring ``<folder>/<node_id>/`` to ``pub``; returns how many files were written."""
+    root = _root_fd(folder)
+    try:
+        try:
+            os.mkdir(node_id, 0o700, dir_fd=root)
+        except FileExistsError:
+            pass
+        try:
+            fd = open_dir(root, node_id)
+        except OSError:
+            raise TransportError(f"{os.path.join(folder, node_id)} is a symlink or not a folder: "
+                                 "remove it (chrollo recreates it)") from None
+    finally:
+        os.close(root)
+    written = 0
+    try:
+        for e in pub.entries:
+            if sha_at(fd, e["name"]) != e["sha256"]:
+                try:
+                    write_at(fd, e["name"], pub.data(e["name"]))
+                except Refused:
+                    continue  # changed while publishing: the next round carries it
+                written += 1
+        listed = set(pub.by_name)
+        for name in os.listdir(fd):
+            if name != MANIFEST and name not in listed and not name.startswith("."):
+                try:
+                    os.unlink(name, dir_fd=fd)  # ours to tidy: someone else's file, or an old one
+                except IsADirectoryError:
+                    pass
+                except OSError:
+                    pass
+        try:
+            current = read_at(fd, MANIFEST, MAX_MANIFEST + MAX_CERT)
+        except (OSError, Refused):
+            current = None
+        if current != pub.envelope:
+            write_at(fd, MANIFEST, pub.envelope)
+    finally:
+        os.close(fd)
+    return written
+
+
+class FolderSource(Source):
+    def __init__(self, folder: str):
+        self.folder = folder
+
+    def _peer_dir(self, peer_id: str) -> int | None:
+        root = _root_fd(self.folder)
+        try:
+            return open_dir(root, peer_id)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            raise Refused(f"{peer_id}/ in the shared folder is a symlink or not a folder") from None
+        finally:
+            os.close(root)
+
+    def manifest(self, peer_id: str) -> bytes | None:
+        fd = self._peer_dir(peer_id)
+        if fd is None:
+            return None
+        try:
+            return read_at(fd, MANIFEST, MAX_MANIFEST + MAX_CERT)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise Refused(f"{peer_id}/{MANIFEST}: {e.strerror} (a symlink?)") from None
+        finally:
+            os.close(fd)
+
+    def file(self, peer_id: str, name: str, size: int) -> bytes:
+        if not valid_file_name(name):
+            raise Refused(f"file name refused: {name!r}")
+        fd = self._peer_dir(peer_id)
+        if fd is None:
+            raise TransportError(f"{peer_id}/ vanished from the shared folder")
+        try:
+            return read_at(fd, name, min(size, MAX_FILE))
+        except FileNotFoundError:
+            raise TransportError(f"{name}: not in the shared folder yet") from None
+        except OSError as e:
+            raise Refused(f"{name}: {e.strerror} (a symlink?)") from None
+        finally:
+            os.close(fd)

@@ -1,0 +1,136 @@
+"""This node's identity: a key pair and a self-signed certificate; its ID is the certificate's
+fingerprint (Syncthing's device-ID model). Knows no transport.
+
+``mesh init`` writes ``$CHROLLO_HOME/mesh/node.key`` (EC P-256, PEM, 0600) and ``node.crt``.
+The node ID is the SHA-256 of the certificate's DER bytes in base32, 52 characters written in
+groups of four (``ABCD-EFGH-…``): copying it by hand, a typo changes it, and nobody can make a
+certificate with a chosen ID. Signatures (manifests) are ECDSA-SHA256 with the same key that
+authenticates the node in TLS.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import os
+import re
+
+from ..errors import ChrolloError, UsageError
+
+ID_RE = re.compile(r"[A-Z2-7]{4}(?:-[A-Z2-7]{4}){12}")
+
+
+def _crypto():
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        raise ChrolloError("mesh_missing", "the mesh needs the cryptography package",
+                           "pip install cryptography (a dependency of chrollo)") from None
+
+
+def node_id(cert_der: bytes) -> str:
+    raw = base64.b32encode(hashlib.sha256(cert_der).digest()).decode().rstrip("=")
+    return "-".join(raw[i:i + 4] for i in range(0, len(raw), 4))
+
+
+def parse_id(text) -> str:
+    """A node ID in canonical form (spaces/dashes/case forgiven), or a usage error."""
+    raw = re.sub(r"[\s-]", "", str(text or "")).upper()
+    canon = "-".join(raw[i:i + 4] for i in range(0, len(raw), 4))
+    if not ID_RE.fullmatch(canon):
+        raise UsageError(f"not a node ID: {str(text)[:80]!r}",
+                         "`chrollo mesh id` on the other machine prints its ID (13 groups of 4).",
+                         kind="bad_id")
+    return canon
+
+
+def is_id(text) -> bool:
+    return isinstance(text, str) and bool(ID_RE.fullmatch(text))
+
+
+class Identity:
+    """The node's private key and certificate (PEM), and its ID."""
+
+    def __init__(self, key_pem: bytes, cert_pem: bytes):
+        from cryptography import x509
+        from cryptography.hazmat.primitives import serialization
+
+        self.key_pem, self.cert_pem = key_pem, cert_pem
+        self.key = serialization.load_pem_private_key(key_pem, None)
+        cert = x509.load_pem_x509_certificate(cert_pem)
+        self.cert_der = cert.public_bytes(serialization.Encoding.DER)
+        self.id = node_id(self.cert_der)
+
+    @staticmethod
+    def paths(mesh_dir: str) -> tuple[str, str]:
+        return os.path.join(mesh_dir, "node.key"), os.path.join(mesh_dir, "node.crt")
+
+    @classmethod
+    def generate(cls, name: str) -> "Identity":
+        _crypto()
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"chrollo {name}")])
+        now = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)
+        cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
+                .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(now).not_valid_after(now + dt.timedelta(days=365 * 30))
+                .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+                .sign(key, hashes.SHA256()))
+        key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption())
+        return cls(key_pem, cert.public_bytes(serialization.Encoding.PEM))
+
+    @classmethod
+    def load(cls, mesh_dir: str) -> "Identity":
+        _crypto()
+        kp, cp = cls.paths(mesh_dir)
+        try:
+            with open(kp, "rb") as k, open(cp, "rb") as c:
+                return cls(k.read(), c.read())
+        except FileNotFoundError:
+            raise ChrolloError("mesh_not_initialized", "this node has no mesh identity yet",
+                               "Run `chrollo mesh init`.") from None
+
+    def save(self, mesh_dir: str) -> None:
+        from .. import vault as _vault
+
+        kp, cp = self.paths(mesh_dir)
+        _vault.write_private(kp, self.key_pem.decode())
+        _vault.write_private(cp, self.cert_pem.decode())
+
+    def sign(self, data: bytes) -> bytes:
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        return self.key.sign(data, ec.ECDSA(hashes.SHA256()))
+
+
+def verify(cert_pem: bytes, data: bytes, sig: bytes) -> str:
+    """The ID of ``cert_pem`` if ``sig`` is its key's signature over ``data``; else ValueError."""
+    _crypto()
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    pub = cert.public_key()
+    if not isinstance(pub, ec.EllipticCurvePublicKey):
+        raise ValueError("not an EC certificate")
+    try:
+        pub.verify(sig, data, ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        raise ValueError("bad signature") from None
+    return node_id(cert.public_bytes(serialization.Encoding.DER))
+
+
+def cert_id(cert_pem: bytes) -> str:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    return node_id(x509.load_pem_x509_certificate(cert_pem).public_bytes(serialization.Encoding.DER))

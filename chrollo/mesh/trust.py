@@ -1,0 +1,243 @@
+"""The trust layer: what this node publishes and what it accepts. Knows no transport.
+
+**Publishing.** A node publishes its own sessions only (top level of its vault, never
+``peers/``), redacted of secrets, listed in a manifest ``{"v": 2, "id", "name", "seq", "time",
+"files": [{"name", "sha256", "size"}]}`` that it signs with its key. The signed envelope
+``{"v": 2, "cert", "manifest" (base64), "sig" (base64)}`` is what every transport carries,
+byte for byte. ``seq`` grows by one whenever the list changes.
+
+**Accepting.** Given a peer paired by ID and a :class:`Source` (any transport), :func:`pull`
+verifies the envelope — the certificate's fingerprint must be the pinned ID and the signature
+must hold — refuses a manifest older than one already seen (rollback) or a second, different
+manifest with the same ``seq``, bounds names, sizes, counts, JSON depth and the peer's byte
+quota, checks every body against its signed size and sha256, and writes it into
+``<vault>/peers/<peer name>/`` without following any link. The same peer reached by any
+transport gives byte-identical folders.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import time
+
+from .. import vault as _vault
+from ..redact import Redactor
+from . import identity as _identity
+from .files import (MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
+                    peer_folder_fd, sha_at, valid_file_name, write_at)
+
+MAX_CERT = 16 << 10
+
+
+class TransportError(Exception):
+    """A transport could not move the bytes (unreachable, timed out, refused the connection)."""
+
+
+class Source:
+    """What a transport offers the trust layer: a peer's raw envelope and raw file bodies."""
+
+    def manifest(self, peer_id: str) -> bytes | None:  # None: the peer has published nothing yet
+        raise NotImplementedError
+
+    def file(self, peer_id: str, name: str, size: int) -> bytes:
+        raise NotImplementedError
+
+
+def _state(home: str, *parts: str) -> str:
+    return os.path.join(home, "state", "mesh", *parts)
+
+
+# ------------------------------------------------------------------------------ publishing
+
+class Publication:
+    """This node's signed envelope and the redacted bytes behind it."""
+
+    def __init__(self, envelope: bytes, entries: list, vault: str, redactor: Redactor):
+        self.envelope, self.entries, self.vault, self.redactor = envelope, entries, vault, redactor
+        self.by_name = {e["name"]: e for e in entries}
+
+    def data(self, name: str) -> bytes:
+        """The bytes of ``name`` as published; Refused if the file changed since (next round)."""
+        e = self.by_name.get(name)
+        if e is None:
+            raise Refused(f"{name} is not published")
+        data = outgoing(os.path.join(self.vault, name), self.redactor)
+        if hashlib.sha256(data).hexdigest() != e["sha256"]:
+            raise Refused(f"{name} changed since the manifest was made")
+        return data
+
+
+def outgoing(path: str, redactor: Redactor) -> bytes:
+    """A session file's bytes as they leave this machine (redacted)."""
+    with open(path, "rb") as fh:
+        return redactor.redact_bytes(fh.read(MAX_FILE + 1))
+
+
+def publish(ident, name: str, vault: str, home: str) -> Publication:
+    """Sign this node's current manifest (cached by size, mtime and redaction rules)."""
+    redactor = Redactor.from_config(home)
+    cache_path = _state(home, "manifest-cache.json")
+    cache = _vault.read_json(cache_path)
+    if cache.get("rules") != redactor.digest:
+        cache = {"rules": redactor.digest}  # new rules: every hash computed under the old ones is void
+    files = cache.setdefault("files", {})
+    fresh, entries = {}, []
+    for e in own_files(vault):
+        st = e.stat(follow_symlinks=False)
+        if st.st_size > MAX_FILE:
+            continue
+        stamp = [st.st_size, st.st_mtime_ns]
+        hit = files.get(e.name)
+        if hit and hit[:2] == stamp:
+            sha, size = hit[2], hit[3]
+        else:
+            data = outgoing(e.path, redactor)
+            sha, size = hashlib.sha256(data).hexdigest(), len(data)
+        fresh[e.name] = stamp + [sha, size]
+        entries.append({"name": e.name, "sha256": sha, "size": size})
+    if fresh != files:
+        _vault.write_private(cache_path, json.dumps({"rules": redactor.digest, "files": fresh}))
+    digest = hashlib.sha256(json.dumps([ident.id, name, entries]).encode()).hexdigest()
+    pub_path = _state(home, "published.json")
+    last = _vault.read_json(pub_path)
+    if last.get("digest") == digest and isinstance(last.get("envelope"), str):
+        return Publication(last["envelope"].encode(), entries, vault, redactor)
+    seq = int(last.get("seq", 0)) + 1
+    manifest = json.dumps({"v": 2, "id": ident.id, "name": name, "seq": seq,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": entries},
+                          separators=(",", ":")).encode()
+    envelope = json.dumps({"v": 2, "cert": ident.cert_pem.decode(),
+                           "manifest": base64.b64encode(manifest).decode(),
+                           "sig": base64.b64encode(ident.sign(manifest)).decode()}).encode()
+    _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "envelope": envelope.decode()}))
+    return Publication(envelope, entries, vault, redactor)
+
+
+# ------------------------------------------------------------------------------- accepting
+
+def verify_envelope(raw: bytes, pinned_id: str) -> dict:
+    """The manifest inside ``raw`` if it is signed by the node ``pinned_id``; else Refused."""
+    env = bounded_json(raw, MAX_MANIFEST + MAX_CERT, depth=2)
+    if not isinstance(env, dict) or env.get("v") != 2:
+        raise Refused("not a chrollo v2 signed manifest")
+    cert, man, sig = env.get("cert"), env.get("manifest"), env.get("sig")
+    if not (isinstance(cert, str) and len(cert) <= MAX_CERT and isinstance(man, str) and isinstance(sig, str)
+            and len(sig) <= 1024):
+        raise Refused("signed manifest is malformed")
+    try:
+        mbytes, sbytes = base64.b64decode(man, validate=True), base64.b64decode(sig, validate=True)
+        signer = _identity.verify(cert.encode(), mbytes, sbytes)
+    except ValueError as e:
+        raise Refused(f"manifest signature does not verify ({e})") from None
+    if signer != pinned_id:
+        raise Refused(f"manifest is signed by {signer}, not by the paired node {pinned_id}")
+    m = bounded_json(mbytes)
+    if not isinstance(m, dict) or m.get("id") != pinned_id:
+        raise Refused("manifest names another node")
+    seq = m.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        raise Refused("manifest has no valid sequence number")
+    m["files"] = check_entries(m.get("files"))
+    m["digest"] = hashlib.sha256(mbytes).hexdigest()
+    return m
+
+
+def check_entries(entries) -> list:
+    if not isinstance(entries, list):
+        raise Refused("manifest files is not a list")
+    if len(entries) > MAX_FILES:
+        raise Refused(f"manifest lists {len(entries)} files (at most {MAX_FILES})")
+    seen = set()
+    for x in entries:
+        if not isinstance(x, dict):
+            raise Refused("manifest entry is not an object")
+        name, sha, size = x.get("name"), x.get("sha256"), x.get("size")
+        if not valid_file_name(name):
+            raise Refused(f"file name refused: {str(name)[:80]!r}")
+        if name in seen:
+            raise Refused(f"file listed twice: {name}")
+        seen.add(name)
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_FILE:
+            raise Refused(f"size refused for {name}: {str(size)[:20]}")
+        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+            raise Refused(f"sha256 refused for {name}")
+    return entries
+
+
+def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, transport: str) -> dict:
+    """Take what is new from ``peer`` through ``source`` into peers/<name>/; never raises for the
+    peer's faults (they are listed in ``errors``), so one bad peer never stops the others."""
+    started = time.monotonic()
+    out = {"peer": peer["name"], "id": peer["id"], "transport": transport, "seq": None, "files": 0,
+           "downloaded": 0, "bytes": 0, "unchanged": 0, "skipped_quota": 0, "errors": []}
+    fd = None
+    try:
+        raw = source.manifest(peer["id"])
+        if raw is None:
+            out["note"] = "nothing published yet"
+            return out
+        m = verify_envelope(raw, peer["id"])
+        state_path = _state(home, "peers", f"{peer['id']}.json")
+        known = _vault.read_json(state_path)
+        last = known.get("seq", 0)
+        if m["seq"] < last:
+            raise Refused(f"rollback refused: manifest seq {m['seq']} is older than seq {last} already taken")
+        if m["seq"] == last and known.get("digest") not in (None, m["digest"]):
+            raise Refused(f"two different manifests with seq {last}: refused")
+        out["seq"], out["files"] = m["seq"], len(m["files"])
+        quota = int(peer.get("quota_mb", 512)) << 20
+        fd = peer_folder_fd(vault, peer["name"], own_name)
+        have = known.get("files", {}) if isinstance(known.get("files"), dict) else {}
+        used = 0
+        for e in sorted(m["files"], key=lambda e: e["name"], reverse=True):  # newest first
+            name, sha = e["name"], e["sha256"]
+            used += e["size"]
+            if used > quota:
+                out["skipped_quota"] += 1
+                continue
+            if have.get(name) == sha and sha_at(fd, name) == sha:
+                out["unchanged"] += 1
+                continue
+            try:
+                body = source.file(peer["id"], name, e["size"])
+                if len(body) != e["size"] or hashlib.sha256(body).hexdigest() != sha:
+                    raise Refused(f"{name}: body does not match the signed manifest (size or sha256)")
+                write_at(fd, name, body)
+            except (Refused, TransportError, OSError) as err:
+                out["errors"].append(str(err))
+                continue
+            have[name] = sha
+            out["downloaded"] += 1
+            out["bytes"] += len(body)
+        if out["skipped_quota"]:
+            out["errors"].append(f"quota of {peer.get('quota_mb')} MB reached: {out['skipped_quota']} older files not taken")
+        _vault.write_private(state_path, json.dumps({"seq": m["seq"], "digest": m["digest"], "files": have}))
+    except (Refused, TransportError, OSError) as err:
+        out["errors"].append(str(err))
+    finally:
+        if fd is not None:
+            os.close(fd)
+        out["seconds"] = round(time.monotonic() - started, 3)
+        record_status(home, out)
+    return out
+
+
+def record_status(home: str, result: dict) -> None:
+    path = _state(home, "status.json")
+    status = _vault.read_json(path)
+    entry = status.get(result["id"], {})
+    entry.update(name=result["peer"], last_sync=time.strftime("%Y-%m-%dT%H:%M:%S"), transport=result["transport"],
+                 files=result["files"], downloaded=result["downloaded"],
+                 bytes=entry.get("bytes", 0) + result["bytes"], errors=len(result["errors"]),
+                 last_error=result["errors"][-1] if result["errors"] else None)
+    if not result["errors"]:
+        entry["last_ok"] = entry["last_sync"]
+    status[result["id"]] = entry
+    _vault.write_private(path, json.dumps(status))
+
+
+def status(cfg) -> dict:
+    st = _vault.read_json(_state(_vault.home_path(), "status.json"))
+    return {"name": cfg.name, "peers": [{**p, **st.get(p["id"], {})} for p in cfg.peers]}
