@@ -91,7 +91,7 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
         raise
     seen_path = _state_path(session_id)
     injected = _load(seen_path)
-    hits = strong_hits(result, session_id)
+    hits = strong_hits(_recallable(result), session_id)
     from .privacy import excluded_file
 
     hits = [h for h in hits if not excluded_file(h.path)]  # captured before its project was excluded
@@ -124,6 +124,17 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
             f"Quoted from earlier conversations (files under {where}); they may be outdated. "
             "`chrollo read FILE:LINE --turn` or the read_memory tool shows more.\n")
     return head + "\n" + "\n".join(blocks)
+
+
+def _recallable(result):
+    """Peer hits only from peers whose recall switch is on (off by default: see the README's
+    mesh section), removed before the gates so a peer's line never sets the bar for ours."""
+    if any(h.peer for h in result.hits):
+        from .mesh.config import peer_settings
+
+        on = {name for name, s in peer_settings().items() if s["recall"]}
+        result.hits = [h for h in result.hits if not h.peer or h.peer in on]
+    return result
 
 
 def strong_hits(result, session_id: str) -> list:

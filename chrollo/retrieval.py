@@ -440,6 +440,8 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     col = _Collector(q)
     # (unanchored: a vault's only folders named "peers" are its peers/ — see DESIGN §3)
     globs = ["*.md"] if include_peers or folder != vault else ["*.md", f"!{_vault.PEERS}/"]
+    if include_peers and folder == vault:
+        globs += _unsearchable_peers(vault)
     since_ts = dt.datetime.combine(since, dt.time()).timestamp() if since else None
     scan = dict(since_ts=since_ts, harness=harness, timeout=timeout, warnings=result.warnings)
     common = 0
@@ -495,6 +497,15 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
             return _run(result, terms, idents, synonym_weight, folder, vault, limit, context,
                         since, harness, include_peers, now, timeout, shortcut=False)
     return df
+
+
+def _unsearchable_peers(vault: str) -> list:
+    """rg globs leaving out the peers switched off with `chrollo mesh peers set NAME --no-searchable`."""
+    if not os.path.isdir(os.path.join(vault, _vault.PEERS)):
+        return []
+    from .mesh.config import peer_settings
+
+    return [f"!**/{_vault.PEERS}/{name}/**" for name, s in peer_settings().items() if not s["searchable"]]
 
 
 def _sample_files(folder: str) -> list:

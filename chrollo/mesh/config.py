@@ -88,7 +88,7 @@ class MeshConfig:
 
     def add_peer(self, node_id: str, name: str | None = None, address: str | None = None) -> dict:
         node_id = parse_id(node_id)
-        name = name or ("peer-" + node_id[:4].lower())
+        name = ("peer-" + node_id[:4].lower()) if name is None else name
         if not valid_name(name) or name == self.name:
             raise UsageError(f"bad peer name {name!r}: 1-32 of a-z, 0-9 and -, not this node's own",
                              kind="bad_name")
@@ -131,7 +131,7 @@ def init(name: str | None, force: bool = False):
             raise ChrolloError("mesh_migrate", "this node belongs to an old swarm-key mesh", MIGRATE_HINT)
         raise ChrolloError("mesh_exists", "this node already has a mesh identity",
                            "`chrollo mesh id` prints its ID; add --force to make a new one (peers must re-pair).")
-    name = name or default_name()
+    name = default_name() if name is None else name
     if not valid_name(name):
         raise UsageError(f"bad node name {name!r}: 1-32 of a-z, 0-9 and -", kind="bad_name")
     ident = Identity.generate(name)

@@ -9,10 +9,13 @@ the folder is never followed and never taken.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 
-from .files import MAX_FILE, MAX_MANIFEST, Refused, open_dir, read_at, sha_at, valid_file_name, write_at
-from .trust import MAX_CERT, Publication, Source, TransportError
+from .. import vault as _vault
+from .files import MAX_FILE, MAX_MANIFEST, Refused, open_dir, read_at, valid_file_name, write_at
+from .trust import MAX_CERT, Source, TransportError
 
 MANIFEST = "manifest.json"
 
@@ -24,8 +27,10 @@ def _root_fd(folder: str) -> int:
         raise TransportError(f"cannot open the shared folder {folder}: {e.strerror}") from None
 
 
-def publish(folder: str, node_id: str, pub: Publication) -> int:
-    """Bring ``<folder>/<node_id>/`` to ``pub``; returns how many files were written."""
+def publish(folder: str, node_id: str, pub, home: str) -> int:
+    """Bring ``<folder>/<node_id>/`` to ``pub`` (a sealed publication); returns how many files
+    were written. What this node wrote is remembered by (token, size, mtime): an unchanged file
+    is not rewritten, one someone else changed is."""
     root = _root_fd(folder)
     try:
         try:
@@ -40,15 +45,27 @@ def publish(folder: str, node_id: str, pub: Publication) -> int:
     finally:
         os.close(root)
     written = 0
+    index_path = os.path.join(home, "state", "mesh", "folders",
+                              hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16] + ".json")
+    index, fresh = _vault.read_json(index_path), {}
     try:
         for e in pub.entries:
-            if sha_at(fd, e["name"]) != e["sha256"]:
+            name, token = e["name"], e["token"]
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                stamp = [token, st.st_size, st.st_mtime_ns]
+            except OSError:
+                stamp = None
+            if stamp is None or index.get(name) != stamp:
                 try:
-                    write_at(fd, e["name"], pub.data(e["name"]))
+                    write_at(fd, name, pub.data(name))
                 except Refused:
                     continue  # changed while publishing: the next round carries it
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                stamp = [token, st.st_size, st.st_mtime_ns]
                 written += 1
-        listed = set(pub.by_name)
+            fresh[name] = stamp
+        listed = set(fresh)
         for name in os.listdir(fd):
             if name != MANIFEST and name not in listed and not name.startswith("."):
                 try:
@@ -58,13 +75,16 @@ def publish(folder: str, node_id: str, pub: Publication) -> int:
                 except OSError:
                     pass
         try:
-            current = read_at(fd, MANIFEST, MAX_MANIFEST + MAX_CERT)
+            current = read_at(fd, MANIFEST, MAX_MANIFEST + MAX_CERT + (1 << 20))
         except (OSError, Refused):
             current = None
         if current != pub.envelope:
             write_at(fd, MANIFEST, pub.envelope)
     finally:
         os.close(fd)
+        if fresh != index:
+            _vault.make_private_dirs(os.path.dirname(index_path))
+            _vault.write_private(index_path, json.dumps(fresh))
     return written
 
 
@@ -88,7 +108,7 @@ class FolderSource(Source):
         if fd is None:
             return None
         try:
-            return read_at(fd, MANIFEST, MAX_MANIFEST + MAX_CERT)
+            return read_at(fd, MANIFEST, MAX_MANIFEST + MAX_CERT + (1 << 20))
         except FileNotFoundError:
             return None
         except OSError as e:
@@ -103,7 +123,7 @@ class FolderSource(Source):
         if fd is None:
             raise TransportError(f"{peer_id}/ vanished from the shared folder")
         try:
-            return read_at(fd, name, min(size, MAX_FILE))
+            return read_at(fd, name, size)
         except FileNotFoundError:
             raise TransportError(f"{name}: not in the shared folder yet") from None
         except OSError as e:

@@ -11,6 +11,7 @@ entry that is a link or a submodule is refused, never taken.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -18,8 +19,8 @@ import tempfile
 
 from .. import vault as _vault
 from ..errors import ChrolloError
-from .files import MAX_FILE, MAX_MANIFEST, Refused, valid_file_name
-from .trust import MAX_CERT, Publication, Source, TransportError
+from .files import MAX_MANIFEST, Refused, valid_file_name
+from .trust import MAX_CERT, Source, TransportError
 
 BRANCH = "chrollo-mesh"
 REF = f"refs/remotes/origin/{BRANCH}"
@@ -105,13 +106,13 @@ def _blob_oid(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def publish(repo: Repo, node_id: str, pub: Publication, home: str) -> bool:
+def publish(repo: Repo, node_id: str, pub, home: str) -> bool:
     """Push this node's folder if it changed (retrying over others' pushes); True if pushed."""
     cache_path = os.path.join(home, "state", "mesh", "git-blobs.json")
-    oids = _vault.read_json(cache_path)  # sha256 of published bytes -> git blob id
+    oids = _vault.read_json(cache_path)  # token of sealed bytes -> git blob id
     lines, new = [], {}
     for e in pub.entries:
-        oid = oids.get(e["sha256"])
+        oid = oids.get(e["token"])
         if oid is None:
             try:
                 data = pub.data(e["name"])
@@ -119,7 +120,7 @@ def publish(repo: Repo, node_id: str, pub: Publication, home: str) -> bool:
                 continue
             oid = _blob_oid(data)
             new[oid] = data
-            oids[e["sha256"]] = oid
+            oids[e["token"]] = oid
         lines.append(b"100644 blob %s\t%s" % (oid.encode(), e["name"].encode()))
     env_oid = _blob_oid(pub.envelope)
     new[env_oid] = pub.envelope
@@ -135,7 +136,7 @@ def publish(repo: Repo, node_id: str, pub: Publication, home: str) -> bool:
                     fh.write(new[o])
                 paths.append(p)
             repo.git("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(paths).encode())
-    _vault.write_private(cache_path, __import__("json").dumps(oids))
+    _vault.write_private(cache_path, json.dumps(oids))
     mine = repo.git("mktree", "-z", input=b"\0".join(lines) + b"\0").stdout.decode().strip()
     base = repo.head()
     for _ in range(5):
@@ -184,12 +185,12 @@ class GitSource(Source):
         return self.repo.blob(oid, limit)
 
     def manifest(self, peer_id: str) -> bytes | None:
-        return self._regular(peer_id, MANIFEST, MAX_MANIFEST + MAX_CERT)
+        return self._regular(peer_id, MANIFEST, MAX_MANIFEST + MAX_CERT + (1 << 20))
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
         if not valid_file_name(name):
             raise Refused(f"file name refused: {name!r}")
-        data = self._regular(peer_id, name, min(size, MAX_FILE))
+        data = self._regular(peer_id, name, size)
         if data is None:
             raise TransportError(f"{name}: not on the branch")
         return data

@@ -134,3 +134,29 @@ def cert_id(cert_pem: bytes) -> str:
     from cryptography.hazmat.primitives import serialization
 
     return node_id(x509.load_pem_x509_certificate(cert_pem).public_bytes(serialization.Encoding.DER))
+
+
+def certs_dir() -> str:
+    from .. import vault as _vault
+
+    return os.path.join(_vault.home_path(), "mesh", "certs")
+
+
+def known_cert(nid: str) -> bytes | None:
+    """The certificate of node ``nid`` if this node has seen it (its fingerprint is ``nid``)."""
+    try:
+        with open(os.path.join(certs_dir(), nid + ".pem"), "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def remember_cert(pem: bytes) -> str:
+    """Keep a certificate (public; its ID pins it) under its own ID; returns the ID."""
+    from .. import vault as _vault
+
+    nid = cert_id(pem)
+    if known_cert(nid) != pem:
+        _vault.make_private_dirs(certs_dir())
+        _vault.write_private(os.path.join(certs_dir(), nid + ".pem"), pem.decode())
+    return nid

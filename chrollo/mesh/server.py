@@ -12,8 +12,8 @@ key's holder can then authenticate with it). Authenticated peers may ``GET /v2/m
 Bounded: at most MAX_CONNECTIONS at once, the TLS handshake within HANDSHAKE_TIMEOUT, each
 read within IDLE_TIMEOUT and each connection within CONNECTION_DEADLINE (a timer shuts the
 socket, so a byte-dripping client cannot hold it); failed handshakes and refused hellos count
-against the address (FAIL_LIMIT per FAIL_WINDOW), which then only loses unauthenticated
-requests — an authenticated peer behind the same address is always served.
+against the address (FAIL_LIMIT per FAIL_WINDOW), which then only loses its junk hellos (429)
+— a paired peer behind the same address is always served, and its hello always taken.
 """
 from __future__ import annotations
 
@@ -34,25 +34,6 @@ IDLE_TIMEOUT = 30.0
 CONNECTION_DEADLINE = 1800.0
 FAIL_LIMIT, FAIL_WINDOW = 10, 60.0
 MAX_HELLO = 16 << 10
-
-
-def certs_dir() -> str:
-    return os.path.join(_vault.home_path(), "mesh", "certs")
-
-
-def known_cert(node_id: str) -> bytes | None:
-    try:
-        with open(os.path.join(certs_dir(), node_id + ".pem"), "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None
-
-
-def remember_cert(pem: bytes) -> str:
-    nid = _identity.cert_id(pem)
-    _vault.make_private_dirs(certs_dir())
-    _vault.write_private(os.path.join(certs_dir(), nid + ".pem"), pem.decode())
-    return nid
 
 
 def shut(sock) -> None:
@@ -105,7 +86,7 @@ class MeshServer(ThreadingHTTPServer):
         ctx.load_verify_locations(cadata=ident.cert_pem.decode())
         self.ctx = ctx
         for nid in self.paired():
-            pem = known_cert(nid)
+            pem = _identity.known_cert(nid)
             if pem:
                 ctx.load_verify_locations(cadata=pem.decode())
         super().__init__(addr, Handler)
@@ -214,8 +195,6 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if self.path != "/v2/hello" or self._peer() is not None:
             return self._send(404)
-        if srv.guard.blocked(ip):
-            return self._send(429)
         try:
             length = int(self.headers.get("Content-Length", "-1"))
         except ValueError:
@@ -228,11 +207,13 @@ class Handler(BaseHTTPRequestHandler):
             nid = _identity.cert_id(pem)
         except Exception:  # noqa: BLE001 — junk is junk
             nid = None
-        if nid not in srv.paired():
+        if nid not in srv.paired():  # a paired node's hello is always taken: junk never locks it out
+            if srv.guard.blocked(ip):
+                return self._send(429)
             srv.guard.fail(ip)
             srv.log(f"hello from {ip} refused: {nid or 'not a certificate'} is not paired")
             return self._send(403)
-        remember_cert(pem)
+        _identity.remember_cert(pem)
         srv.ctx.load_verify_locations(cadata=pem.decode())
         return self._send(204)
 

@@ -12,6 +12,7 @@ from .. import vault as _vault
 from ..errors import UsageError
 from .config import MeshConfig, mesh_dir
 from .identity import Identity
+from .files import Refused
 from .trust import TransportError, publish, pull
 
 
@@ -27,12 +28,9 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
         from .folder import FolderSource, publish as publish_folder
 
         out["transport"] = "folder"
-        try:
-            out["published"] = publish_folder(folder, ident.id, publish(ident, cfg.name, vault, home))
-        except TransportError as e:
-            out["errors"].append(str(e))
-        source = FolderSource(folder)
-        out["peers"] = [pull(cfg.name, p, source, vault, home, "folder") for p in peers]
+        raw = FolderSource(folder)
+        _shared(out, ident, cfg, peers, vault, home, lambda: raw,
+                lambda pub: publish_folder(folder, ident.id, pub, home))
     elif remote is not None:
         from .gitsync import GitSource, Repo, publish as publish_git
 
@@ -41,11 +39,10 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
         try:
             try:
                 repo.fetch()
-                out["published"] = publish_git(repo, ident.id, publish(ident, cfg.name, vault, home), home)
             except TransportError as e:
                 out["errors"].append(str(e))
-            source = GitSource(repo)
-            out["peers"] = [pull(cfg.name, p, source, vault, home, "git") for p in peers]
+            _shared(out, ident, cfg, peers, vault, home, lambda: GitSource(repo),
+                    lambda pub: publish_git(repo, ident.id, pub, home))
         finally:
             repo.close()
     else:
@@ -69,3 +66,27 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
                 source.close()
     os.sync()  # received files are renamed into place unsynced; one flush for the whole run
     return out
+
+
+def _shared(out: dict, ident, cfg, peers: list, vault: str, home: str, source, publish_to) -> None:
+    """A shared medium (folder, git): learn paired peers' certificates from what they published,
+    publish ours sealed to every paired peer we know, then open and take theirs."""
+    from .identity import known_cert
+    from .seal import SealedPublication, SealedSource
+
+    before = SealedSource(source(), ident)
+    for p in cfg.peers:
+        try:
+            before.outer(p["id"])
+        except (TransportError, Refused, OSError):
+            pass  # reported when this peer is pulled
+    certs = {p["id"]: known_cert(p["id"]) for p in cfg.peers}
+    try:
+        sealed = SealedPublication(publish(ident, cfg.name, vault, home), ident,
+                                   {k: v for k, v in certs.items() if v})
+        out["published"] = publish_to(sealed)
+        out["sealed_for"] = sorted(cfg.by_id()[k]["name"] for k, v in certs.items() if v)
+    except TransportError as e:
+        out["errors"].append(str(e))
+    after = SealedSource(source(), ident)
+    out["peers"] = [pull(cfg.name, p, after, vault, home, out["transport"]) for p in peers]

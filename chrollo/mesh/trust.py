@@ -176,7 +176,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
     try:
         raw = source.manifest(peer["id"])
         if raw is None:
-            out["note"] = "nothing published yet"
+            out["note"] = getattr(source, "notes", {}).get(peer["id"], "nothing published yet")
             return out
         m = verify_envelope(raw, peer["id"])
         state_path = _state(home, "peers", f"{peer['id']}.json")

@@ -1,0 +1,160 @@
+"""Sealing for shared media (git remotes, synced folders): whoever can read the remote or the
+folder but is not a paired peer learns nothing but sizes and a certificate. Knows no transport.
+
+A node keeps one content key K (``mesh/content.key``, 0600), made anew whenever a peer is
+unpaired (revocation), and wraps it for each paired peer whose certificate it knows: ECDH
+(P-256, this node's key × the peer's certificate key) → HKDF-SHA256 → AES-256-GCM. Every file
+and the signed manifest are AES-256-GCM under K, with the file name as associated data and a
+synthetic nonce (HMAC of name and content under K), so the same file always seals to the same
+bytes — git and sync tools move only what changed. The outer envelope::
+
+    {"v": 2, "sealed": "p256-ecdh+aes-256-gcm", "cert": PEM, "keys": {peer ID: base64}, "box": base64}
+
+carries the sender's certificate (the receiver checks its fingerprint is the pinned ID before
+using it); the signed manifest inside is verified as on every transport. A peer that knows K
+could re-seal junk, but never with the sender's signature: the trust layer refuses it.
+Shared media get no forward secrecy (a stolen node key opens what was sealed to it); the LAN
+transport has it (TLS 1.3).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+
+from .. import vault as _vault
+from . import identity as _identity
+from .files import MAX_MANIFEST, Refused, bounded_json
+from .trust import MAX_CERT, Publication, Source
+
+MAGIC = b"CHS2"
+OVERHEAD = len(MAGIC) + 12 + 16
+SCHEME = "p256-ecdh+aes-256-gcm"
+
+
+def _aead(key: bytes):
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    return AESGCM(key)
+
+
+def seal(key: bytes, name: str, data: bytes) -> bytes:
+    nonce = hmac.new(key, b"nonce\0" + name.encode() + b"\0" + data, hashlib.sha256).digest()[:12]
+    return MAGIC + nonce + _aead(key).encrypt(nonce, data, name.encode())
+
+
+def unseal(key: bytes, name: str, blob: bytes) -> bytes:
+    from cryptography.exceptions import InvalidTag
+
+    if len(blob) < OVERHEAD or not blob.startswith(MAGIC):
+        raise Refused(f"{name}: not a sealed chrollo file")
+    try:
+        return _aead(key).decrypt(blob[4:16], blob[16:], name.encode())
+    except InvalidTag:
+        raise Refused(f"{name}: does not open under the sender's key (tampered?)") from None
+
+
+def _kek(ident, cert_pem: bytes, sender: str, recipient: str) -> bytes:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    pub = x509.load_pem_x509_certificate(cert_pem).public_key()
+    if not isinstance(pub, ec.EllipticCurvePublicKey):
+        raise Refused("peer certificate is not EC")
+    shared = ident.key.exchange(ec.ECDH(), pub)
+    info = b"chrollo-mesh-v2 wrap " + sender.encode() + b" " + recipient.encode()
+    return HKDF(hashes.SHA256(), 32, salt=None, info=info).derive(shared)
+
+
+def content_key(recipients: set) -> bytes:
+    """This node's content key, made anew when a former recipient is no longer paired."""
+    path = os.path.join(_vault.home_path(), "mesh", "content.key")
+    data = _vault.read_json(path)
+    try:
+        key = base64.b64decode(data["key"])
+        old = set(data.get("recipients", []))
+    except (KeyError, ValueError, TypeError):
+        key, old = b"", None
+    if len(key) != 32 or old is None or not old <= recipients:
+        key = os.urandom(32)
+    if old != recipients or len(key) != 32:
+        _vault.write_private(path, json.dumps({"key": base64.b64encode(key).decode(), "recipients": sorted(recipients)}))
+    return key
+
+
+class SealedPublication:
+    """A :class:`~.trust.Publication` as it goes onto a shared medium."""
+
+    def __init__(self, pub: Publication, ident, certs: dict):
+        self.pub = pub
+        self.key = content_key(set(certs))
+        self.kid = hashlib.sha256(self.key).hexdigest()[:16]
+        keys = {}
+        for rid, pem in sorted(certs.items()):
+            kek = _kek(ident, pem, ident.id, rid)
+            nonce = hmac.new(kek, self.key, hashlib.sha256).digest()[:12]
+            keys[rid] = base64.b64encode(nonce + _aead(kek).encrypt(nonce, self.key, b"wrap")).decode()
+        self.envelope = json.dumps({"v": 2, "sealed": SCHEME, "cert": ident.cert_pem.decode(), "keys": keys,
+                                    "box": base64.b64encode(seal(self.key, "manifest.json", pub.envelope)).decode()}
+                                   ).encode()
+        # a token per file that changes exactly when its sealed bytes do
+        self.entries = [{"name": e["name"], "token": f"{self.kid}:{e['sha256']}"} for e in pub.entries]
+
+    def data(self, name: str) -> bytes:
+        return seal(self.key, name, self.pub.data(name))
+
+
+class SealedSource(Source):
+    """Opens what a raw shared-medium source holds for this node; learns paired peers' certs."""
+
+    def __init__(self, raw: Source, ident):
+        self.raw, self.ident = raw, ident
+        self.keys: dict = {}
+        self.notes: dict = {}
+
+    def outer(self, peer_id: str) -> dict | None:
+        raw = self.raw.manifest(peer_id)
+        if raw is None:
+            return None
+        env = bounded_json(raw, MAX_MANIFEST + MAX_CERT + (1 << 20), depth=3)
+        if not isinstance(env, dict) or env.get("sealed") != SCHEME or not isinstance(env.get("cert"), str) \
+                or not isinstance(env.get("keys"), dict) or not isinstance(env.get("box"), str):
+            raise Refused("manifest is malformed (not a sealed chrollo v2 manifest)")
+        try:
+            signer = _identity.cert_id(env["cert"].encode())
+        except Exception:  # noqa: BLE001 — junk is junk
+            raise Refused("manifest certificate is malformed") from None
+        if signer != peer_id:
+            raise Refused(f"manifest is sealed by {signer}, not by the paired node {peer_id}")
+        _identity.remember_cert(env["cert"].encode())
+        return env
+
+    def manifest(self, peer_id: str) -> bytes | None:
+        env = self.outer(peer_id)
+        if env is None:
+            return None
+        wrapped = env["keys"].get(self.ident.id)
+        if not isinstance(wrapped, str):
+            self.notes[peer_id] = "nothing sealed for this node yet (the peer learns our certificate on its next sync)"
+            return None
+        try:
+            blob = base64.b64decode(wrapped, validate=True)
+            kek = _kek(self.ident, env["cert"].encode(), peer_id, self.ident.id)
+            from cryptography.exceptions import InvalidTag
+
+            try:
+                key = _aead(kek).decrypt(blob[:12], blob[12:], b"wrap")
+            except InvalidTag:
+                raise Refused("our wrapped key does not open (tampered?)") from None
+            self.keys[peer_id] = key
+            return unseal(key, "manifest.json", base64.b64decode(env["box"], validate=True))
+        except ValueError:
+            raise Refused("manifest is malformed (bad base64)") from None
+
+    def file(self, peer_id: str, name: str, size: int) -> bytes:
+        blob = self.raw.file(peer_id, name, size + OVERHEAD)
+        return unseal(self.keys[peer_id], name, blob)
