@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Mesh sync throughput (figures for closing notes): two peers on loopback, real processes.
+"""Mesh sync throughput (figures for closing notes): two paired nodes, real processes.
 
-    python bench/mesh.py [--mb 100] [--files 1000]
+    python bench/mesh.py [--mb 100] [--files 1000] [--transports lan,folder,git]
 
 Node B's vault gets --files session files totalling --mb megabytes (realistic turns, a few
-secrets sprinkled in so redaction does work); B runs `chrollo mesh serve`; A runs
-`chrollo mesh sync --all` twice: the first pull, then a re-sync with nothing new.
+secrets sprinkled in so redaction does work). Per transport, A takes everything (first
+sync), then re-syncs with nothing new. LAN: B runs `chrollo mesh serve` (TLS 1.3), A runs
+`sync --all`. Folder / git: B publishes (`sync --folder|--git`, timed separately), A takes.
+Baseline: `cp -r` of the vault in the same run.
 """
 from __future__ import annotations
 
@@ -47,17 +49,27 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=100)
     ap.add_argument("--files", type=int, default=1000)
+    ap.add_argument("--transports", default="lan,folder,git")
     a = ap.parse_args()
+    ap_transports = [t for t in a.transports.split(",") if t]
     work = Path(tempfile.mkdtemp(prefix="chrollo-bench-mesh-"))
     cmd = chrollo_cmd()
     env0 = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
     envs = {n: dict(env0, CHROLLO_HOME=str(work / n)) for n in ("a", "b")}
     server = None
+
+    def run(node, *args, check=True):
+        p = subprocess.run(cmd + list(args), env=envs[node], capture_output=True, text=True)
+        if check and p.returncode != 0:
+            raise SystemExit(f"{node}: {' '.join(args)} failed: {p.stdout[-500:]} {p.stderr[-500:]}")
+        return p
+
+    def timed(node, *args):
+        t0 = time.perf_counter()
+        p = run(node, *args, "--json")
+        return time.perf_counter() - t0, json.loads(p.stdout)
     try:
-        key = subprocess.run(cmd + ["mesh", "init", "--name", "a"], env=envs["a"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        subprocess.run(cmd + ["mesh", "init", "--name", "b", "--join", key], env=envs["b"], check=True,
-                       capture_output=True)
+        ids = {n: run(n, "mesh", "init", "--name", n).stdout.strip() for n in ("a", "b")}
         vault = work / "b" / "memories"
         vault.mkdir(parents=True)
         rnd = random.Random(0)
@@ -67,24 +79,45 @@ def main() -> None:
             text = session(i, each, rnd)
             (vault / f"2026-10-01_{i // 60 % 24:02d}{i % 60:02d}00_b{i:07d}.md").write_text(text)
             total += len(text.encode())
-        server = subprocess.Popen(cmd + ["mesh", "serve", "--port", "0"], env=envs["b"],
-                                  stderr=subprocess.PIPE, text=True)
-        port = int(server.stderr.readline().rsplit(":", 1)[1])
-        subprocess.run(cmd + ["mesh", "peers", "add", f"127.0.0.1:{port}"], env=envs["a"], check=True,
-                       capture_output=True)
+        t0 = time.perf_counter()
+        shutil.copytree(vault, work / "cp-baseline")
+        cp = time.perf_counter() - t0
+        run("b", "mesh", "peers", "add", "--id", ids["a"], "--name", "a")
         rows = []
-        for label in ("first sync", "re-sync (nothing new)"):
-            t0 = time.perf_counter()
-            p = subprocess.run(cmd + ["mesh", "sync", "--all", "--json"], env=envs["a"], capture_output=True, text=True)
-            dt = time.perf_counter() - t0
-            r = json.loads(p.stdout)["peers"][0]
-            rows.append((label, dt, r))
-        print(f"{a.files} files, {total / 1e6:.1f} MB in B's vault; {' '.join(cmd)}")
-        print("\n| run | seconds | files transferred | MB transferred | MB/s of vault |\n|---|---|---|---|---|")
+        for tr in ap_transports:
+            for d in ("peers", "state"):
+                shutil.rmtree(work / "a" / ("memories/peers" if d == "peers" else "state/mesh/peers"), ignore_errors=True)
+            if tr == "lan":
+                server = subprocess.Popen(cmd + ["mesh", "serve", "--port", "0"], env=envs["b"],
+                                          stderr=subprocess.PIPE, text=True)
+                port = int(server.stderr.readline().split("127.0.0.1:")[1].split()[0])
+                run("a", "mesh", "peers", "add", f"127.0.0.1:{port}", "--id", ids["b"], "--name", "b")
+                where = ["--all"]
+            else:
+                run("a", "mesh", "peers", "add", "--id", ids["b"], "--name", "b")
+                if tr == "folder":
+                    (work / "shared").mkdir(exist_ok=True)
+                    where = ["--folder", str(work / "shared")]
+                else:
+                    subprocess.run(["git", "init", "-q", "--bare", str(work / "remote.git")], check=True)
+                    where = ["--git", str(work / "remote.git")]
+                run("a", "mesh", "sync", *where)  # a publishes its certificate
+                dt, _ = timed("b", "mesh", "sync", *where)
+                rows.append((f"{tr}: B publishes (redact, seal, write)", dt, None))
+            for label in ("first sync", "re-sync (nothing new)"):
+                dt, out = timed("a", "mesh", "sync", *where)
+                rows.append((f"{tr}: A {label}", dt, out["peers"][0]))
+            if server:
+                server.kill()
+                server.wait()
+                server = None
+        print(f"{a.files} files, {total / 1e6:.1f} MB in B's vault; {' '.join(cmd)}; cp -r baseline {cp:.2f} s")
+        print("\n| run | seconds | × cp -r | files taken | MB taken | MB/s of vault |\n|---|---|---|---|---|---|")
         for label, dt, r in rows:
-            print(f"| {label} | {dt:.2f} | {r['downloaded']} | {r['bytes'] / 1e6:.1f} | {total / 1e6 / dt:.1f} |")
+            took = f"{r['downloaded']} | {r['bytes'] / 1e6:.1f}" if r else "- | -"
+            print(f"| {label} | {dt:.2f} | {dt / cp:.1f} | {took} | {total / 1e6 / dt:.1f} |")
         got = work / "a" / "memories" / "peers" / "b"
-        print(f"\nA holds {len(list(got.glob('*.md')))} files from b; errors: {rows[0][2]['errors'][:3]}")
+        print(f"\nA holds {len(list(got.glob('*.md')))} files from b")
     finally:
         if server:
             server.kill()

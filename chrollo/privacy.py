@@ -63,6 +63,8 @@ class Rules:
         exclude = settings.get("exclude")
         self.exclude: list = [x for x in exclude if isinstance(x, str) and x] \
             if isinstance(exclude, list) else []
+        # ``"redact_capture": true``: secrets are redacted before a turn is written (chrollo/redact.py)
+        self.redact_capture = settings.get("redact_capture") is True
 
     # -- sessions ---------------------------------------------------------------
     def forgotten(self, session_id: str | None) -> bool:

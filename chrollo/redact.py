@@ -66,7 +66,6 @@ RULES = {
     "newrelic-key": (r"\b(NRAK-[A-Z0-9]{27})", ("nrak-",)),
     "grafana-token": (r"\b(gl(?:sa|c)_[A-Za-z0-9_=+/]{32,})", ("glsa_", "glc_")),
     "mailgun-key": (r"\b(key-[a-f0-9]{32})\b", ("key-",)),
-    "twilio-key": (r"\b((?:SK|AC)[a-f0-9]{32})\b", None),
     "square-token": (r"\b(sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,})", ("sq0",)),
     "age-key": (r"\b(AGE-SECRET-KEY-1[0-9A-Z]{58})", ("age-secret-key",)),
     "tailscale-key": (r"\b(tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,})", ("tskey-",)),
@@ -85,10 +84,17 @@ RULES = {
     "cli-password": (r"(?:\bmysql(?:dump|admin)?\b[^\n|;&]*?\s-p|\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s+[^\s:]+:|"
                      r"\s--(?:password|passwd|pass|token|secret|api-key|client-secret)(?:=|\s+))(?!-)([^\s\"'`|;&]{4,})",
                      ("mysql", "curl", "--pass", "--token", "--secret", "--api-key", "--client-secret")),
-    # password=…, DB_PASSWORD: …, "api_key": "…", GITHUB_TOKEN=… — a literal value, not code
-    "password-assignment": (r"(?i)\b[a-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
-                            r"client[_-]?secret|auth[_-]?key|private[_-]?key)[a-z0-9_]*[\"']?\s*(?::=|=>|[:=])\s*"
-                            r"(?:[\"']([^\s\"'$<>{}()\[\]]{6,})[\"']|(?![\"'$<{(\[])([^\s\"'`,;$<>{}()\[\]]*\d[^\s\"'`,;$<>{}()\[\]]*))",
+    # password=…, DB_PASSWORD: …, "api_key": "…", GITHUB_TOKEN=… — a literal value (letters and
+    # digits, 6+), not code (`os.environ[…]`, `${VAR}`, `tokenizer.encode(…)`), not a count
+    # (`max_tokens=512`), under a key that does not name something else (`token_count`, `secret_name`)
+    "password-assignment": (r"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
+                            r"client[_-]?secret|auth[_-]?key|private[_-]?key)[a-z0-9_]*"
+                            + "".join(f"(?<!_{w})" for w in ("name", "type", "url", "uri", "id", "path", "file",
+                                                              "count", "version", "length", "size", "limit",
+                                                              "ttl", "env", "field", "header", "ref", "hash",
+                                                              "provider", "endpoint", "expiry", "prefix"))
+                            + r"[\"']?\s*(?::=|=>|[:=])\s*[\"']?(?![$<{(\[])"
+                            r"(?=[^\s\"'`,;]*\d)(?=[^\s\"'`,;]*[a-z])(?=([^\s\"'`,;$<>{}()\[\]]{6,}))\1(?![(\[.\w])",
                             ("pass", "pwd", "secret", "token", "api", "access", "client", "auth", "private")),
 }
 # detect-secrets detectors left out: public IPs are not secrets; the private-key one only
@@ -103,7 +109,7 @@ DS_KEYWORDS = {
     "MailchimpDetector": ("-us",), "NpmDetector": ("_authtoken",), "OpenAIDetector": ("t3blbkfj",),
     "PypiTokenDetector": ("pypi-",), "SendGridDetector": ("sg.",), "SlackDetector": ("xox", "hooks.slack"),
     "SoftlayerDetector": ("softlayer",), "SquareOAuthDetector": ("sq0",), "StripeDetector": ("k_live_",),
-    "TelegramBotTokenDetector": None, "TwilioKeyDetector": None,
+    "TelegramBotTokenDetector": None, "TwilioKeyDetector": ("AC", "SK"),
 }
 
 
@@ -161,7 +167,7 @@ class Redactor:
         for rid in disable:
             rules.pop(rid, None)
         # detect-secrets after ours: ours name the kind more precisely and replace only the secret
-        self.rules = [(rid, rx, tuple(k.lower() for k in kws) if kws else None) for rid, (rx, kws) in rules.items()]
+        self.rules = [(rid, rx, tuple(kws) if kws else None) for rid, (rx, kws) in rules.items()]
         ident = [(rid, rx.pattern, kws) for rid, rx, kws in self.rules]
         try:
             import detect_secrets
@@ -187,6 +193,12 @@ class Redactor:
         counts: dict = {}
         low = text.lower()
         for rid, rx, kws in self.rules:
+            if rid in ANCHORED:
+                text, n = _anchored(rx, text, low, kws, rid)
+                if n:
+                    counts[rid] = n
+                    low = text.lower()
+                continue
             if kws is None:
                 spans = [(0, len(text))]
             elif rid in MULTILINE:
@@ -225,19 +237,40 @@ class Redactor:
 
 
 MULTILINE = {"private-key"}
+ANCHORED = {"password-assignment"}  # tried only where a keyword starts (its regex begins with one)
 
 
-def _lines(text: str, low: str, keywords) -> list:
-    """Merged (start, end) spans of the lines holding any keyword (found at C speed)."""
+def _anchored(rx, text: str, low: str, keywords, rid: str) -> tuple[str, int]:
     spans = []
     for k in keywords:
         i = low.find(k)
+        while i >= 0:
+            m = rx.match(text, i)
+            if m:
+                spans.append(m.span(1))
+            i = low.find(k, i + 1)
+    last, out = 0, []
+    for a, b in sorted(set(spans)):
+        if a < last:
+            continue
+        out += [text[last:a], f"[REDACTED:{rid}]"]
+        last = b
+    return ("".join(out) + text[last:], len(out) // 2) if out else (text, 0)
+
+
+def _lines(text: str, low: str, keywords) -> list:
+    """Merged (start, end) spans of the lines holding any keyword (found at C speed; a keyword
+    with capitals is matched case-sensitively)."""
+    spans = []
+    for k in keywords:
+        src = text if k != k.lower() else low
+        i = src.find(k)
         while i >= 0:
             a = text.rfind("\n", 0, i) + 1
             b = text.find("\n", i)
             b = len(text) if b < 0 else b
             spans.append((a, b))
-            i = low.find(k, b)
+            i = src.find(k, b)
     if len(spans) < 2:
         return spans
     spans.sort()

@@ -671,7 +671,7 @@ def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
     per_file: dict[bytes, list] = {}
     hits: list[Hit] = []
     since_s = since.isoformat() if since else None
-    for neg, key, path, ln, m in ranked:
+    for neg, key, path, ln, m in _length_bounded(ranked, views):
         taken = per_file.setdefault(path, [])
         if len(taken) >= HITS_PER_FILE or any(abs(ln - t) <= MERGE_FACTOR * context for t in taken):
             continue  # at most HITS_PER_FILE per file; a line shown in a hit's window merges into it
@@ -691,6 +691,28 @@ def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
         if len(hits) >= limit:
             break
     return hits
+
+
+LONG_LINE = 2000  # characters: a longer line's score shrinks by sqrt(LONG_LINE / its length)
+
+
+def _length_bounded(ranked, views: dict):
+    """``ranked`` with each line's score bounded by its length, still best first.
+
+    A line stuffed with vocabulary (a crafted peer file: one payload, then thousands of
+    words) holds every query term and would outrank any genuine match; scaled by
+    sqrt(LONG_LINE / length) above LONG_LINE characters it cannot. Exact and lazy: the factor
+    is ≤ 1, so a candidate is released once no later (unscaled) score can beat it.
+    """
+    pending: list = []
+    for cand in ranked:
+        while pending and pending[0][0] <= cand[0]:
+            yield heapq.heappop(pending)
+        lines = _lines(views, cand[2])
+        n = len(lines[cand[3] - 1]) if lines and 0 < cand[3] <= len(lines) else 0
+        heapq.heappush(pending, (cand[0] * (LONG_LINE / n) ** 0.5, *cand[1:]) if n > LONG_LINE else cand)
+    while pending:
+        yield heapq.heappop(pending)
 
 
 def _str(v) -> str | None:

@@ -186,6 +186,10 @@ class SessionWriter:
             # Lines `chrollo forget --lines` removed stay removed; read under the lock, so an
             # append that waited on a running forget scrubs what that forget just added.
             text = rules(reload=True).scrub_lines(text)
+            if rules().redact_capture:  # off by default: the detector is imported only then
+                from .redact import Redactor
+
+                text = Redactor.from_config(_vault.home_path()).redact(text)[0]
             data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
             path = self._locate()
             if path is None or not path.exists():

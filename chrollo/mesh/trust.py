@@ -29,6 +29,7 @@ from .files import (MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, ow
                     peer_folder_fd, sha_at, valid_file_name, write_at)
 
 MAX_CERT = 16 << 10
+KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
 
 
 class TransportError(Exception):
@@ -54,16 +55,17 @@ def _state(home: str, *parts: str) -> str:
 class Publication:
     """This node's signed envelope and the redacted bytes behind it."""
 
-    def __init__(self, envelope: bytes, entries: list, vault: str, redactor: Redactor):
+    def __init__(self, envelope: bytes, entries: list, vault: str, redactor: Redactor, kept: dict | None = None):
         self.envelope, self.entries, self.vault, self.redactor = envelope, entries, vault, redactor
         self.by_name = {e["name"]: e for e in entries}
+        self.kept = kept or {}  # redacted bytes made while hashing (first sync: redact once, not twice)
 
     def data(self, name: str) -> bytes:
         """The bytes of ``name`` as published; Refused if the file changed since (next round)."""
         e = self.by_name.get(name)
         if e is None:
             raise Refused(f"{name} is not published")
-        data = outgoing(os.path.join(self.vault, name), self.redactor)
+        data = self.kept.pop(name, None) or outgoing(os.path.join(self.vault, name), self.redactor)
         if hashlib.sha256(data).hexdigest() != e["sha256"]:
             raise Refused(f"{name} changed since the manifest was made")
         return data
@@ -83,7 +85,7 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
     if cache.get("rules") != redactor.digest:
         cache = {"rules": redactor.digest}  # new rules: every hash computed under the old ones is void
     files = cache.setdefault("files", {})
-    fresh, entries = {}, []
+    fresh, entries, kept, room = {}, [], {}, KEEP_BYTES
     for e in own_files(vault):
         st = e.stat(follow_symlinks=False)
         if st.st_size > MAX_FILE:
@@ -95,6 +97,8 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         else:
             data = outgoing(e.path, redactor)
             sha, size = hashlib.sha256(data).hexdigest(), len(data)
+            if size <= room:
+                kept[e.name], room = data, room - size
         fresh[e.name] = stamp + [sha, size]
         entries.append({"name": e.name, "sha256": sha, "size": size})
     if fresh != files:
@@ -103,7 +107,7 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
     pub_path = _state(home, "published.json")
     last = _vault.read_json(pub_path)
     if last.get("digest") == digest and isinstance(last.get("envelope"), str):
-        return Publication(last["envelope"].encode(), entries, vault, redactor)
+        return Publication(last["envelope"].encode(), entries, vault, redactor, kept)
     seq = int(last.get("seq", 0)) + 1
     manifest = json.dumps({"v": 2, "id": ident.id, "name": name, "seq": seq,
                            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": entries},
@@ -112,7 +116,7 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
                            "manifest": base64.b64encode(manifest).decode(),
                            "sig": base64.b64encode(ident.sign(manifest)).decode()}).encode()
     _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "envelope": envelope.decode()}))
-    return Publication(envelope, entries, vault, redactor)
+    return Publication(envelope, entries, vault, redactor, kept)
 
 
 # ------------------------------------------------------------------------------- accepting
