@@ -183,7 +183,7 @@ def test_git_transport_never_writes_through_a_peers_symlink(mesh, tmp_path, remo
     # the victim's own folder is rebuilt from its own blobs, never through the link
     listing = subprocess.run(["git", "--git-dir", str(remote), "ls-tree", "chrollo-mesh"],
                              capture_output=True, text=True).stdout
-    assert f"040000 tree" in [l for l in listing.splitlines() if a.id in l][0]
+    assert "040000 tree" in [l for l in listing.splitlines() if a.id in l][0]
 
 
 @pytest.mark.parametrize("kind", ["git", "folder"])

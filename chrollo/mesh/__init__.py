@@ -1,9 +1,10 @@
-"""The mesh: peers swap session files so one agent can recall what another did (DESIGN §8).
+"""The mesh: paired nodes swap session files so one agent can recall what another did (DESIGN §8).
 
-Each node serves the sessions it owns; every other node pulls what is new or grown into
-``<vault>/peers/<node>/``. Modules: ``config`` (identity, swarm key, peers), ``crypto``
-(the sealed envelope), ``redact`` (secrets out before a file leaves), ``files`` (manifests,
-and writing what is received — safely), ``server`` and ``client`` (HTTP on 127.0.0.1 by
-default), ``gitsync`` (the same layout through any git remote), ``discovery`` (mDNS, extra
-``chrollo[lan]``). The crypto needs the extra ``chrollo[mesh]`` (``cryptography``).
+Trust layer (knows no transport): ``identity`` (key pair, certificate, node ID = fingerprint),
+``config`` (this node's name, paired peers and their switches), ``trust`` (signed manifests
+with sequence numbers; publish, verify, pull into ``<vault>/peers/<name>/``), ``seal``
+(encryption for shared media), ``files`` (bounded, link-free reads and writes); redaction is
+``chrollo.redact``. Transports (move bytes only): ``folder`` (any synced folder), ``gitsync``
+(any git remote), ``server`` + ``client`` (TLS 1.3 with mutual auth), ``discovery`` (mDNS);
+``sync`` runs one of them.
 """

@@ -76,6 +76,19 @@ def open_dir(parent_fd: int | None, name: str) -> int:
     return os.open(name, DIR_FLAGS, dir_fd=parent_fd)
 
 
+def make_dir_at(parent_fd: int, name: str) -> int:
+    """An fd for the real directory ``name`` in ``parent_fd``, made owner-only if missing;
+    Refused if it is a symlink or not a directory."""
+    try:
+        os.mkdir(name, 0o700, dir_fd=parent_fd)
+    except FileExistsError:
+        pass
+    try:
+        return open_dir(parent_fd, name)
+    except OSError:
+        raise Refused(f"{name} is a symlink or not a folder") from None
+
+
 def read_at(dir_fd: int, name: str, limit: int) -> bytes:
     """The bytes of regular file ``name`` in ``dir_fd``: never through a link, at most ``limit``."""
     fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
@@ -125,14 +138,7 @@ def peer_folder_fd(vault: str, name: str, own_name: str) -> int:
     fd = os.open(vault, DIR_FLAGS & ~os.O_NOFOLLOW)
     try:
         for part in (_vault.PEERS, name):
-            try:
-                os.mkdir(part, 0o700, dir_fd=fd)
-            except FileExistsError:
-                pass
-            try:
-                sub = open_dir(fd, part)
-            except OSError:
-                raise Refused(f"{os.path.join(vault, part)} is a symlink or not a folder") from None
+            sub = make_dir_at(fd, part)
             os.close(fd)
             fd = sub
         return fd

@@ -14,7 +14,7 @@ import json
 import os
 
 from .. import vault as _vault
-from .files import MAX_FILE, MAX_MANIFEST, Refused, open_dir, read_at, valid_file_name, write_at
+from .files import MAX_MANIFEST, Refused, make_dir_at, open_dir, read_at, valid_file_name, write_at
 from .trust import MAX_CERT, Source, TransportError
 
 MANIFEST = "manifest.json"
@@ -33,15 +33,10 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
     is not rewritten, one someone else changed is."""
     root = _root_fd(folder)
     try:
-        try:
-            os.mkdir(node_id, 0o700, dir_fd=root)
-        except FileExistsError:
-            pass
-        try:
-            fd = open_dir(root, node_id)
-        except OSError:
-            raise TransportError(f"{os.path.join(folder, node_id)} is a symlink or not a folder: "
-                                 "remove it (chrollo recreates it)") from None
+        fd = make_dir_at(root, node_id)
+    except Refused:
+        raise TransportError(f"{os.path.join(folder, node_id)} is a symlink or not a folder: "
+                             "remove it (chrollo recreates it)") from None
     finally:
         os.close(root)
     written = 0

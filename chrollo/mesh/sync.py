@@ -49,8 +49,11 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
         from .client import LanSource
 
         out["transport"] = "lan"
+        if not which:  # --all over the LAN: the peers with an address (others sync by folder or git)
+            peers = [p for p in peers if p.get("address")]
         if not peers:
-            raise UsageError("no peers to sync with", "Pair one: `chrollo mesh peers add HOST:PORT --id ID`.",
+            raise UsageError("no peers to sync with over the LAN",
+                             "Pair one: `chrollo mesh peers add HOST:PORT --id ID`, or sync with --git/--folder.",
                              kind="no_peers")
         kp, cp = ident.paths(mesh_dir())
         for p in peers:
