@@ -17,6 +17,7 @@ transport gives byte-identical folders.
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import json
 import os
@@ -105,18 +106,27 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         _vault.write_private(cache_path, json.dumps({"rules": redactor.digest, "files": fresh}))
     digest = hashlib.sha256(json.dumps([ident.id, name, entries]).encode()).hexdigest()
     pub_path = _state(home, "published.json")
-    last = _vault.read_json(pub_path)
-    if last.get("digest") == digest and isinstance(last.get("envelope"), str):
-        return Publication(last["envelope"].encode(), entries, vault, redactor, kept)
-    seq = int(last.get("seq", 0)) + 1
+    lock = _vault.open_lock(_state(home, "publish.lock"))
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # `serve` and `sync` may publish at once: one seq per change
+        last = _vault.read_json(pub_path)
+        if last.get("digest") == digest and isinstance(last.get("envelope"), str):
+            return Publication(last["envelope"].encode(), entries, vault, redactor, kept)
+        envelope, seq = _sign(ident, name, entries, int(last.get("seq", 0)) + 1)
+        _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "envelope": envelope.decode()}))
+    finally:
+        os.close(lock)
+    return Publication(envelope, entries, vault, redactor, kept)
+
+
+def _sign(ident, name: str, entries: list, seq: int) -> tuple[bytes, int]:
     manifest = json.dumps({"v": 2, "id": ident.id, "name": name, "seq": seq,
                            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": entries},
                           separators=(",", ":")).encode()
     envelope = json.dumps({"v": 2, "cert": ident.cert_pem.decode(),
                            "manifest": base64.b64encode(manifest).decode(),
                            "sig": base64.b64encode(ident.sign(manifest)).decode()}).encode()
-    _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "envelope": envelope.decode()}))
-    return Publication(envelope, entries, vault, redactor, kept)
+    return envelope, seq
 
 
 # ------------------------------------------------------------------------------- accepting
@@ -144,7 +154,7 @@ def verify_envelope(raw: bytes, pinned_id: str) -> dict:
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
         raise Refused("manifest has no valid sequence number")
     m["files"] = check_entries(m.get("files"))
-    m["digest"] = hashlib.sha256(mbytes).hexdigest()
+    m["digest"] = hashlib.sha256(json.dumps(m["files"], sort_keys=True).encode()).hexdigest()
     return m
 
 
