@@ -1,4 +1,4 @@
-"""mDNS discovery on the local network (extra ``chrollo[lan]``: the ``zeroconf`` package).
+"""mDNS discovery on the local network (the ``zeroconf`` package, loaded only here).
 
 ``chrollo mesh serve --announce`` publishes ``<node>._chrollo._tcp.local.`` (port, and the node
 name and ID as TXT properties — nothing secret: finding a node gives no access, and a node is
