@@ -38,6 +38,8 @@ def units_of(rec: dict, off: int) -> Unit | None:
         return None
     if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
         return None
+    if rec.get("isApiErrorMessage"):  # "API Error: 400 …" written by Claude Code, not the model
+        return None
     key = "c:" + str(rec.get("uuid") or off)
     when = parse_time(rec.get("timestamp"))
     if t == "user":

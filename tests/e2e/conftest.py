@@ -50,3 +50,13 @@ def pytest_runtest_makereport(item, call):
             rep.sections.append(("e2e world", w.dump()))
         except Exception as e:  # a report must never fail
             rep.sections.append(("e2e world", f"(dump failed: {e})"))
+
+
+def xfail_for(harnesses: list, **reasons) -> list:
+    """``harnesses`` as parameters, the named ones marked strict xfail (a known bug the suite
+    shows; the mark goes as soon as main fixes it). Keys use ``_`` for ``-``."""
+    out = []
+    for h in harnesses:
+        reason = reasons.get(h.replace("-", "_"))
+        out.append(pytest.param(h, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else h)
+    return out

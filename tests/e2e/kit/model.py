@@ -66,24 +66,22 @@ class Reply:
 
 
 def strip_recall(text: str) -> str:
-    """``text`` without chrollo's recall block (header, then label + fenced excerpt per hit)."""
+    """``text`` without what chrollo's recall block quotes: from its marker on, every fenced
+    excerpt is dropped (only labels and notes, which carry no directives, remain)."""
     at = text.find(RECALL_MARKER)
     if at < 0:
         return text
-    lines = text[at:].split("\n")
-    i = 1
-    while i < len(lines):
-        while i < len(lines) and not lines[i].strip():
-            i += 1
-        if i + 1 < len(lines) and re.fullmatch(r"`{3,}", lines[i + 1].strip()):
-            fence = lines[i + 1].strip()
-            i += 2
-            while i < len(lines) and lines[i].strip() != fence:
-                i += 1
-            i += 1
+    out, fence = [], None
+    for line in text[at:].split("\n"):
+        s = line.strip()
+        if fence is None and re.fullmatch(r"`{3,}", s):
+            fence = s
+        elif fence is not None:
+            if s == fence:
+                fence = None
         else:
-            break
-    return text[:at] + "\n".join(lines[i:])
+            out.append(line)
+    return text[:at] + "\n".join(out)
 
 
 def directives(prompt: str) -> dict:
