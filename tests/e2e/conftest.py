@@ -58,5 +58,7 @@ def xfail_for(harnesses: list, **reasons) -> list:
     out = []
     for h in harnesses:
         reason = reasons.get(h.replace("-", "_"))
-        out.append(pytest.param(h, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else h)
+        # strict on the pinned versions; against the latest ones a bug may be gone upstream
+        strict = npm.mode() == "pinned"
+        out.append(pytest.param(h, marks=pytest.mark.xfail(strict=strict, reason=reason)) if reason else h)
     return out

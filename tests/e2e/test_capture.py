@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from .conftest import HARNESSES, xfail_for
+from .conftest import HARNESSES
 
 pytestmark = pytest.mark.e2e
 
@@ -70,7 +70,7 @@ def test_tool_turn_is_one_marker_and_no_output(make, world, harness):
 CHUNKED = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
 
 
-@pytest.mark.parametrize("harness", xfail_for(HARNESSES, gemini="#18 item 1, fixed on branch fixes"))
+@pytest.mark.parametrize("harness", HARNESSES)
 def test_reply_streamed_in_chunks_is_stored_once(make, world, harness):
     drv = make(harness)
     r = drv.run(f"say: {CHUNKED}\nchunks: 4")
@@ -83,7 +83,7 @@ def test_reply_streamed_in_chunks_is_stored_once(make, world, harness):
 NO_RETRY_ON_CUT = {"gemini"}
 
 
-@pytest.mark.parametrize("harness", xfail_for(HARNESSES, pi="#18 item 2, fixed on branch fixes"))
+@pytest.mark.parametrize("harness", HARNESSES)
 def test_stream_cut_then_retried_keeps_only_the_answer(make, world, harness):
     drv = make(harness)
     prompt = f"say: {CHUNKED}\nchunks: 3\ncut once"

@@ -23,6 +23,9 @@ class Result:
 class Driver:
     name = ""            # chrollo's harness name
     has_mcp = True       # chrollo's read_memory arrives over MCP (pi: its extension)
+    # run() arguments that make the harness wait for MCP servers before its first request
+    # (what the issue says users never set: only for scenarios about the tool's *result*)
+    mcp_wait: dict = {}
 
     def __init__(self, world: World):
         self.w = world

@@ -18,6 +18,7 @@ MODEL = "gpt-5.4"
 
 class Codex(Driver):
     name = "codex"
+    mcp_wait = {"args": ("-c", "mcp_servers.chrollo.required=true")}
 
     def configure(self) -> None:
         cfg = self.w.home / ".codex" / "config.toml"

@@ -120,7 +120,8 @@ class Model:
     def __init__(self):
         self._lock = threading.Lock()
         self._cut: set = set()
-        self.tool_search_query = "memory past sessions"
+        # None: load a listed tool by name (``select:``), else search "memory past sessions"
+        self.tool_search_query: str | None = None
 
     def respond(self, req: Request) -> Reply:
         if req.json_schema is not None:
@@ -142,10 +143,13 @@ class Model:
             # Claude Code lists MCP tools by name only (or says their server is still
             # connecting): a real model loads one through ToolSearch, by keywords.
             if "ToolSearch" in req.tools and "ToolSearch" not in done:
-                return Reply(calls=[Call("ToolSearch", {"query": self.tool_search_query, "max_results": 5})])
+                listed = memory_tool(req.deferred)
+                query = f"select:{listed}" if listed and not self.tool_search_query else \
+                    self.tool_search_query or "memory past sessions"
+                return Reply(calls=[Call("ToolSearch", {"query": query, "max_results": 5})])
         if "subagent" in d and "Agent" in req.tools and "Agent" not in done:
             return Reply(calls=[Call("Agent", {"description": "background task", "prompt": d["subagent"],
-                                               "subagent_type": "general-purpose", "run_in_background": True})])
+                                               "run_in_background": True})])
         text = d.get("say", DEFAULT_ANSWER)
         if req.results and "say" not in d:
             text = "Done. " + " | ".join(r[1][:200].replace("\n", " ") for r in req.results)

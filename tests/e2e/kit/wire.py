@@ -43,11 +43,15 @@ def _text_of(content) -> str:
 
 def parse_anthropic(body: dict) -> Request:
     tools = [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
-    loaded = [t["name"] for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name") and not t.get("defer_loading")]
+    # A deferred tool (``defer_loading``) is callable once a ToolSearch result referenced it.
+    referenced = set(re.findall(r'"tool_reference", "tool_name": "([^"]+)"', json.dumps(body.get("messages") or [])))
+    loaded = [t["name"] for t in body.get("tools") or [] if isinstance(t, dict) and t.get("name")
+              and (not t.get("defer_loading") or t["name"] in referenced)]
     deferred = [n for n in tools if n and n not in loaded]
     # Claude Code 2.1.330 also names deferred MCP tools in the conversation text.
-    deferred += sorted(set(re.findall(r"\bmcp__[A-Za-z0-9_-]+", json.dumps(body.get("messages") or []) +
-                                      json.dumps(body.get("system") or ""))) - set(loaded))
+    texts = [_text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict)]
+    texts.append(_text_of(body.get("system") or ""))
+    deferred += sorted(set(re.findall(r"\bmcp__[A-Za-z0-9_-]+", "\n".join(texts))) - set(loaded))
     msgs = body.get("messages") or []
     start = 0
     for i, m in enumerate(msgs):
@@ -141,7 +145,8 @@ def parse_responses(body: dict) -> Request:
     names = {}
     for it in items[start:]:
         if it.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
-            names[it.get("call_id")] = it.get("name") or it.get("type")
+            name = it.get("name") or it.get("type")
+            names[it.get("call_id")] = f"{it['namespace']}__{name}" if it.get("namespace") else name
             args = it.get("arguments") or it.get("input") or "{}"
             try:
                 args = json.loads(args) if isinstance(args, str) else args
@@ -179,6 +184,8 @@ def render_responses(reply: Reply, model: str):
         call.id = call.id or _id("call")
         item = {"type": "function_call", "id": _id("fc"), "call_id": call.id, "name": call.name,
                 "arguments": json.dumps(call.args), "status": "completed"}
+        if "__" in call.name:   # a tool of a namespace group (Codex: MCP servers, sub-agents)
+            item["namespace"], item["name"] = call.name.rsplit("__", 1)
         yield None, {"type": "response.output_item.added", "output_index": len(output), "item": item}
         yield None, {"type": "response.output_item.done", "output_index": len(output), "item": item}
         output.append(item)

@@ -1,0 +1,135 @@
+"""Re-record the project's own harness fixtures from real runs (tests/fixtures/recorded/).
+
+    .venv/bin/python tests/e2e/record.py [gemini pi ...] [--force]
+
+For each harness: the pinned binary, a private world (tests/e2e/kit), ``chrollo install``,
+every hook command routed through ``kit/recorder.py``, then a short scripted history (a plain
+turn; a tool turn and a chunked reply resumed into it; a second session that gets a recall
+block; pi also a stream cut mid-reply). The hook calls become ``hooks.jsonl`` and the
+harness's data folder ``transcripts/``, in the layout ``tests/recorded.py`` replays: paths
+relative to the fixture, the working folder written ``<cwd>``, the private HOME ``/home/user``.
+A folder that exists is kept unless ``--force`` (hand-made recordings live there too).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from e2e.drivers import DRIVERS  # noqa: E402
+from e2e.kit import npm  # noqa: E402
+from e2e.kit.world import World  # noqa: E402
+
+OUT = HERE.parent / "fixtures" / "recorded"
+RECORDER = HERE / "kit" / "recorder.py"
+DATA = {"claude-code": ".claude/projects", "codex": ".codex/sessions", "gemini": ".gemini/tmp",
+        "pi": ".pi/agent/sessions"}
+CHUNKED = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
+
+
+def script(harness: str) -> list:
+    """(prompt, resume-the-first-session?) in order."""
+    runs = [("say: the staging reverse proxy listens on port 8443", False),
+            ("run: printf 'disk %s\\n' free-31G\nsay: the disk has room", True),
+            (f"say: {CHUNKED}\nchunks: 4", True),
+            ("which port does the staging reverse proxy listen on?", False)]
+    if harness == "pi":
+        runs.append((f"say: {CHUNKED}\nchunks: 3\ncut once", False))
+    return runs
+
+
+def route_hooks(drv, log: Path) -> None:
+    """Put the recorder in front of every hook command chrollo installed."""
+    prefix = f"{sys.executable} {RECORDER} {log} -- "
+    if drv.name == "pi":
+        ext = drv.w.home / ".pi" / "agent" / "extensions" / "chrollo.ts"
+        text = ext.read_text("utf-8")
+        new = re.sub(r"const CHROLLO = (\[.*?\]);",
+                     lambda m: "const CHROLLO = " + json.dumps([sys.executable, str(RECORDER), str(log), "--",
+                                                               *json.loads(m.group(1))]) + ";", text, count=1)
+        assert new != text, "pi extension: CHROLLO command not found"
+        ext.write_text(new, "utf-8")
+        return
+    cfg = {"claude-code": drv.w.home / ".claude" / "settings.json", "codex": drv.w.home / ".codex" / "hooks.json",
+           "gemini": drv.w.home / ".gemini" / "settings.json"}[drv.name]
+    data = json.loads(cfg.read_text("utf-8"))
+    for groups in data["hooks"].values():
+        for g in groups:
+            for h in g["hooks"]:
+                if " hook " in h["command"]:
+                    h["command"] = prefix + h["command"]
+    cfg.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+
+
+def normalise(text: str, w: World) -> str:
+    for path, repl in ((w.project, "<cwd>"), (w.home, "/home/user"), (w.tmp, "/tmp/e2e")):
+        text = text.replace(str(path), repl)
+    return text
+
+
+def normalise_rel(rel: str, w: World) -> str:
+    """A data-folder path whose folder names carry the temp project path (a slug of it)."""
+    return rel.replace(str(w.project).replace("/", "-").strip("-"), "home-user-project")
+
+
+def record(harness: str, folder: Path, force: bool) -> Path | None:
+    version = npm.installed_versions(folder)[harness]
+    dest = OUT / f"{harness}-{version}"
+    if dest.exists() and not force:
+        print(f"{dest} exists (use --force to re-record)")
+        return None
+    with tempfile.TemporaryDirectory(prefix=f"chrollo-record-{harness}-") as tmp:
+        w = World(Path(tmp), folder / "node_modules" / ".bin")
+        try:
+            drv = DRIVERS[harness](w)
+            drv.install()
+            log = w.tmp / "hooks.raw.jsonl"
+            route_hooks(drv, log)
+            first = None
+            for prompt, resume in script(harness):
+                r = drv.run(prompt, resume=first if resume else None)
+                first = first or r.session_id
+            data = w.home / DATA[harness]
+            shutil.rmtree(dest, ignore_errors=True)
+            for f in sorted(data.rglob("*")):
+                if f.is_file():
+                    out = dest / "transcripts" / normalise_rel(f.relative_to(data).as_posix(), w)
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_text(normalise(f.read_text("utf-8", "replace"), w), "utf-8")
+            calls = []
+            for line in log.read_text("utf-8").splitlines():
+                c = json.loads(line)
+                p = c["payload"]
+                for key in ("transcript_path", "agent_transcript_path"):
+                    if isinstance(p.get(key), str) and p[key].startswith(str(data)):
+                        p[key] = "transcripts/" + normalise_rel(Path(p[key]).relative_to(data).as_posix(), w)
+                if p.get("cwd") == str(w.project):
+                    p["cwd"] = "<cwd>"
+                c["payload"] = json.loads(normalise(json.dumps(p, ensure_ascii=False), w))
+                calls.append(json.dumps(c, ensure_ascii=False))
+            (dest / "hooks.jsonl").write_text("\n".join(calls) + "\n", "utf-8")
+        finally:
+            w.close()
+    print(f"recorded {dest} ({len(calls)} hook calls)")
+    return dest
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("harness", nargs="*", default=["gemini", "pi"])
+    ap.add_argument("--force", action="store_true")
+    args = ap.parse_args()
+    folder = npm.ensure_installed()
+    for h in args.harness:
+        record(h, folder, args.force)
+
+
+if __name__ == "__main__":
+    main()
