@@ -11,9 +11,16 @@ import pytest
 
 from conftest import ROOT, SHARED, cli_env
 
-FIXTURES = SHARED / "fixtures"
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(),
-                                    reason="../shared/fixtures is not beside the checkout")
+# ../shared/fixtures (real-shaped payloads and sanitised transcripts of many versions) when it is
+# beside the checkout, else the project's own set, recorded from the real harnesses by the
+# end-to-end suite (tests/e2e/record.py → tests/fixtures/harness/: same layout).
+OWN_FIXTURES = ROOT / "tests" / "fixtures" / "harness"
+SHARED_FIXTURES = SHARED / "fixtures"
+FIXTURES = SHARED_FIXTURES if SHARED_FIXTURES.is_dir() else OWN_FIXTURES
+needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="no harness fixtures (tests/fixtures/harness)")
+# Tests about particular shared sessions (their expected turns, hostile payloads, old versions).
+needs_shared = pytest.mark.skipif(not SHARED_FIXTURES.is_dir(),
+                                  reason="about particular ../shared/fixtures sessions; not beside the checkout")
 
 
 def payload(harness: str, name: str, tmp: Path, **changes) -> dict:
@@ -62,5 +69,5 @@ def snapshot(home: Path) -> dict:
     return {p.name: p.read_bytes() for p in vault_files(home)}
 
 
-__all__ = ["FIXTURES", "ROOT", "needs_fixtures", "payload", "localise", "hook", "ok",
+__all__ = ["FIXTURES", "ROOT", "needs_fixtures", "needs_shared", "payload", "localise", "hook", "ok",
            "vault_files", "snapshot"]

@@ -44,7 +44,7 @@ def replay(name: str, tmp: Path, home: Path, change=None, upto: int | None = Non
            **env) -> Path:
     """Run the recorded hook calls in order (``[start:upto]``); returns the working folder
     the payloads name. ``change(payload)`` may edit each payload first (e.g. drop its transcript)."""
-    harness = name.rsplit("-", 1)[0]
+    harness = Path(name).name.rsplit("-", 1)[0]
     cwd = tmp / "work"
     cwd.mkdir(parents=True, exist_ok=True)
     for c in calls(name)[start:upto]:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from hookkit import FIXTURES, hook, needs_fixtures, ok, payload, vault_files
+from hookkit import FIXTURES, SHARED_FIXTURES, hook, needs_fixtures, needs_shared, ok, payload, vault_files
 
 from chrollo.capture import to_turns
 from chrollo.harness import adapter, canonical, normalise_event
@@ -44,6 +44,8 @@ TRANSCRIPTS = {
     "pi/sessions/--tmp-agent-history-real-agent-pi-workspace--/2026-06-05T05-24-28-246Z_019e963d-6bd6-7ade-8a49-256ac3391bdd.jsonl":
         ("pi", "UA", "[REDACTED_PROMPT]"),
 }
+if FIXTURES != SHARED_FIXTURES:  # the project's own set, recorded by tests/e2e/record.py
+    TRANSCRIPTS = {k: tuple(v) for k, v in json.loads((FIXTURES / "transcripts.json").read_text("utf-8")).items()}
 NOISE = ("<command-name>", "<local-command", "Caveat: The messages below", "This session is being continued",
          "[Request interrupted", "System: Please continue.", "[Function Response", "<system-reminder>",
          "tool_result", "Successfully wrote")
@@ -62,6 +64,7 @@ def test_adapter_reads_every_fixture_transcript(rel):
     assert all(u.key for u in tr.units)  # every unit can be recognised when read again
 
 
+@needs_shared
 def test_adapter_resumes_from_the_watermark():
     rel = next(r for r in TRANSCRIPTS if "019c16bd" in r)
     a = adapter("codex")

@@ -7,7 +7,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from hookkit import FIXTURES, hook, needs_fixtures, ok, payload, snapshot, vault_files
+from hookkit import FIXTURES, hook, needs_fixtures, needs_shared, ok, payload, snapshot, vault_files
 
 from chrollo.session import read_session
 
@@ -43,6 +43,7 @@ def session_file(home: Path, sid: str) -> Path:
 
 # ----------------------------------------------------------------------------- expected turns
 
+@needs_shared
 def test_claude_stop_matches_expected_turns_and_replay_writes_nothing(home, tmp_path):
     sid = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
     stop = payload("claude-code", "SessionStart.startup", tmp_path, hook_event_name="Stop")
@@ -57,6 +58,7 @@ def test_claude_stop_matches_expected_turns_and_replay_writes_nothing(home, tmp_
     assert snapshot(home) == before
 
 
+@needs_shared
 def test_claude_sidechain_session_and_subagent_file(home, tmp_path):
     sid = "609efeca-2f51-4118-b077-e91c9fe63f73"
     ok(hook(home, "claude-code", "Stop", payload("claude-code", "Stop", tmp_path)))
@@ -76,6 +78,7 @@ def test_claude_sidechain_session_and_subagent_file(home, tmp_path):
     assert snapshot(home) == before
 
 
+@needs_shared
 def test_claude_subagent_file_with_meta_records(home, tmp_path):
     rel = ("transcripts/claude-code/projects/-home-user-projects-spotter-worktrees-spotter-gqc/"
            "258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl")
@@ -90,6 +93,7 @@ def test_claude_subagent_file_with_meta_records(home, tmp_path):
     assert "PostToolUse:Edit hook additional context" not in s.path.read_text()
 
 
+@needs_shared
 def test_pi_events_match_expected_turns(home, tmp_path):
     sid = "a9642bdf-2c10-4503-abb2-081990e56318"
     for event in ("before_agent_start", "agent_end", "session_shutdown"):
@@ -102,6 +106,7 @@ def test_pi_events_match_expected_turns(home, tmp_path):
     assert snapshot(home) == before
 
 
+@needs_shared
 def test_codex_and_gemini_fixture_events(home, tmp_path):
     for event in ("SessionStart", "UserPromptSubmit", "Stop"):
         ok(hook(home, "codex", event, payload("codex", event, tmp_path)))
@@ -131,6 +136,7 @@ def _claude_lines():
     return (FIXTURES / rel).read_bytes().splitlines(keepends=True)
 
 
+@needs_shared
 def test_skipped_stop_is_caught_up_by_the_next_prompt(home, tmp_path):
     lines = _claude_lines()
     tr = tmp_path / "t.jsonl"
@@ -152,6 +158,7 @@ def test_skipped_stop_is_caught_up_by_the_next_prompt(home, tmp_path):
     assert offset == sum(len(x) for x in lines[:25])  # next read starts at the last prompt
 
 
+@needs_shared
 def test_lagging_transcript_uses_last_assistant_message_once(home, tmp_path):
     rel = "transcripts/claude-code/projects/-home-user-dev-studio/609efeca-2f51-4118-b077-e91c9fe63f73.jsonl"
     lines = (FIXTURES / rel).read_bytes().splitlines(keepends=True)
@@ -168,6 +175,7 @@ def test_lagging_transcript_uses_last_assistant_message_once(home, tmp_path):
     assert [t[0] for t in turns_of(path)] == ["user", "agent"]
 
 
+@needs_shared
 def test_payload_only_capture_without_transcript(home, tmp_path):
     ups = payload("codex", "UserPromptSubmit", tmp_path, transcript_path=None)
     stop = payload("codex", "Stop", tmp_path, transcript_path=None)
@@ -181,6 +189,7 @@ def test_payload_only_capture_without_transcript(home, tmp_path):
     assert snapshot(home) == before
 
 
+@needs_shared
 def test_pi_aborted_turn_keeps_prompt_for_retry(home, tmp_path):
     start = payload("pi", "before_agent_start", tmp_path, transcript_path=None)
     ok(hook(home, "pi", "before_agent_start", start))
@@ -255,6 +264,7 @@ def test_parallel_subagents_and_replays_lose_and_duplicate_nothing(home, tmp_pat
             ("user", f"review module number {i}", []), ("agent", f"module {i} looks fine", [])]
 
 
+@needs_shared
 def test_capture_reads_only_the_last_turn(home, tmp_path):
     """The watermark: a second capture parses from the last prompt, not from the top."""
     stop = payload("claude-code", "SessionStart.startup", tmp_path, hook_event_name="Stop")

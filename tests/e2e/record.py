@@ -1,6 +1,6 @@
-"""Re-record the project's own harness fixtures from real runs (tests/fixtures/recorded/).
+"""Re-record the project's own harness fixtures from real runs (tests/fixtures/recorded/e2e/).
 
-    .venv/bin/python tests/e2e/record.py [gemini pi ...] [--force]
+    .venv/bin/python tests/e2e/record.py [claude-code codex gemini pi] [--force]
 
 For each harness: the pinned binary, a private world (tests/e2e/kit), ``chrollo install``,
 every hook command routed through ``kit/recorder.py``, then a short scripted history (a plain
@@ -8,11 +8,13 @@ turn; a tool turn and a chunked reply resumed into it; a second session that get
 block; pi also a stream cut mid-reply). The hook calls become ``hooks.jsonl`` and the
 harness's data folder ``transcripts/``, in the layout ``tests/recorded.py`` replays: paths
 relative to the fixture, the working folder written ``<cwd>``, the private HOME ``/home/user``.
-A folder that exists is kept unless ``--force`` (hand-made recordings live there too).
+Then :func:`export` rewrites ``tests/fixtures/harness/`` from all recordings.
+A folder that exists is kept unless ``--force``.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import shutil
@@ -27,7 +29,7 @@ from e2e.drivers import DRIVERS  # noqa: E402
 from e2e.kit import npm  # noqa: E402
 from e2e.kit.world import World  # noqa: E402
 
-OUT = HERE.parent / "fixtures" / "recorded"
+OUT = HERE.parent / "fixtures" / "recorded" / "e2e"
 RECORDER = HERE / "kit" / "recorder.py"
 DATA = {"claude-code": ".claude/projects", "codex": ".codex/sessions", "gemini": ".gemini/tmp",
         "pi": ".pi/agent/sessions"}
@@ -79,6 +81,33 @@ def normalise_rel(rel: str, w: World) -> str:
     return rel.replace(str(w.project).replace("/", "-").strip("-"), "home-user-project")
 
 
+def trim(text: str) -> str:
+    """Claude Code 2.1.330 copies whole API requests, attachments and settings into its
+    transcript: in records chrollo never turns into text, cut strings over 2,000 characters."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        if isinstance(rec, dict) and rec.get("type") not in ("user", "assistant"):
+            rec = _cut(rec)
+            line = json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
+        out.append(line)
+    return "".join(out)
+
+
+def _cut(v):
+    if isinstance(v, str) and len(v) > 2000:
+        return v[:100] + "…[trimmed]"
+    if isinstance(v, list):
+        return [_cut(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _cut(x) for k, x in v.items()}
+    return v
+
+
 def record(harness: str, folder: Path, force: bool) -> Path | None:
     version = npm.installed_versions(folder)[harness]
     dest = OUT / f"{harness}-{version}"
@@ -102,13 +131,19 @@ def record(harness: str, folder: Path, force: bool) -> Path | None:
                 if f.is_file():
                     out = dest / "transcripts" / normalise_rel(f.relative_to(data).as_posix(), w)
                     out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_text(normalise(f.read_text("utf-8", "replace"), w), "utf-8")
+                    text = normalise(f.read_text("utf-8", "replace"), w)
+                    out.write_text(trim(text) if harness == "claude-code" and f.suffix == ".jsonl" else text, "utf-8")
             calls = []
             for line in log.read_text("utf-8").splitlines():
                 c = json.loads(line)
                 p = c["payload"]
                 for key in ("transcript_path", "agent_transcript_path"):
                     if isinstance(p.get(key), str) and p[key].startswith(str(data)):
+                        gone = dest / "transcripts" / normalise_rel(Path(p[key]).relative_to(data).as_posix(), w)
+                        snap = Path(str(log) + ".files") / hashlib.sha1(p[key].encode()).hexdigest()
+                        if not gone.exists() and snap.exists():   # renamed or deleted since
+                            gone.parent.mkdir(parents=True, exist_ok=True)
+                            gone.write_text(normalise(snap.read_text("utf-8", "replace"), w), "utf-8")
                         p[key] = "transcripts/" + normalise_rel(Path(p[key]).relative_to(data).as_posix(), w)
                 if p.get("cwd") == str(w.project):
                     p["cwd"] = "<cwd>"
@@ -121,14 +156,62 @@ def record(harness: str, folder: Path, force: bool) -> Path | None:
     return dest
 
 
+HOOKFIX = HERE.parent / "fixtures" / "harness"
+FOLDER = {"claude-code": "projects", "codex": "sessions", "gemini": "tmp", "pi": "sessions"}
+
+
+def export() -> None:
+    """The recordings in the layout of the hook tests' fixture set (``tests/fixtures/harness``,
+    used when ``../shared/fixtures`` is absent): ``hooks/<harness>/<event>.json`` — for each
+    event, its last call in the first recorded session, whose transcript is then complete —
+    and ``transcripts/<harness>/<data folder>/…``, paths relative to the set, cwd
+    ``/home/user/project``; ``transcripts.json`` says what each transcript holds (from the
+    recorded prompts: the script, not chrollo's reading of it)."""
+    shutil.rmtree(HOOKFIX, ignore_errors=True)
+    expected: dict = {}      # transcript → [harness, roles of its turns, first prompt] (the script's)
+    for rec in sorted(OUT.iterdir()):
+        harness = rec.name.rsplit("-", 1)[0]
+        calls = [json.loads(ln) for ln in (rec / "hooks.jsonl").read_text("utf-8").splitlines() if ln]
+        first = calls[0]["payload"]["session_id"]
+        last = {c["event"]: c["payload"] for c in calls if c["payload"].get("session_id") == first}
+        for f in sorted((rec / "transcripts").rglob("*")):
+            if f.is_file():
+                out = HOOKFIX / "transcripts" / harness / FOLDER[harness] / f.relative_to(rec / "transcripts")
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(f.read_text("utf-8").replace("<cwd>", "/home/user/project"), "utf-8")
+        sessions: dict = {}      # session id → (transcript, prompts), from the recorded calls
+        for c in calls:
+            b = c["payload"]
+            sid, tp = b.get("session_id"), b.get("transcript_path")
+            entry = sessions.setdefault(sid, [None, []])
+            if isinstance(tp, str) and tp.startswith("transcripts/") and "/subagents/" not in tp:
+                entry[0] = tp[len("transcripts/"):]
+            if isinstance(b.get("prompt"), str) and b["prompt"] not in entry[1]:
+                entry[1].append(b["prompt"])
+        for tp, prompts in sessions.values():
+            if tp and prompts:
+                expected[f"{harness}/{FOLDER[harness]}/{tp}"] = [harness, "UA" * len(prompts), prompts[0]]
+        for event, body in last.items():
+            body = json.loads(json.dumps(body).replace('"<cwd>"', '"/home/user/project"'))
+            for key in ("transcript_path", "agent_transcript_path"):
+                if isinstance(body.get(key), str) and body[key].startswith("transcripts/"):
+                    body[key] = f"transcripts/{harness}/{FOLDER[harness]}/" + body[key][len("transcripts/"):]
+            out = HOOKFIX / "hooks" / harness / f"{event}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n", "utf-8")
+    (HOOKFIX / "transcripts.json").write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    print(f"exported {HOOKFIX}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("harness", nargs="*", default=["gemini", "pi"])
+    ap.add_argument("harness", nargs="*", default=list(DRIVERS))
     ap.add_argument("--force", action="store_true")
     args = ap.parse_args()
     folder = npm.ensure_installed()
     for h in args.harness:
         record(h, folder, args.force)
+    export()
 
 
 if __name__ == "__main__":

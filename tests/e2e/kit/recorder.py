@@ -7,7 +7,10 @@ CMD with the same stdin and hands back its stdout, stderr and exit code. Used by
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
 
@@ -27,6 +30,10 @@ def main() -> int:
             try:
                 with open(path, "rb") as fh:
                     lines[key] = sum(1 for _ in fh)
+                # a copy as it is now: a harness may later rename or delete it (Gemini on resume)
+                snaps = out + ".files"
+                os.makedirs(snaps, exist_ok=True)
+                shutil.copyfile(path, os.path.join(snaps, hashlib.sha1(path.encode()).hexdigest()))
             except OSError:
                 pass
     with open(out, "a", encoding="utf-8") as fh:
