@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import HARNESSES, xfail_for
+from .conftest import HARNESSES
 
 pytestmark = pytest.mark.e2e
 
@@ -20,8 +20,7 @@ def session_runs(drv) -> None:
     assert drv.run(f"say: {'chunked words of a streamed reply ' * 3}\nchunks: 3").ok
 
 
-@pytest.mark.parametrize("harness", xfail_for(
-    HARNESSES, gemini="#18 items 1 and 8 (garbled chunks live, cwd on import), fixed on branch fixes"))
+@pytest.mark.parametrize("harness", HARNESSES)
 def test_import_is_byte_identical_to_live_capture_and_idempotent(make, world, harness):
     drv = make(harness)
     session_runs(drv)

@@ -16,7 +16,7 @@ MODEL = "claude-sonnet-4-5"
 
 class Claude(Driver):
     name = "claude-code"
-    mcp_wait = {"MCP_CONNECTION_NONBLOCKING": "0"}
+    mcp_wait = {"MCP_CONNECTION_NONBLOCKING": "0", "MCP_TIMEOUT": "60000"}
 
     def env(self) -> dict:
         return {"ANTHROPIC_BASE_URL": self.w.server.url, "ANTHROPIC_API_KEY": "sk-ant-e2e-fake",

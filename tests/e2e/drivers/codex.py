@@ -4,7 +4,8 @@ Config (``~/.codex/config.toml``): a ``fake`` model provider with ``wire_api = "
 at the server, update checks and analytics off. Codex runs ``hooks.json`` hooks only once
 the user trusted them (the TUI's "Hooks need review" writes ``[hooks.state."<path>:<event>:…"]
 trusted_hash``); ``codex exec`` skips untrusted hooks silently. The suite does what a CI
-user does: ``--dangerously-bypass-hook-trust`` (see ``trusted=False`` for the untrusted run).
+user does: ``--dangerously-bypass-hook-trust`` (``bypass_trust=False`` runs without it;
+:meth:`trust` writes the approval the TUI would).
 Sessions: ``~/.codex/sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl``; ``--json`` prints the id.
 """
 from __future__ import annotations
@@ -58,12 +59,12 @@ in_app_updates = false
         return [self.w.home / ".codex" / "hooks.json", self.w.home / ".codex" / "config.toml"]
 
     def run(self, prompt: str, *, resume: str | None = None, cont: bool = False, timeout: float = 180,
-            trusted: bool = True, args: tuple = (), **env) -> Result:
+            bypass_trust: bool = True, args: tuple = (), **env) -> Result:
         cmd = ["codex", "exec"]
         if resume or cont:
             cmd += ["resume"]
         cmd += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", *args]
-        if trusted:
+        if bypass_trust:
             cmd += ["--dangerously-bypass-hook-trust"]
         if resume:
             cmd += [resume]
@@ -83,6 +84,18 @@ in_app_updates = false
             if ev.get("type") == "item.completed" and item.get("type") == "agent_message":
                 text = item.get("text") or ""
         return Result(p, sid, text)
+
+    def trust(self) -> None:
+        """Trust chrollo's hooks the way Codex's TUI does: the ``[hooks.state."…"]
+        trusted_hash`` tables ``chrollo doctor`` prints for them, appended to config.toml."""
+        import json as _json
+
+        report = _json.loads(self.w.chrollo("doctor", "--json", "--harness", "codex", check=False).stdout)
+        fix = report["harnesses"]["codex"].get("fix") or ""
+        lines = fix.split(":\n", 1)[1] if ":\n" in fix else ""
+        assert "trusted_hash" in lines, fix
+        cfg = self.w.home / ".codex" / "config.toml"
+        cfg.write_text(cfg.read_text("utf-8") + "\n" + lines.strip() + "\n", "utf-8")
 
     def transcripts(self) -> list:
         return sorted((self.w.home / ".codex" / "sessions").rglob("*.jsonl"))
