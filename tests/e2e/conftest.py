@@ -51,14 +51,3 @@ def pytest_runtest_makereport(item, call):
         except Exception as e:  # a report must never fail
             rep.sections.append(("e2e world", f"(dump failed: {e})"))
 
-
-def xfail_for(harnesses: list, **reasons) -> list:
-    """``harnesses`` as parameters, the named ones marked strict xfail (a known bug the suite
-    shows; the mark goes as soon as main fixes it). Keys use ``_`` for ``-``."""
-    out = []
-    for h in harnesses:
-        reason = reasons.get(h.replace("-", "_"))
-        # strict on the pinned versions; against the latest ones a bug may be gone upstream
-        strict = npm.mode() == "pinned"
-        out.append(pytest.param(h, marks=pytest.mark.xfail(strict=strict, reason=reason)) if reason else h)
-    return out

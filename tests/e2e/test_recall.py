@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import HARNESSES, xfail_for
+from .conftest import HARNESSES
 
 pytestmark = pytest.mark.e2e
 
@@ -47,9 +47,7 @@ def test_model_calls_read_memory_and_the_hit_reaches_its_next_request(make, worl
         assert calls[0] == ["ToolSearch", {"query": "select:mcp__chrollo__read_memory", "max_results": 5}]
 
 
-@pytest.mark.parametrize("harness", xfail_for(
-    HARNESSES, claude_code="#19 compact read_memory text, fixed on branch mcp",
-    codex="#19 compact read_memory text, fixed on branch mcp", pi="#19 compact read_memory text, fixed on branch mcp"))
+@pytest.mark.parametrize("harness", HARNESSES)
 def test_read_memory_result_is_compact_text(make, world, harness):
     drv = make(harness)
     assert drv.run(f"say: the deploy codeword is {CODEWORD}").ok
@@ -63,9 +61,7 @@ FIRST_REQUEST = {"claude-code": lambda q: any(n.endswith("__read_memory") for n 
                  "codex": lambda q: any(n.endswith("__read_memory") for n in q["tools"])}
 
 
-@pytest.mark.parametrize("harness", xfail_for(
-    list(FIRST_REQUEST), claude_code="#19 slow MCP initialize, fixed on branch mcp",
-    codex="#19 slow MCP initialize, fixed on branch mcp"))
+@pytest.mark.parametrize("harness", list(FIRST_REQUEST))
 def test_chrollo_tools_are_in_the_first_model_request_10_of_10(make, world, harness):
     """Claude Code 2.1.330 lists MCP tools by name among its deferred tools (a server still
     connecting is not listed); Codex sends their schemas. Ten fresh sessions, no env tricks."""
