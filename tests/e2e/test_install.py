@@ -6,7 +6,6 @@ import json
 import pytest
 
 from .conftest import HARNESSES
-from .kit import npm
 
 pytestmark = pytest.mark.e2e
 
@@ -62,7 +61,6 @@ def test_codex_untrusted_hooks_do_not_run_and_doctor_says_so(make, world):
     assert world.vault_files() == {}
 
 
-@pytest.mark.xfail(strict=npm.mode() == "pinned", reason="#18 item 12 (stale hooks), fixed on branch fixes")
 def test_doctor_warns_when_a_harness_stopped_capturing(make, world):
     """Claude Code keeps writing sessions, but chrollo's hooks have not captured for long
     (e.g. a harness update stopped firing them): doctor must say so."""
