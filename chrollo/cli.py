@@ -361,11 +361,14 @@ def import_(source, root, since, dry_run, as_harness, as_json):
 @click.option("--lines", metavar="PATTERN", help="Only the lines holding PATTERN (e.g. a leaked key), in every file "
               "or in the sessions named; each becomes a marker and later captures scrub it too.")
 @click.option("--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax), not literal text.")
+@click.option("--secrets", is_flag=True, help="Only the secrets the detector finds (API keys, tokens, passwords "
+              "in URLs and commands…), replaced by [REDACTED:kind] — e.g. what was captured before "
+              "capture-time redaction was turned on.")
 @click.option("--dir", "dir_", metavar="PATH", help="The memory folder (default: the vault).")
 @click.option("--dry-run", is_flag=True, help="Show what would be forgotten; change nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before removing sessions.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-def forget(sessions, since, until, project, lines, regex, dir_, dry_run, yes, as_json):
+def forget(sessions, since, until, project, lines, regex, secrets, dir_, dry_run, yes, as_json):
     """Forget sessions, or lines, for good.
 
     SESSION is a session file (as `chrollo search` prints it, or relative to the vault) or a
@@ -380,15 +383,16 @@ def forget(sessions, since, until, project, lines, regex, dir_, dry_run, yes, as
       chrollo forget 2026-06-10_142536_019eb1a9.md
       chrollo forget --project ~/work/secret-client --dry-run
       chrollo forget --lines 'sk_live_51H8'
+      chrollo forget --secrets --dry-run
     """
     from .forget import forget as run
 
-    if not (dry_run or yes or as_json or lines is not None) and sys.stdin.isatty():
+    if not (dry_run or yes or as_json or lines is not None or secrets) and sys.stdin.isatty():
         preview = run(sessions, since, until, project, lines, regex, dir_, dry_run=True)
         if preview.sessions and not click.confirm(
                 f"Forget {len(preview.sessions)} session file(s) for good?", err=True):
             raise click.exceptions.Abort()
-    report = run(sessions, since, until, project, lines, regex, dir_, dry_run=dry_run)
+    report = run(sessions, since, until, project, lines, regex, dir_, dry_run=dry_run, secrets=secrets)
     if as_json:
         _dump(report.to_json())
         return
@@ -424,6 +428,34 @@ def exclude(action, paths, as_json):
         _dump({"exclude": current})
     else:
         click.echo("\n".join(current) if current else "no excluded projects")
+
+
+SETTINGS = {"redact-capture": "redact_capture"}  # the settings `chrollo config` changes (privacy.json)
+
+
+@cli.command()
+@click.argument("key", required=False, type=click.Choice(sorted(SETTINGS)))
+@click.argument("value", required=False, type=click.Choice(["on", "off"]))
+@click.option("--json", "as_json", is_flag=True, help="Print the settings as one JSON object.")
+def config(key, value, as_json):
+    """Show or change chrollo's settings.
+
+    \b
+    redact-capture  on: secrets (API keys, tokens, passwords in URLs and commands…) are
+                    replaced by [REDACTED:kind] before a turn is written. Off by default:
+                    memory is verbatim, and the detector then runs on every capture.
+                    `chrollo forget --secrets` scrubs what was captured before.
+    """
+    from .privacy import set_setting, settings
+
+    if value is not None:
+        set_setting(SETTINGS[key], value == "on")
+    current = {k: ("on" if settings().get(v) is True else "off") for k, v in SETTINGS.items()}
+    shown = {key: current[key]} if key else current
+    if as_json:
+        _dump(shown)
+    else:
+        click.echo("\n".join(f"{k} {v}" for k, v in shown.items()))
 
 
 @cli.group()

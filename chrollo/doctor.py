@@ -92,6 +92,7 @@ def _privacy() -> dict:
             else "no excluded projects (`chrollo exclude add PATH` keeps one out)"]
     if r.sessions or r.lines:
         bits.append(f"{len(r.sessions)} forgotten sessions, {len(r.lines)} forgotten line patterns")
+    bits.append(f"redaction at capture {'on' if r.redact_capture else 'off'}")
     return _check("privacy", "ok", "; ".join(bits))
 
 

@@ -38,22 +38,27 @@ class Report:
 
 def forget(targets=(), since: str | None = None, until: str | None = None, project: str | None = None,
            lines: str | None = None, regex: bool = False, dir: str | None = None,
-           dry_run: bool = False) -> Report:
+           dry_run: bool = False, secrets: bool = False) -> Report:
     """Forget the sessions selected by ``targets`` (paths or ids), a date range or a project —
-    or, with ``lines``, only the lines matching it (in the selected sessions, else everywhere)."""
+    or, with ``lines``, only the lines matching it, or with ``secrets`` only the secrets the
+    detector of :mod:`chrollo.redact` finds (in the selected sessions, else everywhere)."""
     vault = Path(os.path.realpath(os.path.expanduser(dir)) if dir else _vault.memories_path())
     selecting = bool(targets or since or until or project)
     if selecting or dir or vault.exists():
         _vault.require_dir(vault)  # (a pattern is remembered even before there is a vault)
-    if not selecting and lines is None:
+    if lines is not None and secrets:
+        raise UsageError("--lines and --secrets cannot be used together", kind="bad_usage")
+    if not selecting and lines is None and not secrets:
         raise UsageError("nothing to forget: name sessions (path or id), a range (--since/--until), "
-                         "a project (--project) or --lines PATTERN", "See `chrollo forget --help`.",
-                         kind="bad_usage")
+                         "a project (--project), --lines PATTERN or --secrets",
+                         "See `chrollo forget --help`.", kind="bad_usage")
     lo, hi = _date(since, "--since"), _date(until, "--until")
     pattern = privacy.compile_pattern(lines, regex) if lines is not None else None
     report = Report(vault, dry_run)
     files = _select(vault, targets, lo, hi, project, report) if selecting else None
-    if pattern is not None:
+    if secrets:
+        _forget_secrets(vault, files, report)
+    elif pattern is not None:
         _forget_lines(vault, files, pattern, lines, regex, report)
     else:
         _forget_sessions(vault, files, report)
@@ -242,17 +247,35 @@ def _forget_lines(vault: Path, files, pattern, text: str, regex: bool, report: R
         when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
         if privacy.add_line_tombstone(text, regex, when):
             report.pattern = text
+    def line_out(line: str) -> str:
+        return privacy.forget_line(line) if pattern.search(line) else line
+    _scrub_all(files, lambda body: "\n".join(line_out(ln) for ln in body.split("\n")), report)
+
+
+def _forget_secrets(vault: Path, files, report: Report) -> None:
+    """Redact, in place, what the secret detector finds in what was captured (for instance
+    before capture-time redaction was turned on)."""
+    from .redact import Redactor
+
+    if files is None:
+        files = _sessions(vault, peers=True) if vault.is_dir() else []
+    redactor = Redactor.from_config(_vault.home_path())
+    _scrub_all(files, lambda body: redactor.redact(body)[0], report)
+
+
+def _scrub_all(files: list, transform, report: Report) -> None:
     for p in files:
         sid = read_frontmatter(p).get("session_id")
         locks = _locks(sid) if isinstance(sid, str) and sid else []
         with _Held(locks):
-            hit = _scrub_file(p, pattern, report.dry_run)
+            hit = _scrub_file(p, transform, report.dry_run)
         if hit:
             report.lines.append({"path": str(p), "lines": hit})
 
 
-def _scrub_file(path: Path, pattern, dry_run: bool) -> list:
-    """Replace the matching body lines of one file (atomically); their 1-based numbers."""
+def _scrub_file(path: Path, transform, dry_run: bool) -> list:
+    """Rewrite one file's body through ``transform`` (atomically; turn headers and the
+    frontmatter are kept as they are); the 1-based numbers of the lines that changed."""
     from .fileformat import HEADER_RE
 
     try:
@@ -271,13 +294,18 @@ def _scrub_file(path: Path, pattern, dry_run: bool) -> list:
         os.close(fd)
     text = data.decode("utf-8", "surrogateescape")
     lines = text.split("\n")
-    body = _body_start(lines)
     hit = []
-    for i in range(body, len(lines)):
-        ln = lines[i]
-        if ln and not HEADER_RE.match(ln) and pattern.search(ln):
-            lines[i] = privacy.forget_line(ln)
-            hit.append(i + 1)
+    # each turn's body on its own, so that nothing a transform does can touch a header
+    start = _body_start(lines)
+    heads = [i for i in range(start, len(lines)) if HEADER_RE.match(lines[i])] + [len(lines)]
+    chunks = [(start, heads[0])] + [(a + 1, b) for a, b in zip(heads, heads[1:])]
+    for a, b in reversed(chunks):
+        old = lines[a:b]
+        new = transform("\n".join(old)).split("\n")
+        if new != old:
+            hit += [a + 1 + k for k, ln in enumerate(old) if k >= len(new) or new[k] != ln]
+            lines[a:b] = new
+    hit.sort()
     if hit and not dry_run:
         out = "\n".join(lines).encode("utf-8", "surrogateescape")
         tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")

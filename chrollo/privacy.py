@@ -56,6 +56,7 @@ class Rules:
     def __init__(self, tombstones: dict, settings: dict):
         sessions = tombstones.get("sessions")
         self.sessions: dict = sessions if isinstance(sessions, dict) else {}
+        self.files = {v.get("file") for v in self.sessions.values() if isinstance(v, dict)} - {None}
         lines = tombstones.get("lines")
         self.lines: list = [x for x in lines if isinstance(x, dict) and isinstance(x.get("pattern"), str)] \
             if isinstance(lines, list) else []
@@ -185,6 +186,22 @@ def recall_off(cwd: str | None) -> str | None:
     return f"opted out by {marker}" if marker else None
 
 
+def forgotten_file(name: str, head: bytes | None = None) -> bool:
+    """Did the user forget the session a file (from a peer) holds? By its file name, and —
+    given its bytes — by the session id in its frontmatter."""
+    r = rules()
+    if not r.sessions:
+        return False
+    if name in r.files:
+        return True
+    if head is None:
+        return False
+    from .fileformat import parse_frontmatter
+
+    sid = parse_frontmatter(head[:8192].decode("utf-8", "replace").split("\n"))[0].get("session_id")
+    return isinstance(sid, str) and r.forgotten(sid)
+
+
 def excluded_file(path: str) -> bool:
     """Was the session file at ``path`` captured in a project that is excluded now?"""
     r = rules()
@@ -238,8 +255,17 @@ def add_line_tombstone(pattern: str, regex: bool, when: str) -> bool:
     return bool(added)
 
 
-def set_excludes(paths: list) -> None:
-    data = _vault.read_json(settings_path())
-    data["exclude"] = paths
+def settings() -> dict:
+    return _vault.read_json(settings_path())
+
+
+def set_setting(key: str, value) -> None:
+    """Change one setting of ``privacy.json`` (the others are kept)."""
+    data = settings()
+    data[key] = value
     _vault.write_private(settings_path(), json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     rules(reload=True)
+
+
+def set_excludes(paths: list) -> None:
+    set_setting("exclude", paths)

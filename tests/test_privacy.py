@@ -313,3 +313,69 @@ def test_doctor_lists_what_is_kept_out(home, tmp_path):
     p, out = run_json(["doctor", "--harness", "pi"], home)
     (check,) = [c for c in out["checks"] if c["name"] == "privacy"]
     assert str(proj.resolve()) in check["detail"] and "1 forgotten line patterns" in check["detail"]
+
+
+# ----------------------------------------------------------------------------- the mesh
+
+def test_a_forgotten_session_is_withdrawn_from_peers_and_never_taken_back(tmp_path):
+    from meshkit import Node
+
+    a, b = Node(tmp_path, "alpha"), Node(tmp_path, "bravo")
+    gone = a.session("aaaa0001-forget", "alpha pasted the staging database dump here")
+    a.session("aaaa0002-keep", "alpha tuned the ingress timeouts")
+    b.session("bbbb0001-keep", "bravo wrote the runbook")
+    a.pair(b)
+    b.pair(a)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for n in (a, b, a, b):
+        p, out = n.sync("--folder", str(shared))
+        assert p.returncode == 0, out
+    assert gone.name in b.peer_files("alpha") and len(b.peer_files("alpha")) == 2
+    # alpha forgets a session: it stops publishing it and tells its peers it was withdrawn
+    assert a.cli("forget", "--yes", gone.name).returncode == 0
+    a.sync("--folder", str(shared))
+    p, out = b.sync("--folder", str(shared))
+    assert p.returncode == 0 and out["peers"][0]["withdrawn"] == 1, out
+    assert list(b.peer_files("alpha")) == ["2026-10-01_100000_aaaa0002.md"]
+    # bravo forgets alpha's other file locally: the next sync does not bring it back
+    keep = b.vault / "peers" / "alpha" / "2026-10-01_100000_aaaa0002.md"
+    assert b.cli("forget", "--yes", str(keep)).returncode == 0 and not keep.exists()
+    for n in (a, b):
+        n.sync("--folder", str(shared))
+    assert b.peer_files("alpha") == {}
+    # and alpha's own capture or import never brings its forgotten session back either
+    assert not gone.exists()
+
+
+def test_forget_secrets_scrubs_what_was_captured_before_redaction_was_on(home, tmp_path):
+    v = home / "memories"
+    a = write_session(v, "aaaaaaaa-1", "2026-10-01T09:00:00", [
+        ("user", "09:00:01", f"set STRIPE_KEY={SECRET} and DATABASE_URL=postgres://app:s3cr3tpw@db:5432/x"),
+        ("agent", "09:00:05", ["Done; the ledger tests pass.", "Also rotated the npm token npm_abcdefghijklmnopqrstuvwxyz0123456789"])])
+    b = write_session(v, "bbbbbbbb-2", "2026-10-02T09:00:00", [("user", "09:00:01", "nothing secret here, just refactor the parser")])
+    before_b = b.read_text()
+    p, out = run_json(["forget", "--secrets", "--dry-run"], home)
+    assert p.returncode == 0 and [Path(f["path"]) for f in out["lines"]["files"]] == [a] and SECRET in a.read_text()
+    p, out = run_json(["forget", "--secrets"], home)
+    text = a.read_text()
+    for secret in (SECRET, "s3cr3tpw", "npm_abcdefghijklmnopqrstuvwxyz0123456789"):
+        assert secret not in text
+    assert "[REDACTED:" in text and "Done; the ledger tests pass." in text and "postgres://app:" in text
+    assert b.read_text() == before_b
+    assert [t.role for t in read_session(a).turns] == ["user", "agent"]
+    p, out = run_json(["forget", "--secrets"], home)  # twice: nothing left to do
+    assert out["lines"]["count"] == 0
+
+
+def test_config_turns_capture_redaction_on_and_off(home, tmp_path):
+    assert run_json(["config"], home)[1] == {"redact-capture": "off"}
+    s = Claude(tmp_path / "claude", _project(tmp_path))
+    s.live(home, f"the stripe key is {SECRET} for staging", "Noted, staging uses it.")
+    assert SECRET in _texts(home)
+    p, out = run_json(["config", "redact-capture", "on"], home)
+    assert p.returncode == 0 and out == {"redact-capture": "on"}
+    s.live(home, f"and for prod it is {SECRET[:-4]}Zq9w", "Noted for prod.")
+    assert f"{SECRET[:-4]}Zq9w" not in _texts(home) and "[REDACTED:" in _texts(home)
+    assert run_json(["config", "redact-capture", "off"], home)[1] == {"redact-capture": "off"}
+    assert run_json(["config", "nope"], home)[0].returncode == 2

@@ -2,7 +2,8 @@
 
 **Publishing.** A node publishes its own sessions only (top level of its vault, never
 ``peers/``), redacted of secrets, listed in a manifest ``{"v": 2, "id", "name", "seq", "time",
-"files": [{"name", "sha256", "size"}]}`` that it signs with its key. The signed envelope
+"files": [{"name", "sha256", "size"}], "withdrawn": [name, …]}`` that it signs with its key;
+``withdrawn`` names the files ``chrollo forget`` removed here, so honest peers drop their copies. The signed envelope
 ``{"v": 2, "cert", "manifest" (base64), "sig" (base64)}`` is what every transport carries,
 byte for byte. ``seq`` grows by one whenever the list changes.
 
@@ -12,7 +13,9 @@ must hold — refuses a manifest older than one already seen (rollback) or a sec
 manifest with the same ``seq``, bounds names, sizes, counts, JSON depth and the peer's byte
 quota, checks every body against its signed size and sha256, and writes it into
 ``<vault>/peers/<peer name>/`` without following any link. The same peer reached by any
-transport gives byte-identical folders.
+transport gives byte-identical folders. A peer's ``withdrawn`` files are deleted from its
+folder, and a session the local user forgot (a tombstone, :mod:`chrollo.privacy`) is never
+taken again.
 """
 from __future__ import annotations
 
@@ -104,7 +107,8 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         entries.append({"name": e.name, "sha256": sha, "size": size})
     if fresh != files:
         _vault.write_private(cache_path, json.dumps({"rules": redactor.digest, "files": fresh}))
-    digest = hashlib.sha256(json.dumps([ident.id, name, entries]).encode()).hexdigest()
+    withdrawn = withdrawn_names({e["name"] for e in entries})
+    digest = hashlib.sha256(json.dumps([ident.id, name, entries, withdrawn]).encode()).hexdigest()
     pub_path = _state(home, "published.json")
     lock = _vault.open_lock(_state(home, "publish.lock"))
     try:
@@ -112,16 +116,24 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         last = _vault.read_json(pub_path)
         if last.get("digest") == digest and isinstance(last.get("envelope"), str):
             return Publication(last["envelope"].encode(), entries, vault, redactor, kept)
-        envelope, seq = _sign(ident, name, entries, int(last.get("seq", 0)) + 1)
+        envelope, seq = _sign(ident, name, entries, int(last.get("seq", 0)) + 1, withdrawn)
         _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "envelope": envelope.decode()}))
     finally:
         os.close(lock)
     return Publication(envelope, entries, vault, redactor, kept)
 
 
-def _sign(ident, name: str, entries: list, seq: int) -> tuple[bytes, int]:
+def withdrawn_names(published: set) -> list:
+    """The file names of this node's forgotten sessions (tombstones), as peers knew them."""
+    from ..privacy import rules
+
+    return sorted(n for n in rules(reload=True).files if valid_file_name(n) and n not in published)[:MAX_FILES]
+
+
+def _sign(ident, name: str, entries: list, seq: int, withdrawn: list = ()) -> tuple[bytes, int]:
     manifest = json.dumps({"v": 2, "id": ident.id, "name": name, "seq": seq,
-                           "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": entries},
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": entries,
+                           "withdrawn": list(withdrawn)},
                           separators=(",", ":")).encode()
     envelope = json.dumps({"v": 2, "cert": ident.cert_pem.decode(),
                            "manifest": base64.b64encode(manifest).decode(),
@@ -154,6 +166,9 @@ def verify_envelope(raw: bytes, pinned_id: str) -> dict:
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
         raise Refused("manifest has no valid sequence number")
     m["files"] = check_entries(m.get("files"))
+    gone = m.get("withdrawn", [])
+    if not isinstance(gone, list) or len(gone) > MAX_FILES or not all(valid_file_name(n) for n in gone):
+        raise Refused("manifest withdrawn list refused")
     m["digest"] = hashlib.sha256(json.dumps(m["files"], sort_keys=True).encode()).hexdigest()
     return m
 
@@ -185,7 +200,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
     peer's faults (they are listed in ``errors``), so one bad peer never stops the others."""
     started = time.monotonic()
     out = {"peer": peer["name"], "id": peer["id"], "transport": transport, "seq": None, "files": 0,
-           "downloaded": 0, "bytes": 0, "unchanged": 0, "skipped_quota": 0, "errors": []}
+           "downloaded": 0, "bytes": 0, "unchanged": 0, "skipped_quota": 0, "withdrawn": 0, "errors": []}
     fd = None
     try:
         raw = source.manifest(peer["id"])
@@ -204,9 +219,21 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         quota = int(peer.get("quota_mb", 512)) << 20
         fd = peer_folder_fd(vault, peer["name"], own_name)
         have = known.get("files", {}) if isinstance(known.get("files"), dict) else {}
+        for name in m.get("withdrawn", []):  # the owner forgot them: an honest peer drops its copy
+            try:
+                os.unlink(name, dir_fd=fd)  # (unlink never follows a link)
+                out["withdrawn"] += 1
+            except FileNotFoundError:
+                pass
+            have.pop(name, None)
+        from ..privacy import forgotten_file, rules
+
+        rules(reload=True)
         used = 0
         for e in sorted(m["files"], key=lambda e: e["name"], reverse=True):  # newest first
             name, sha = e["name"], e["sha256"]
+            if forgotten_file(name):
+                continue  # this user forgot it: `chrollo forget` outranks the mesh
             used += e["size"]
             if used > quota:
                 out["skipped_quota"] += 1
@@ -218,6 +245,8 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                 body = source.file(peer["id"], name, e["size"])
                 if len(body) != e["size"] or hashlib.sha256(body).hexdigest() != sha:
                     raise Refused(f"{name}: body does not match the signed manifest (size or sha256)")
+                if forgotten_file(name, body):
+                    continue
                 write_at(fd, name, body)
             except (Refused, TransportError, OSError) as err:
                 out["errors"].append(str(err))
