@@ -647,7 +647,12 @@ def mesh_peers_discover(timeout, add, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def mesh_sync(peer, all_, remote, folder, dir_, as_json):
     """Publish this node's sessions (redacted, signed) and take what is new from paired peers
-    into <vault>/peers/<name>/. Exit 1 if a peer failed."""
+    into <vault>/peers/<name>/. Exit 1 if a peer failed.
+
+    With --git or --folder this node publishes too, sealed for the paired peers whose
+    certificate it has seen (a peer's first publication shows it): right after pairing, run
+    it on each side, then once more. Without them it pulls from the peers' LAN servers.
+    """
     if remote and folder:
         raise UsageError("pick one transport: --git or --folder", kind="bad_usage")
     if peer and all_:
