@@ -412,8 +412,8 @@ def test_slow_loris_and_junk_never_lock_out_a_paired_peer(mesh):
 
 
 def test_a_dripping_fake_server_cannot_hang_sync(mesh, monkeypatch):
-    """A server that completes TLS with the right key pinned… no: any server that accepts and
-    then drips bytes — the client's deadline ends it."""
+    """A server that accepts and then drips a handshake byte by byte: the client's deadline
+    ends it (each byte arrives well within the idle timeout, so only a deadline can)."""
     a = mesh("alpha")
     stop = threading.Event()
     srv = socket.socket()
@@ -427,9 +427,13 @@ def test_a_dripping_fake_server_cannot_hang_sync(mesh, monkeypatch):
                 c, _ = srv.accept()
             except OSError:
                 continue
+            try:  # a TLS handshake record announcing 16 KiB, then one byte a second
+                c.sendall(b"\x16\x03\x03\x40\x00")
+            except OSError:
+                continue
             while not stop.is_set():
                 try:
-                    c.sendall(b"\x16")
+                    c.sendall(b"\x02")
                 except OSError:
                     break
                 time.sleep(1)

@@ -44,12 +44,17 @@ class LanSource(Source):
             raw = socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT)
         except OSError as e:
             raise TransportError(f"cannot reach {self.peer['address']}: {e}") from None
+        timer = threading.Timer(CONNECT_TIMEOUT, _shut, [raw])  # a handshake dripped byte by byte ends too
+        timer.daemon = True
+        timer.start()
         try:
             raw.settimeout(CONNECT_TIMEOUT)
             tls = self._context(with_cert).wrap_socket(raw)
         except (ssl.SSLError, OSError) as e:
             raw.close()
             raise TransportError(f"TLS with {self.peer['address']} failed: {e}") from None
+        finally:
+            timer.cancel()
         der = tls.getpeercert(binary_form=True)
         got = _identity.node_id(der) if der else None
         if got != self.peer["id"]:
@@ -64,6 +69,9 @@ class LanSource(Source):
     def _request(self, method: str, path: str, limit: int, deadline: float, body: bytes | None = None,
                  conn=None) -> tuple[int, bytes]:
         conn = conn or self.conn
+        # the manifest may take the server a while (it hashes a big vault once): no byte can
+        # come meanwhile, so its reads wait up to the deadline; a file's stream must not stall
+        conn.sock.settimeout(deadline if path.endswith("/manifest") else IDLE_TIMEOUT)
         timer = threading.Timer(deadline, lambda: _shut(conn.sock))
         timer.daemon = True
         timer.start()
