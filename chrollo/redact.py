@@ -192,17 +192,27 @@ class Redactor:
         lines holding one of its keywords (the whole text for multi-line rules)."""
         counts: dict = {}
         low = text.lower()
+        absent: set = set()  # keywords not in the text: each is looked for once, not once per rule
         for rid, rx, kws in self.rules:
+            if kws:
+                kws = [k for k in kws if k not in absent]
+                for k in kws:
+                    if k not in (text if k != k.lower() else low):
+                        absent.add(k)
+                kws = [k for k in kws if k not in absent]
+                if not kws:
+                    continue
             if rid in ANCHORED:
                 text, n = _anchored(rx, text, low, kws, rid)
                 if n:
                     counts[rid] = n
                     low = text.lower()
+                    absent.clear()
                 continue
             if kws is None:
                 spans = [(0, len(text))]
             elif rid in MULTILINE:
-                spans = [(0, len(text))] if any(k in low for k in kws) else []
+                spans = [(0, len(text))]
             else:
                 spans = _lines(text, low, kws)
             if not spans:
@@ -229,6 +239,7 @@ class Redactor:
                 out.append(text[last:])
                 text = "".join(out)
                 low = text.lower()
+                absent.clear()  # (a marker could hold a keyword)
                 counts[rid] = n
         return text, counts
 
