@@ -122,9 +122,7 @@ def session_of(path: str) -> dict:
 
 def project_root(chat_path: str) -> str | None:
     """The folder a chat was held in: ``<tmp>/<project>/.project_root`` beside ``chats/``
-    (what Gemini CLI writes there; absent before 0.3x, then None)."""
-    import os
-
+    (what Gemini CLI writes there; None where an older version wrote none)."""
     p = os.path.join(os.path.dirname(os.path.dirname(chat_path)), ".project_root")
     try:
         with open(p, "rb") as fh:
