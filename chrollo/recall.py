@@ -5,14 +5,24 @@ on every prompt, and a wrong memory is worse than none; the agent can always sea
 
 1. the prompt is at least 10 characters, not a trivial reply ("ok", "thanks", "go on"),
    and has at least one searchable term;
-2. a hit is *strong* only if its anchor line covers at least half of the query's weight
-   (the idf of its distinct terms over the idf of all query terms) and at least two distinct
-   terms when the query has two or more — one shared common word is not a memory — and
-   scores at least half of the best hit;
-3. never a hit from the live session (its own file, or its subagents'), never an excerpt
-   that overlaps one already injected in this session (``state/recall/``);
-4. whole hits, best first, while they fit the character budget of the preset
-   (small 2,000 · medium 6,000 · large 9,000 — under Claude Code's 10,000-character cap).
+2. the prompt is *about* a memory (:func:`about_prompt`). Each of the user's own query terms
+   (not the thesaurus' synonyms) weighs its idf, ln(1 + N/df) over the N sessions searched; a
+   term found nowhere keeps the weight of one found in half a session, ln(1 + 2N) — an
+   unknown word is the strongest sign that nothing there is about the prompt. A hit is a
+   candidate if its line holds at least two distinct query terms (the one term of a one-term
+   query), not all of them common (in more than 67% of the sessions), and at least a tenth
+   of the query's weight. Something is injected only if some candidate's passage — the
+   lines the model would read — holds at least min(0.5, 0.9/√n) of the weight of the n
+   query terms (3 terms 0.5, 4 → 0.45, 6 → 0.37, 9 → 0.30);
+3. then every candidate, in search order, as a *passage*: its turn, with the message it
+   answers (a reply's preceding turn) or the answer it got (a user turn's next turn) when
+   that turn holds a query term — or the hit line asks a question — at most 24 lines placed
+   to keep the most matched lines, each line cut at 400 characters;
+4. never a hit from the live session (its own file, or its subagents'); lines already
+   injected in this session (``state/recall/``) are cut from a passage, and a passage whose
+   hit line was already shown is dropped — no passage twice;
+5. whole passages, best first, while they fit the character budget of the preset
+   (small 2,000 / 2 · medium 6,000 / 4 · large 9,000 / 6 — under Claude Code's 10,000 cap).
 
 The block is fenced and labelled so neither the model nor chrollo's own capture mistakes it
 for the conversation: the first line is :data:`chrollo.fileformat.RECALL_HEADER`.
@@ -20,6 +30,7 @@ for the conversation: the first line is :data:`chrollo.fileformat.RECALL_HEADER`
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 
@@ -30,8 +41,12 @@ from .sanitize import clean, name
 PRESETS = {"small": (2000, 2), "medium": (6000, 4), "large": (9000, 6)}
 DEFAULT_PRESET = "medium"
 MIN_PROMPT = 10
-MIN_COVERAGE = 0.5
-MIN_RELATIVE = 0.5
+MIN_COVERAGE = 0.5         # share of the query's weight a passage must hold (short queries)
+SHARE_SCALE = 0.9          # … and longer ones: SHARE_SCALE / √terms (see needed_share)
+MIN_TERMS = 2              # distinct query terms (the user's own words) on the hit's line
+MIN_LINE_SHARE = 0.1       # share of the query's weight on an injected hit's line
+UNSEEN_DF = 0.5            # a term found nowhere weighs as if half a session held it
+COMMON_SHARE = 0.67        # a term in more than 67% of the sessions is common: never a match alone
 MAX_QUERY = 1000           # characters of the prompt searched (a pasted log is not a query)
 LINE_CHARS = 400           # one injected line at most
 MAX_LINES = 24             # lines of one excerpt at most
@@ -89,30 +104,30 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
         if isinstance(e, ChrolloError) and e.kind in ("vault_not_found", "not_a_directory"):
             return ""
         raise
-    seen_path = _state_path(session_id)
-    injected = _load(seen_path)
-    hits = strong_hits(_recallable(result), session_id)
     from .privacy import excluded_file
 
-    hits = [h for h in hits if not excluded_file(h.path)]  # captured before its project was excluded
+    result.hits = [h for h in result.hits if not excluded_file(h.path)]  # captured before its project was excluded
+    passages = about_prompt(_recallable(result), session_id)
+    if not passages:
+        return ""
+    seen_path = _state_path(session_id)
+    injected = _load(seen_path)
     root = result.vault
     blocks, used, taken = [], len(RECALL_HEADER) + 200, []
-    for h in hits:
+    for p in passages:
         if len(blocks) >= max_hits:
             break
-        rel = os.path.relpath(h.path, root) if root else h.path
-        lines = [c["line"] for c in h.context] or [h.line]
-        span = (rel, min(lines), max(lines))
-        if any(p == rel and a <= span[2] and span[1] <= b for p, a, b in injected + taken):
-            continue
-        block = _block(h, rel)
+        rel = os.path.relpath(p.path, root) if root else p.path
+        if not p.trim([(a, b) for r, a, b in injected + taken if r == rel]):
+            continue  # its matched line is already in front of the model
+        block = _block(p, rel)
         if used + len(block) > chars:
             if blocks:
-                continue  # a smaller later hit may still fit
+                continue  # a smaller later passage may still fit
             block = block[: chars - used - 10].rsplit("\n", 1)[0] + "\n" + _fence(block) + "\n"
         blocks.append(block)
         used += len(block)
-        taken.append(span)
+        taken.append((rel, p.start, p.end))
     if not blocks:
         return ""
     try:
@@ -137,76 +152,182 @@ def _recallable(result):
     return result
 
 
-def strong_hits(result, session_id: str) -> list:
-    """The hits that pass gate 2 and 3a (see the module doc), best first."""
-    weights = result.weights
-    exact = [t for t in result.terms if weights.get(t, 0) > 0]
-    total = sum(weights[t] for t in exact)
+def term_weights(result) -> dict:
+    """The weight of each of the user's own query terms (synonyms are not the user's words).
+
+    A term's weight is its idf in the search; a term found nowhere in the vault keeps the
+    idf it would have if UNSEEN_DF sessions held it — the strongest sign that nothing there
+    is about the prompt, not a term to ignore.
+    """
+    unseen = math.log(1 + max(1, result.sessions) / UNSEEN_DF)
+    return {t: result.weights.get(t) or unseen for t in result.terms}
+
+
+def needed_share(n_terms: int) -> float:
+    """The share of the query's weight a passage must hold: ≤ 3 terms 0.5, then 0.9/√n
+    (4 → 0.45, 6 → 0.37, 9 → 0.30): a long question is rarely answered word for word."""
+    return min(MIN_COVERAGE, SHARE_SCALE / math.sqrt(max(1, n_terms)))
+
+
+def about_prompt(result, session_id: str) -> list:
+    """The passages worth injecting for ``result`` (best first), or [] when none is about it.
+
+    A hit is a candidate when its line holds at least MIN_TERMS distinct query terms (all of
+    them for a shorter query), one that is not common (in at most COMMON_SHARE of the
+    sessions) and MIN_LINE_SHARE of the query's weight. The prompt is about memory when some
+    candidate's passage — the lines the model would read — holds at least needed_share() of
+    the query's weight; then all candidates are injected, in search order.
+    """
+    w = term_weights(result)
+    total = sum(w.values())
     if not total:
         return []
-    need = min(2, len(exact))
-    own = (session_id, session_id + ":")
-    out = []
-    best = None
+    common = {t for t, x in w.items()
+              if result.weights.get(t) and x < math.log(1 + 1 / COMMON_SHARE)}
+    need_terms = min(MIN_TERMS, len(w))
+    forms = _forms(result)
+    files: dict = {}
+    cands, best = [], 0.0
     for h in result.hits:
-        if h.session_id and (h.session_id == session_id or h.session_id.startswith(own[1])):
+        if h.session_id and (h.session_id == session_id or h.session_id.startswith(session_id + ":")):
             continue
-        covered = [t for t in h.terms if weights.get(t, 0) > 0]
-        distinct = len({t for t in covered if t in exact})
-        if sum(weights[t] for t in covered) < MIN_COVERAGE * total or distinct < need:
+        own = [t for t in h.terms if t in w]
+        if (len(own) < need_terms or all(t in common for t in own)
+                or sum(w[t] for t in own) < MIN_LINE_SHARE * total):
             continue
-        best = best or h.score
-        if h.score < MIN_RELATIVE * best:
-            continue
-        out.append(h)
+        p = Passage.around(h, files, forms)
+        best = max(best, sum(w[t] for t in p.terms) / total)
+        cands.append(p)
+    return cands if best >= needed_share(len(w)) else []
+
+
+def _forms(result) -> dict:
+    """Each spelling the search matched for a user's term (inflections, identifier styles) → the term."""
+    from .terms import identifiers, inflections
+
+    idents = identifiers(result.query)
+    out: dict = {}
+    for t in result.terms:
+        for f in (t, *idents.get(t, ((), ()))[0], *inflections(t)):
+            out.setdefault(f, t)
     return out
 
 
-def _block(h, rel: str) -> str:
+class Passage:
+    """What is injected for a hit: contiguous file lines [start, end] (1-based) around it.
+
+    The hit's turn, with the turn it pairs with — a reply with the message it answers, a
+    user turn with the answer it got — when that turn holds a query term too, or the hit
+    line asks a question; at most MAX_LINES lines, the window placed around the hit to keep
+    the most lines holding query terms (the matched lines before the turn's opening).
+    """
+
+    __slots__ = ("hit", "path", "lines", "start", "end", "terms", "matched")
+
+    @classmethod
+    def around(cls, h, files: dict, forms: dict) -> "Passage":
+        p = cls()
+        p.hit, p.path = h, h.path
+        lines = files.get(h.path)
+        if lines is None:
+            try:
+                with _vault.open_regular(h.path) as fh:
+                    lines = fh.read().decode("utf-8", "replace").split("\n")
+            except OSError:  # vanished since the search: its ±context window
+                lines = {c["line"]: c["text"] for c in h.context}
+                lines = [lines.get(i, "") for i in range(1, max(lines, default=h.line) + 1)]
+            files[h.path] = lines
+        p.lines = lines
+        i = min(h.line, len(lines)) - 1
+        p.matched = {}
+        lo, hi = _turn_start(lines, i), _turn_end(lines, i)
+        m = HEADER_RE.match(lines[lo])
+        role = m.group(3) if m else None
+        if lo > 0 and role == "Agent":  # the message a reply answers
+            a = _turn_start(lines, lo - 1)
+            if any(p._terms_of(j, forms) for j in range(max(a, lo - MAX_LINES), lo)):
+                lo = a
+        if hi + 1 < len(lines) and role == "User":  # the answer a message got
+            b = _turn_end(lines, hi + 1)
+            if "?" in lines[i] or any(p._terms_of(j, forms) for j in range(hi + 1, min(b, hi + MAX_LINES) + 1)):
+                hi = b
+        lo = max(lo, 0)
+        if hi - lo + 1 > MAX_LINES:
+            lo, hi = p._window(lo, hi, i, forms)
+        p.start, p.end = lo + 1, hi + 1
+        p.terms = set()
+        for j in range(lo, hi + 1):
+            p.terms.update(p._terms_of(j, forms))
+        return p
+
+    def _terms_of(self, j: int, forms: dict) -> set:
+        got = self.matched.get(j)
+        if got is None:
+            from .terms import query_terms
+
+            got = self.matched[j] = {forms[t] for t in query_terms(self.lines[j][:LINE_CHARS]) if t in forms}
+        return got
+
+    def _window(self, lo: int, hi: int, anchor: int, forms: dict) -> tuple:
+        """The MAX_LINES lines of [lo, hi] around ``anchor`` holding the most matched lines."""
+        best = None
+        for s in range(max(lo, anchor - MAX_LINES + 1), min(anchor, hi - MAX_LINES + 1) + 1):
+            n = sum(1 for j in range(s, s + MAX_LINES) if self._terms_of(j, forms))
+            key = (n, -abs(s - (anchor - 3)))
+            if best is None or key > best[0]:
+                best = (key, s)
+        s = best[1] if best else max(lo, anchor - 3)
+        return s, min(hi, s + MAX_LINES - 1)
+
+    def trim(self, shown: list) -> bool:
+        """Drop the lines already shown (spans [a, b] of the same file); False if the hit's
+        own line was among them."""
+        for a, b in shown:
+            if b < self.start or a > self.end:
+                continue
+            if a <= self.hit.line <= b:
+                return False
+            if self.hit.line < a:
+                self.end = a - 1
+            else:
+                self.start = b + 1
+        return self.start <= self.end
+
+    def text(self) -> list:
+        """The passage's lines, blank runs squeezed, cleaned for the prompt."""
+        out: list = []
+        for ln in self.lines[self.start - 1:self.end]:
+            if ln.strip() or (out and out[-1].strip()):
+                out.append(_clean(ln))
+        while out and not out[-1].strip():
+            out.pop()
+        return out
+
+
+def _turn_start(lines: list, i: int) -> int:
+    """The header line of the turn holding line ``i`` (0-based; the line itself if none above)."""
+    j = i
+    while j >= 0 and not HEADER_RE.match(lines[j]):
+        j -= 1
+    return j if j >= 0 else i
+
+
+def _turn_end(lines: list, i: int) -> int:
+    """The last line of the turn holding line ``i`` (0-based)."""
+    j = i + 1
+    while j < len(lines) and not HEADER_RE.match(lines[j]):
+        j += 1
+    return j - 1
+
+
+def _block(p, rel: str) -> str:
+    h = p.hit
     # (the label is outside the fence: one sanitized line, names only if they are names)
     label = clean(" · ".join(x for x in ((h.date or "")[:16], name(h.harness, ""),
                                          f"peer {name(h.peer)}" if h.peer else "", f"{rel}:{h.line}") if x))
-    lines = [_clean(t) for t in excerpt_lines(h)]
+    lines = p.text()
     fence = _fence("\n".join(lines))
     return f"{label}\n{fence}\n" + "\n".join(lines) + f"\n{fence}\n"
-
-
-def excerpt_lines(h) -> list:
-    """The lines worth injecting for a hit: its turn from the header, and the answer to it.
-
-    A hit on a question is only useful with its answer, so a hit in a user turn runs on
-    through the agent turn that follows; at most MAX_LINES lines, blank runs squeezed.
-    Falls back to the hit's ±3-line window if the file cannot be read.
-    """
-    try:
-        with _vault.open_regular(h.path) as fh:
-            lines = fh.read().decode("utf-8", "replace").split("\n")
-    except OSError:
-        return [c["text"] for c in h.context]
-    i = h.line - 1
-    head = i
-    while head >= 0 and not HEADER_RE.match(lines[head]):
-        head -= 1
-    if head < 0 or i - head > 6:
-        start = max(0, i - 3)
-    else:
-        start = head
-    m = HEADER_RE.match(lines[head]) if head >= 0 else None
-    follow = 2 if m and m.group(3) == "User" else 1  # turns to read through
-    end = i + 1
-    while end < len(lines) and end - start < MAX_LINES:
-        if HEADER_RE.match(lines[end]):
-            follow -= 1
-            if follow == 0:
-                break
-        end += 1
-    out: list = []
-    for ln in lines[start:end]:
-        if ln.strip() or (out and out[-1].strip()):
-            out.append(ln)
-    while out and not out[-1].strip():
-        out.pop()
-    return out
 
 
 def _fence(text: str) -> str:

@@ -103,6 +103,7 @@ class SearchResult:
         self.warnings = warnings if warnings is not None else []
         self.vault = vault
         self.weights: dict = {}  # term -> the weight (idf) it carried; recall gates on it
+        self.sessions = 0        # session files searched (the N of the idf); recall weighs unseen terms by it
 
     def to_json(self) -> dict:
         out = {"query": self.query, "terms": self.terms, "expanded": self.expanded,
@@ -480,6 +481,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     idf.exact = sum(1 << i for i, t in enumerate(terms) if t not in synonym_weight)
     result.total_matches = col.total
     result.weights = dict(zip(terms, idf))
+    result.sessions = n_files
     views: dict = {}
     ranked = _ranked(col.buckets, idf, now, common)
     if common:
