@@ -14,10 +14,9 @@ on every prompt, and a wrong memory is worse than none; the agent can always sea
    of the query's weight. Something is injected only if some candidate's passage — the
    lines the model would read — holds at least min(0.5, 0.9/√n) of the weight of the n
    query terms (3 terms 0.5, 4 → 0.45, 6 → 0.37, 9 → 0.30);
-3. then every candidate, in search order, as a *passage*: its turn, with the message it
-   answers (a reply's preceding turn) or the answer it got (a user turn's next turn) when
-   that turn holds a query term — or the hit line asks a question — at most 24 lines placed
-   to keep the most matched lines, each line cut at 400 characters;
+3. then every candidate, in search order, as a *passage*: its turn, with the answer it got
+   (a user turn) or the message it answers (a reply, when that message holds a query term
+   too), at most 24 lines placed to keep the most matched lines, each cut at 400 characters;
 4. never a hit from the live session (its own file, or its subagents'); lines already
    injected in this session (``state/recall/``) are cut from a passage, and a passage whose
    hit line was already shown is dropped — no passage twice;
@@ -136,8 +135,8 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
         pass  # (state/ not writable: the memory still goes in; only the dedup is lost)
     where = clean(root.replace(os.path.expanduser("~"), "~", 1)) if root else ""
     head = (f"{RECALL_HEADER}\n"
-            f"Quoted from earlier conversations (files under {where}); they may be outdated. "
-            "`chrollo read FILE:LINE --turn` or the read_memory tool shows more.\n")
+            f"Quoted from files under {where}; may be outdated. "
+            "`chrollo read FILE:LINE --turn` (or read_memory) shows more.\n")
     return head + "\n" + "\n".join(blocks)
 
 
@@ -216,9 +215,8 @@ def _forms(result) -> dict:
 class Passage:
     """What is injected for a hit: contiguous file lines [start, end] (1-based) around it.
 
-    The hit's turn, with the turn it pairs with — a reply with the message it answers, a
-    user turn with the answer it got — when that turn holds a query term too, or the hit
-    line asks a question; at most MAX_LINES lines, the window placed around the hit to keep
+    The hit's turn, with the turn it pairs with: a user turn with the answer it got, a reply
+    with the message it answers when that message holds a query term too; at most MAX_LINES lines, the window placed around the hit to keep
     the most lines holding query terms (the matched lines before the turn's opening).
     """
 
@@ -248,9 +246,7 @@ class Passage:
             if any(p._terms_of(j, forms) for j in range(max(a, lo - MAX_LINES), lo)):
                 lo = a
         if hi + 1 < len(lines) and role == "User":  # the answer a message got
-            b = _turn_end(lines, hi + 1)
-            if "?" in lines[i] or any(p._terms_of(j, forms) for j in range(hi + 1, min(b, hi + MAX_LINES) + 1)):
-                hi = b
+            hi = _turn_end(lines, hi + 1)
         lo = max(lo, 0)
         if hi - lo + 1 > MAX_LINES:
             lo, hi = p._window(lo, hi, i, forms)
