@@ -216,8 +216,9 @@ class Passage:
     """What is injected for a hit: contiguous file lines [start, end] (1-based) around it.
 
     The hit's turn, with the turn it pairs with: a user turn with the answer it got, a reply
-    with the message it answers when that message holds a query term too; at most MAX_LINES lines, the window placed around the hit to keep
-    the most lines holding query terms (the matched lines before the turn's opening).
+    with the message it answers when that message holds a query term too. At most MAX_LINES
+    lines: a longer pair is cut to the window around the hit that holds the most lines with
+    query terms (so the matched lines win over a long turn's opening).
     """
 
     __slots__ = ("hit", "path", "lines", "start", "end", "terms", "matched")
