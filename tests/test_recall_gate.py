@@ -23,6 +23,15 @@ def chat(vault, make_session, n: int, turns: list, day: int = 1):
                          for i, (role, text) in enumerate(turns)])
 
 
+def exchange(home, make_session, turns: list, filler: str, reply: str = "Done."):
+    """A vault of one session of ``turns`` (role, text) and 7 filler sessions ("filler {i}")."""
+    v = home / "memories"
+    chat(v, make_session, 0, turns)
+    for i in range(1, 8):
+        chat(v, make_session, i, [("user", filler.format(i=i)), ("agent", reply)])
+    return v
+
+
 def recall(prompt: str, vault, session=SID, budget=None) -> str:
     return R.recall(prompt, session, vault=str(vault), budget=budget)
 
@@ -125,13 +134,10 @@ def test_needed_share_scales_with_query_length():
 
 
 def test_passage_includes_the_message_a_reply_answers(home, make_session):
-    v = home / "memories"
-    chat(v, make_session, 0, [
+    v = exchange(home, make_session, [
         ("user", "we moved the staging proxy off 443 because the load balancer already uses it"),
         ("agent", "Got it: the staging proxy now listens on port 8443."),
-    ])
-    for i in range(1, 8):
-        chat(v, make_session, i, [("user", f"bump the version to 1.{i}"), ("agent", "Bumped.")])
+    ], "bump the version to 1.{i}")
     result = search("what port does the staging proxy listen on", limit=7, dir=str(v))
     assert result.hits[0].context[3]["text"].startswith("> Got it")  # the hit is the reply
     text = recall("what port does the staging proxy listen on", v)
@@ -140,13 +146,10 @@ def test_passage_includes_the_message_a_reply_answers(home, make_session):
 
 
 def test_question_is_shown_with_its_answer(home, make_session):
-    v = home / "memories"
-    chat(v, make_session, 0, [
+    v = exchange(home, make_session, [
         ("user", "how long have the nightly backups been failing?"),
         ("agent", "Since the 14th, when the disk filled up."),
-    ])
-    for i in range(1, 8):
-        chat(v, make_session, i, [("user", f"rename column {i} in the orders table"), ("agent", "Renamed.")])
+    ], "rename column {i} in the orders table")
     assert "Since the 14th, when the disk filled up." in recall("nightly backups failing how long", v)
 
 
@@ -166,15 +169,12 @@ def test_weaker_candidates_with_the_answer_are_injected_too(home, make_session):
 
 
 def test_no_passage_twice_and_no_line_twice_in_a_session(home, make_session):
-    v = home / "memories"
-    chat(v, make_session, 0, [
+    v = exchange(home, make_session, [
         ("user", "the grafana alert for disk usage on db-2 keeps firing"),
         ("agent", "The grafana disk usage alert on db-2 fires because the threshold is 70%."),
         ("user", "raise the grafana disk usage alert on db-2 to 85%"),
         ("agent", "Raised the db-2 disk usage alert threshold in grafana to 85%."),
-    ])
-    for i in range(1, 8):
-        chat(v, make_session, i, [("user", f"update the readme section {i}"), ("agent", "Updated.")])
+    ], "update the readme section {i}")
     text = recall("grafana disk usage alert on db-2", v)
     body = [ln for ln in text.split("\n") if ln.startswith(("the ", "> ", "raise", "> Raised"))]
     assert len(body) == len(set(body))  # no line quoted twice
@@ -184,12 +184,10 @@ def test_no_passage_twice_and_no_line_twice_in_a_session(home, make_session):
 
 
 def test_passage_window_keeps_the_matched_lines(home, make_session):
-    v = home / "memories"
     body = [f"line {i} of the deploy log" for i in range(60)]
     body[40] = "the rollback of the canary failed: healthcheck on /readyz returned 503"
-    chat(v, make_session, 0, [("user", "why did the canary rollback fail?"), ("agent", "\n".join(body))])
-    for i in range(1, 8):
-        chat(v, make_session, i, [("user", f"tidy module {i}"), ("agent", "Tidied.")])
+    v = exchange(home, make_session, [("user", "why did the canary rollback fail?"),
+                                      ("agent", "\n".join(body))], "tidy module {i}")
     text = recall("canary rollback failed readyz healthcheck", v)
     assert "returned 503" in text
     block = text.split("```\n")[1]
