@@ -200,16 +200,22 @@ def about_prompt(result, session_id: str) -> list:
     return cands if best >= needed_share(len(w)) else []
 
 
-def _forms(result) -> dict:
-    """Each spelling the search matched for a user's term (inflections, identifier styles) → the term."""
+def _forms(result):
+    """A matcher for the user's terms as the search matched them (any case, whole words, with
+    their inflections and identifier spellings) and each spelling → the terms it stands for."""
     from .terms import identifiers, inflections
 
     idents = identifiers(result.query)
     out: dict = {}
     for t in result.terms:
-        for f in (t, *idents.get(t, ((), ()))[0], *inflections(t)):
-            out.setdefault(f, t)
-    return out
+        aliases, parts = idents.get(t, ((), ()))
+        for f in (t, *aliases):
+            out.setdefault(f, (t, *parts))  # an identifier credits its parts too
+        for f in inflections(t):
+            out.setdefault(f, (t,))
+    rx = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(out, key=len, reverse=True)))
+                    + r")(?!\w)", re.I) if out else None
+    return rx, out
 
 
 class Passage:
@@ -224,7 +230,7 @@ class Passage:
     __slots__ = ("hit", "path", "lines", "start", "end", "terms", "matched")
 
     @classmethod
-    def around(cls, h, files: dict, forms: dict) -> "Passage":
+    def around(cls, h, files: dict, forms: tuple) -> "Passage":
         p = cls()
         p.hit, p.path = h, h.path
         lines = files.get(h.path)
@@ -257,15 +263,15 @@ class Passage:
             p.terms.update(p._terms_of(j, forms))
         return p
 
-    def _terms_of(self, j: int, forms: dict) -> set:
+    def _terms_of(self, j: int, forms: tuple) -> set:
         got = self.matched.get(j)
         if got is None:
-            from .terms import query_terms
-
-            got = self.matched[j] = {forms[t] for t in query_terms(self.lines[j][:LINE_CHARS]) if t in forms}
+            rx, spelling = forms
+            got = self.matched[j] = {t for f in (rx.findall(self.lines[j][:LINE_CHARS]) if rx else ())
+                                     for t in spelling.get(f.lower(), ())}
         return got
 
-    def _window(self, lo: int, hi: int, anchor: int, forms: dict) -> tuple:
+    def _window(self, lo: int, hi: int, anchor: int, forms: tuple) -> tuple:
         """The MAX_LINES lines of [lo, hi] around ``anchor`` holding the most matched lines."""
         best = None
         for s in range(max(lo, anchor - MAX_LINES + 1), min(anchor, hi - MAX_LINES + 1) + 1):
