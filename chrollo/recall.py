@@ -10,8 +10,8 @@ on every prompt, and a wrong memory is worse than none; the agent can always sea
    term found nowhere keeps the weight of one found in half a session, ln(1 + 2N) — an
    unknown word is the strongest sign that nothing there is about the prompt. A hit is a
    candidate if its line holds at least two distinct query terms (the one term of a one-term
-   query), not all of them common (in more than 67% of the sessions), and at least a tenth
-   of the query's weight. Something is injected only if some candidate's passage — the
+   query), not all of them common (in more than 67% of a vault's sessions, once it has 5),
+   and at least a tenth of the query's weight. Something is injected only if some candidate's passage — the
    lines the model would read — holds at least min(0.5, 0.9/√n) of the weight of the n
    query terms (3 terms 0.5, 4 → 0.45, 6 → 0.37, 9 → 0.30);
 3. then every candidate, in search order, as a *passage*: its turn, with the answer it got
@@ -46,6 +46,7 @@ MIN_TERMS = 2              # distinct query terms (the user's own words) on the 
 MIN_LINE_SHARE = 0.1       # share of the query's weight on an injected hit's line
 UNSEEN_DF = 0.5            # a term found nowhere weighs as if half a session held it
 COMMON_SHARE = 0.67        # a term in more than 67% of the sessions is common: never a match alone
+COMMON_MIN_SESSIONS = 5    # … in a vault of at least this many (in 1 or 2 sessions every word is in most)
 MAX_QUERY = 1000           # characters of the prompt searched (a pasted log is not a query)
 LINE_CHARS = 400           # one injected line at most
 MAX_LINES = 24             # lines of one excerpt at most
@@ -173,7 +174,7 @@ def about_prompt(result, session_id: str) -> list:
 
     A hit is a candidate when its line holds at least MIN_TERMS distinct query terms (all of
     them for a shorter query), one that is not common (in at most COMMON_SHARE of the
-    sessions) and MIN_LINE_SHARE of the query's weight. The prompt is about memory when some
+    sessions, in a vault of COMMON_MIN_SESSIONS or more) and MIN_LINE_SHARE of the query's weight. The prompt is about memory when some
     candidate's passage — the lines the model would read — holds at least needed_share() of
     the query's weight; then all candidates are injected, in search order.
     """
@@ -181,8 +182,8 @@ def about_prompt(result, session_id: str) -> list:
     total = sum(w.values())
     if not total:
         return []
-    common = {t for t, x in w.items()
-              if result.weights.get(t) and x < math.log(1 + 1 / COMMON_SHARE)}
+    common = {t for t, x in w.items() if result.sessions >= COMMON_MIN_SESSIONS
+              and result.weights.get(t) and x < math.log(1 + 1 / COMMON_SHARE)}
     need_terms = min(MIN_TERMS, len(w))
     forms = _forms(result)
     files: dict = {}

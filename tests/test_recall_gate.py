@@ -96,6 +96,14 @@ def test_very_common_words_never_carry_a_match_alone(home, make_session):
     assert "shipped the charlie ticket" in recall("standup notes charlie", v)
 
 
+def test_a_new_vault_of_one_session_recalls(home, make_session):
+    # every word of a one-session vault is in all its sessions: not "common" yet
+    v = home / "memories"
+    chat(v, make_session, 0, [("user", "the staging reverse proxy port keeps changing"),
+                              ("agent", "It listens on port 8443; nginx forwards it to the app.")])
+    assert "port 8443" in recall("which port does the staging reverse proxy listen on?", v)
+
+
 @pytest.fixture
 def planning(home, make_session):
     v = home / "memories"
