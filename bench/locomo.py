@@ -57,14 +57,14 @@ def main() -> None:
                     res = r.search(q["question"], limit=ev.K, dir=memdir)
                     hits = [(os.path.basename(h.path), h.line) for h in res.hits]
                 spans = [tuple(c["dia_map"][e]) for e in q["evidence"]]
-                rank, cov = ev.score_question(hits, spans)
-                rows.append((q["category"], rank, cov, len(spans)))
+                rank, cov, srank = ev.score_question(hits, spans)
+                rows.append((q["category"], rank, cov, len(spans), srank))
                 if rank is None:
                     misses.append((c["conv"], q["category"], q["question"], q["answer"]))
         o = ev.aggregate(rows)
         cats = {k: ev.aggregate([x for x in rows if x[0] == k])["hit@10"] for k in ev.CATS}
         print(f"{label:8s} hit@1 {o['hit@1']:.3f} hit@5 {o['hit@5']:.3f} hit@10 {o['hit@10']:.3f} "
-              f"mrr {o['mrr@10']:.3f} | " + " ".join(f"{ev.CATS[k][:9]} {v:.3f}" for k, v in cats.items()))
+              f"mrr {o['mrr@10']:.3f} sess@1 {o['sess@1']:.3f} sess@5 {o['sess@5']:.3f} | " + " ".join(f"{ev.CATS[k][:9]} {v:.3f}" for k, v in cats.items()))
         if label == "chrollo":
             for m in misses[: a.misses]:
                 print("  miss", m)

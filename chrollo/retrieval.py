@@ -37,7 +37,7 @@ from . import rg as _rg
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
 from .fileformat import HEADER_RE, TOOL_LINE_RE, file_date, parse_frontmatter, read_frontmatter
-from .terms import identifiers, inflections, query_terms
+from .terms import _parts, identifiers, inflections, query_terms
 
 MAX_LIMIT = 50
 MAX_TERMS = 100              # searchable words of one query at most (the rest are ignored, with a warning)
@@ -66,6 +66,11 @@ SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
 NEIGHBOR_WEIGHT = float(os.environ.get("CHROLLO_NEIGHBOR_WEIGHT", "0.5"))
 NEIGHBOR_LINES = 8
 INFLECT = os.environ.get("CHROLLO_INFLECT", "1") != "0"  # match plural/-ed/-ing forms (ablation knob)
+# A query word found only as a part of an identifier (``config`` in ``parse_config``,
+# ``settings`` in ``loadSettings``) counts PART_WEIGHT of a whole-word match: it is the same
+# thing named, but a line that says the word itself is the better answer (docs/ranking.md).
+PART_WEIGHT = 0.8
+PART_MIN = 3                 # words shorter than this never match inside identifiers
 # A seam for other synonym sources (pipeline step 3): (terms, only) -> {term: [synonym, ...]}.
 Expander = "Callable[[list, set | None], dict]"
 
@@ -284,10 +289,28 @@ class _Query:
             for form in [t, *aliases, *(inflections(t) if INFLECT else ())]:
                 self.mask.setdefault(form, m)
         self.ascii = all(f.isascii() for f in self.mask)
+        # The spellings that also match inside identifiers: plain ASCII words (the parts of
+        # an identifier the query spelled out are query terms of their own already).
+        # A part match sets the term's bit shifted by 2n (see _weight).
+        n = len(terms)
+        self.part: dict[str, int] = {}
+        for t, i in index.items():
+            if len(t) >= PART_MIN and t.isascii() and t.isalnum() and t not in idents:
+                for form in [t, *(inflections(t) if INFLECT else ())]:
+                    self.part.setdefault(form, 1 << (2 * n + i))
 
     def forms(self, terms_mask: int = -1) -> list:
         """The spellings of the terms in ``terms_mask`` (by their own term bit)."""
         return [f for f, m in self.mask.items() if (m & -m) & terms_mask]
+
+    def part_forms(self, terms_mask: int = -1) -> list:
+        n2 = 2 * len(self.terms)
+        return [f for f, m in self.part.items() if (m >> n2) & terms_mask]
+
+
+def _present(mask: int, n: int) -> int:
+    """The terms (bits 0..n-1) a mask holds, whether as whole words or as identifier parts."""
+    return (mask | mask >> (2 * n)) & ((1 << n) - 1)
 
 
 class _Collector:
@@ -311,7 +334,19 @@ class _Collector:
         self.sampled: set = set()            # files of the sample (their masks are exact)
         self.common = 0                      # mask of the terms the main scan leaves out
         self.rows: list | None = None        # occurrences per term, while sampling
+        self.idents: dict[bytes, int] = {}   # identifier seen -> the part bits it holds
         self.use(q.forms())
+
+    def ident_mask(self, ident: bytes) -> int:
+        """The part bits of an identifier rg reported (``loadSettings`` -> "settings")."""
+        m = self.idents.get(ident)
+        if m is None:
+            part = self.q.part
+            m = 0
+            for p in _parts(ident.decode("ascii", "replace")):
+                m |= part.get(p.lower(), 0)
+            self.idents[ident] = m
+        return m
 
     def use(self, forms: list) -> None:
         """The forms the next scan lists."""
@@ -328,6 +363,7 @@ class _Collector:
         """Per term: the number of files it occurs in."""
         out = [0] * self.n
         for m, k in self.doc_masks.items():
+            m = _present(m, self.n)
             for i in range(self.n):
                 if m >> i & 1:
                     out[i] += k
@@ -344,9 +380,11 @@ class _Collector:
         counts = list(map(low.count, self.sfxs))
         n_big = max(counts, default=0)
         if n_big == 0:
-            return  # only case variants we do not map (e.g. "ß" vs "SS"): ignore
-        j = counts.index(n_big)
-        sfx_big, big = self.suffixes[j]
+            if not self.q.part:
+                return  # only case variants we do not map (e.g. "ß" vs "SS"): ignore
+            sfx_big, big = b"\n", 0  # identifiers only (or nothing we map, see below)
+        else:
+            sfx_big, big = self.suffixes[counts.index(n_big)]
         if self.rows is not None:
             for c, (_s, m) in zip(counts, self.suffixes):
                 self.rows[(m & -m).bit_length() - 1] += c
@@ -358,11 +396,22 @@ class _Collector:
         masks: dict[bytes, int] = {}
         if n_big != len(rows_l) - 1:  # other forms too: their rows one by one
             get = self.masks.get
+            idents = False
             for r in filterfalse(bytes.isdigit, rows_l):
                 ln, _, text = r.partition(b":")
                 m = get(text)
                 if m:
                     masks[ln] = masks.get(ln, 0) | m
+                elif text:
+                    idents = True
+            if idents and self.q.part:  # identifiers holding a part: split them as written
+                for r in rows.split(b"\n"):
+                    ln, _, text = r.partition(b":")
+                    if text and text.lower() not in self.masks and (m := self.ident_mask(text)):
+                        masks[ln] = masks.get(ln, 0) | m
+                        self.total += 1
+            if not (big_lines or masks):
+                return
         present = big if big_lines else 0
         alone = big_lines.difference(masks) if masks else big_lines
         if NEIGHBOR_WEIGHT and masks:  # (one form alone: no line has a neighbour of another term)
@@ -409,13 +458,13 @@ class _Collector:
                 elif x in alone_i:
                     nm |= big
                     near[x] = near.get(x, 0) | m
-            by_key.setdefault(m | ((nm & ~m) << n), []).append(ln)
+            by_key.setdefault(m | ((_present(nm, n) & ~_present(m, n)) << n), []).append(ln)
         if alone_i:
             plain = sorted(alone_i.difference(near)) if near else sorted(alone_i)
             if plain:
                 by_key.setdefault(big, []).extend(plain[:LINES_PER_FILE_MASK])
             for x, nm in near.items():
-                by_key.setdefault(big | ((nm & ~big) << n), []).append(x)
+                by_key.setdefault(big | ((_present(nm, n) & ~big) << n), []).append(x)
         for k, lns in by_key.items():
             lns.sort()
             self._push(k, key, path, lns[:LINES_PER_FILE_MASK])
@@ -451,7 +500,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     errors: list = []
     if sample:
         col.rows = [0] * len(terms)
-        n_sample, errors = _scan_into(col, q.forms(), sample, globs, **scan)
+        n_sample, errors = _scan_into(col, q.forms(), q.part_forms(), sample, globs, **scan)
         col.sampled = {os.fsencode(p) for p in sample}
         sample_df = col.df()
         n_sample = max(n_sample, 1)
@@ -462,7 +511,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         col.common = common
         col.use(q.forms(~common))
     # the main scan (sampled files come round again and are skipped: they are complete)
-    n_main, err = _scan_into(col, q.forms(~common), [folder], globs, **scan)
+    n_main, err = _scan_into(col, q.forms(~common), q.part_forms(~common), [folder], globs, **scan)
     errors += err
     if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
@@ -492,8 +541,10 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         # all beat the best such line the sample saw, list everything (exact, slower, rare).
         # (Bucket keys carry neighbour terms above a line's own; the bound counts a line's own
         # terms only: a line of common terms next to a listed line is not worth a full pass.)
-        own = (1 << len(terms)) - 1
-        bound = max((_weight(m & own, idf) for m in col.buckets if not m & own & ~common), default=0.0)
+        n = len(terms)
+        own = ((1 << n) - 1) * (1 | 1 << 2 * n)  # a line's own terms, whole or as parts
+        bound = max((_weight(m & own, idf) for m in col.buckets if not _present(m, n) & ~common),
+                    default=0.0)
         if len(result.hits) < limit or result.hits[-1].score < bound * (1 + RECENCY_BOOST):
             del result.warnings[:]
             return _run(result, terms, idents, synonym_weight, folder, vault, limit, context,
@@ -528,13 +579,14 @@ def _sample_files(folder: str) -> list:
     return []
 
 
-def _scan_into(col: _Collector, forms: list, paths: list, globs: list, *, since_ts, harness,
-               timeout, warnings: list) -> tuple[int, list]:
+def _scan_into(col: _Collector, forms: list, parts: list, paths: list, globs: list, *, since_ts,
+               harness, timeout, warnings: list) -> tuple[int, list]:
     """Feed one rg scan into the collector; returns (files searched, rg errors)."""
     info = _rg.Scan()
     fold = col.fold
     for path, rows in _rg.scan(forms, [str(p) for p in paths], globs=tuple(globs),
-                               timeout=timeout, info=info, on_data=lambda b: col.seen(fold(b))):
+                               timeout=timeout, info=info, on_data=lambda b: col.seen(fold(b)),
+                               parts=parts):
         if since_ts is not None:
             try:
                 if os.stat(path).st_mtime < since_ts:
@@ -632,12 +684,17 @@ class _Idf(list):
 
 
 def _weight(mask: int, idf: _Idf) -> float:
-    """The terms of a line (bits 0..n-1) count fully; terms only near it (bits n..2n-1, see
-    NEIGHBOR_WEIGHT) count ``idf.near``."""
+    """The terms of a line (bits 0..n-1) count fully, terms found only inside its identifiers
+    (bits 2n..3n-1) PART_WEIGHT; terms only near it (bits n..2n-1, see NEIGHBOR_WEIGHT)
+    count ``idf.near``."""
     n = len(idf)
     w = sum(idf[i] for i in range(n) if mask >> i & 1)
-    if mask >> n and mask & idf.exact:  # (a line of synonyms only is not lifted)
-        w += sum(idf.near[i] for i in range(n) if mask >> (n + i) & 1)
+    parts = mask >> 2 * n & ~mask
+    if parts:
+        w += PART_WEIGHT * sum(idf[i] for i in range(n) if parts >> i & 1)
+    near = mask >> n & ((1 << n) - 1)
+    if near and _present(mask, n) & idf.exact:  # (a line of synonyms only is not lifted)
+        w += sum(idf.near[i] for i in range(n) if near >> i & 1)
     return w
 
 
@@ -688,7 +745,7 @@ def _emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
         hits.append(Hit(path=spath, line=ln, score=round(-neg, 4), date=stamp,
                         session_id=_str(v.meta.get("session_id")), harness=_str(v.meta.get("harness")),
                         peer=_vault.peer_of(spath, vault),
-                        terms=[t for i, t in enumerate(terms) if m >> i & 1],
+                        terms=[t for i, t in enumerate(terms) if _present(m, len(terms)) >> i & 1],
                         context=v.window(ln, context)))
         if len(hits) >= limit:
             break

@@ -12,8 +12,7 @@ import os
 
 from . import vault as _vault
 
-PER_TERM = 3      # synonyms tried per query term
-PER_QUERY = 12    # and per query: a hard cap on the patterns expansion adds
+PER_QUERY = 12    # synonyms tried per query: a hard cap on the patterns expansion adds
 
 _words: dict | None = None
 
@@ -55,26 +54,27 @@ def synonyms(term: str) -> list:
 
 
 def expand(terms: list, only: set | None = None) -> dict:
-    """{term: [synonyms]} for ``terms`` (or just those in ``only``), within the caps.
+    """{term: [synonyms]} for ``terms`` (or just those in ``only``), PER_QUERY in all.
 
-    Synonyms that are query terms already are skipped; each synonym is used once."""
+    The budget is the query's, not each term's: terms take their synonyms in turns, best
+    first, so a one-word query may use all of it (``bug`` reaches ``glitch``, its 4th) and a
+    long one gets each term's best few. Synonyms that are query terms already are skipped;
+    each synonym is used once."""
     from .terms import STOPWORDS
 
-    out: dict = {}
     used = set(terms)
-    budget = PER_QUERY
+    queues = {}
     for t in terms:
-        if only is not None and t not in only:
-            continue
-        picked = []
-        for s in synonyms(t):
-            if budget <= 0 or len(picked) >= PER_TERM:
-                break
-            if s in used or s in STOPWORDS or len(s) < 2 or not s.replace("-", "").isalnum():
-                continue
-            picked.append(s)
-            used.add(s)
-            budget -= 1
-        if picked:
-            out[t] = picked
+        if only is None or t in only:
+            queues[t] = [s for s in synonyms(t)
+                         if s not in STOPWORDS and len(s) >= 2 and s.replace("-", "").isalnum()]
+    out: dict = {}
+    budget, rank = PER_QUERY, 0
+    while budget > 0 and any(len(q) > rank for q in queues.values()):
+        for t, q in queues.items():
+            if budget > 0 and len(q) > rank and q[rank] not in used:
+                out.setdefault(t, []).append(q[rank])
+                used.add(q[rank])
+                budget -= 1
+        rank += 1
     return out

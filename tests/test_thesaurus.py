@@ -75,8 +75,17 @@ def test_user_thesaurus_on_top(home):
 def test_caps():
     terms = ["deploy", "error", "auth", "db", "bug", "test", "config", "cache", "log", "api"]
     got = thesaurus.expand(terms)
-    assert all(len(v) <= thesaurus.PER_TERM for v in got.values())
-    assert sum(map(len, got.values())) <= thesaurus.PER_QUERY
+    assert sum(map(len, got.values())) == thesaurus.PER_QUERY
+    # in turns: every term with synonyms has its best one before any has a third
+    assert all(v[0] == thesaurus.synonyms(t)[0] for t, v in got.items())
+    assert set(got) == {t for t in terms if thesaurus.synonyms(t)}
+    assert max(map(len, got.values())) <= 2
+
+
+def test_the_budget_is_per_query_not_per_term():
+    """A one-word query may use the whole budget: bug's 4th synonym is searched (issue 21)."""
+    assert thesaurus.synonyms("bug").index("glitch") >= 3
+    assert "glitch" in thesaurus.expand(["bug"])["bug"]
 
 
 def test_licence_ships_in_the_package():
