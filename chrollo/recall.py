@@ -51,6 +51,7 @@ MAX_QUERY = 1000           # characters of the prompt searched (a pasted log is 
 LINE_CHARS = 400           # one injected line at most
 MAX_LINES = 24             # lines of one excerpt at most
 SEARCH_TIMEOUT = 10.0
+DEADLINE = 0.5             # seconds: the search answers from the newest sessions by then
 MAX_REMEMBERED = 500       # injected excerpts remembered per session
 TRIVIAL = {
     "ok", "okay", "k", "yes", "yep", "yeah", "no", "nope", "thanks", "thank you", "thx", "ty",
@@ -97,7 +98,7 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
     chars, max_hits = budget_of(budget)
     try:
         result = search(query, limit=max_hits + 3, context=3, dir=vault, cwd=cwd,
-                        timeout=SEARCH_TIMEOUT)
+                        timeout=SEARCH_TIMEOUT, deadline=DEADLINE)
     except Exception as e:  # no vault yet, rg missing…: no memory, but the prompt goes on
         from .errors import ChrolloError
 

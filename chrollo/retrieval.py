@@ -31,6 +31,7 @@ import heapq
 import math
 import os
 import re
+import time
 from itertools import filterfalse, islice
 
 from . import rg as _rg
@@ -58,6 +59,15 @@ SAMPLE_AFTER = 8_000
 SAMPLE_ENDINGS = ("00.md", "10.md", "20.md", "30.md")
 COMMON_RATE = 0.15           # occurrences per session (in the sample) that make a term "common"
 _NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
+
+# A search with a deadline (the recall hook) lists the vault, scans its newest sessions first
+# in batches (DEADLINE_BATCH files, then 4× more each time) and stops at the deadline; files
+# over DEADLINE_MAX_FILE bytes (a pasted multi-megabyte log, a vocabulary-stuffed peer file)
+# are skipped there. Explicit searches have no deadline and stay complete.
+DEADLINE_BATCH = 1000
+DEADLINE_MAX_BATCH = 12_000  # (paths go on rg's command line: stay far below ARG_MAX)
+DEADLINE_MAX_FILE = 4 << 20
+SCAN_RESERVE = 0.3           # share of the deadline kept for ranking and reading the hits
 
 SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
 # Terms on the lines around a line (the question it answers, the answer it got) count half:
@@ -198,14 +208,20 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
            since: str | dt.date | None = None, harness: str | None = None, peer: str | None = None,
            peers: bool = True, now: dt.datetime | None = None, expand: str = "auto",
            expander: Expander | None = None, timeout: float = 30.0,
-           cwd: str | None = None) -> SearchResult:
+           cwd: str | None = None, deadline: float | None = None) -> SearchResult:
     """Search the vault (or ``dir``) for ``query``; see the module doc for the ranking.
 
     ``expand``: "auto" adds synonyms (weighing SYNONYM_WEIGHT of an exact term) when exact
     terms find too little — a term found nowhere, or fewer hits than ``limit``; "always"
     expands every term; "never" does not. ``expander`` replaces the bundled thesaurus:
     ``expander(terms, only) -> {term: [synonyms]}``.
+
+    ``deadline`` (seconds): answer within about that long however large the vault, from its
+    newest sessions (see DEADLINE_BATCH); what was left unsearched is said in ``warnings``.
+    Without it the search is complete (up to ``timeout``).
     """
+    start = time.monotonic()
+    stop = start + deadline * (1 - SCAN_RESERVE) if deadline else None
     if not 1 <= limit <= MAX_LIMIT:
         raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {limit}", kind="bad_limit")
     if not 0 <= context <= MAX_CONTEXT:
@@ -226,12 +242,14 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
     if not terms:
         return result
     idents = identifiers(query)
-    args = (folder, vault, limit, context, since_d, harness, peers and peer is None, now, timeout)
+    args = (folder, vault, limit, context, since_d, harness, peers and peer is None, now, timeout, stop)
     df = _run(result, terms, idents, {}, *args)
     # Step 3: synonyms, only when exact terms find too little (or when asked to).
     missing = {t for t, d in zip(terms, df) if d == 0}
     if expand == "never" or (expand == "auto" and len(result.hits) >= limit and not missing):
         return result
+    if stop is not None and time.monotonic() >= stop:
+        return result  # no time left for a second pass
     only = missing if expand == "auto" and len(result.hits) >= limit else None
     if expander is None:
         from .thesaurus import expand as expander
@@ -443,22 +461,22 @@ class _Collector:
         n, w = self.n, NEIGHBOR_LINES
         other = {int(ln): (m | big if ln in big_lines else m) for ln, m in masks.items()}
         alone_i = set(map(int, alone))
-        span = range(-w, w + 1)
+        every = sorted(alone_i.union(other))
+        lo, hi = bisect.bisect_left, bisect.bisect_right
         by_key: dict[int, list] = {}
         near: dict[int, int] = {}  # big-only line near another form -> the terms near it
         get = other.get
         for ln, m in other.items():
             nm = 0
-            for d in span:
-                x = ln + d
+            for x in every[lo(every, ln - w):hi(every, ln + w)]:  # (matched lines only)
                 o = get(x)
-                if o is not None:
-                    if d:
-                        nm |= o
-                elif x in alone_i:
+                if o is None:
                     nm |= big
                     near[x] = near.get(x, 0) | m
-            by_key.setdefault(m | ((_present(nm, n) & ~_present(m, n)) << n), []).append(ln)
+                elif x != ln:
+                    nm |= o
+            pm = m | m >> 2 * n
+            by_key.setdefault(m | (((nm | nm >> 2 * n) & ~pm & ((1 << n) - 1)) << n), []).append(ln)
         if alone_i:
             plain = sorted(alone_i.difference(near)) if near else sorted(alone_i)
             if plain:
@@ -484,7 +502,8 @@ class _Collector:
 
 def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, folder: str,
          vault: str, limit: int, context: int, since: dt.date | None, harness: str | None,
-         include_peers: bool, now: dt.datetime, timeout: float, shortcut: bool = True) -> list:
+         include_peers: bool, now: dt.datetime, timeout: float, stop: float | None,
+         shortcut: bool = True) -> list:
     """Scan and rank into ``result``; returns each term's document frequency."""
     q = _Query(terms, idents)
     col = _Collector(q)
@@ -496,7 +515,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     scan = dict(since_ts=since_ts, harness=harness, timeout=timeout, warnings=result.warnings)
     common = 0
     n_sample = 0
-    sample = _sample_files(folder) if shortcut and len(terms) > 1 else []
+    sample = _sample_files(folder) if shortcut and stop is None and len(terms) > 1 else []
     errors: list = []
     if sample:
         col.rows = [0] * len(terms)
@@ -511,7 +530,10 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         col.common = common
         col.use(q.forms(~common))
     # the main scan (sampled files come round again and are skipped: they are complete)
-    n_main, err = _scan_into(col, q.forms(~common), q.part_forms(~common), [folder], globs, **scan)
+    if stop is None:
+        n_main, err = _scan_into(col, q.forms(~common), q.part_forms(~common), [folder], globs, **scan)
+    else:
+        n_main, err = _scan_newest(col, q, folder, globs, include_peers, stop, scan)
     errors += err
     if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
@@ -548,7 +570,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         if len(result.hits) < limit or result.hits[-1].score < bound * (1 + RECENCY_BOOST):
             del result.warnings[:]
             return _run(result, terms, idents, synonym_weight, folder, vault, limit, context,
-                        since, harness, include_peers, now, timeout, shortcut=False)
+                        since, harness, include_peers, now, timeout, stop, shortcut=False)
     return df
 
 
@@ -579,8 +601,98 @@ def _sample_files(folder: str) -> list:
     return []
 
 
+def _session_files(folder: str, include_peers: bool) -> list:
+    """The vault's ``*.md`` files as sort keys, dot-folders and symlinked folders skipped
+    (symlinked files are dropped per batch, see _newest_first). A key is the file name —
+    sessions are named by their start time — and, below the top folder, ``name\0relpath``.
+    (Plain strings from os.listdir: 3× faster than DirEntry objects or tuples at 250,000.)"""
+    out = []
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            names = os.listdir(os.path.join(folder, rel))
+        except OSError:
+            continue
+        if rel:
+            out += [f"{n}\0{rel}/{n}" for n in names if n.endswith(".md")]
+        else:
+            out += [n for n in names if n.endswith(".md")]
+        for n in names:
+            if not n.endswith(".md") and not n.startswith(".") and (include_peers or rel or n != _vault.PEERS):
+                p = os.path.join(folder, rel, n)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    stack.append(f"{rel}/{n}" if rel else n)
+    return out
+
+
+def _newest_first(folder: str, files: list):
+    """Paths of ``files`` (_session_files keys) in batches, newest first: DEADLINE_BATCH,
+    then 4× more each time. Cut-offs come from a sorted sample of the keys, so a vault of
+    250,000 sessions is never sorted whole (only each batch is)."""
+    n = len(files)
+    sample = sorted(files[::max(1, n // 2048)])
+    upper, done, size = None, 0, DEADLINE_BATCH
+    sep = folder + os.sep
+    while done < n:
+        want = done + size
+        cut = sample[max(0, len(sample) - max(1, want * len(sample) // n))] if want < n else None
+        if upper is None:
+            batch = files if cut is None else [f for f in files if f >= cut]
+        else:
+            batch = [f for f in files if f < upper and (cut is None or f >= cut)]
+        batch.sort(reverse=True)
+        paths = [sep + (f.rpartition("\0")[2]) for f in batch]
+        for i in range(0, len(paths), DEADLINE_MAX_BATCH):
+            yield paths[i:i + DEADLINE_MAX_BATCH]
+        done += len(batch)
+        if cut is None:
+            return
+        upper, size = cut, 4 * size
+
+
+def _small_regular(path: str) -> bool:
+    """A regular file (never a link: rg would follow one given by name) of a size worth
+    reading within a deadline."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (st.st_mode & 0o170000) == 0o100000 and st.st_size <= DEADLINE_MAX_FILE
+
+
+def _scan_newest(col: _Collector, q: _Query, folder: str, globs: list, include_peers: bool,
+                 stop: float, scan: dict) -> tuple[int, list]:
+    """The scan of a search with a deadline: newest sessions first, in growing batches,
+    until the deadline (the batch running then is cut short, its rows so far kept)."""
+    t0 = time.monotonic()
+    files = _session_files(folder, include_peers)
+    # (listing is the one step that grows with the vault — ~1 µs a file: if it took all the
+    # time, the newest batch still gets a quarter of the scan's share)
+    stop = max(stop, time.monotonic() + (stop - t0) / 4)
+    searched, errors, complete, skipped = 0, [], 0, 0
+    for batch in _newest_first(folder, files):
+        left = stop - time.monotonic()
+        if left <= 0:
+            break
+        todo = [p for p in batch if _small_regular(p)]
+        n, err = _scan_into(col, q.forms(), q.part_forms(), todo, globs, **dict(
+            scan, timeout=left, quiet_timeout=True)) if todo else (0, [])
+        errors += err
+        if n or not todo:  # (a scan cut short prints no count)
+            searched, complete = searched + n, complete + len(batch)
+            skipped += len(batch) - len(todo)
+    if complete < len(files) or time.monotonic() >= stop:
+        scan["warnings"].append(f"deadline: searched the newest {complete} session files "
+                                f"(of {len(files)} listed) in full")
+    if skipped:
+        scan["warnings"].append(f"deadline: skipped {skipped} files over {DEADLINE_MAX_FILE >> 20} MiB "
+                                "(or not regular files); a search without a deadline reads them")
+    return searched, errors
+
+
 def _scan_into(col: _Collector, forms: list, parts: list, paths: list, globs: list, *, since_ts,
-               harness, timeout, warnings: list) -> tuple[int, list]:
+               harness, timeout, warnings: list, quiet_timeout: bool = False) -> tuple[int, list]:
     """Feed one rg scan into the collector; returns (files searched, rg errors)."""
     info = _rg.Scan()
     fold = col.fold
@@ -601,7 +713,7 @@ def _scan_into(col: _Collector, forms: list, parts: list, paths: list, globs: li
     for e in info.errors[:20]:
         if e not in warnings:
             warnings.append(e)
-    if info.timed_out:
+    if info.timed_out and not quiet_timeout:
         warnings.append(f"search stopped after {timeout:g}s; results are partial")
     if info.truncated:
         warnings.append("too many matching lines; results are from the first part of the vault")

@@ -136,7 +136,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
     """
     info = info if info is not None else Scan()
     regex = words_regex(patterns, parts)
-    cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "--heading", "-0", "--stats",
+    cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "-H", "--heading", "-0", "--stats",
            "--color", "never"]
     # A long query (a pasted log) would overflow the argument list ("Argument list too long"
     # at 128 KiB): past a few KB the pattern goes through a pattern file, rg's stdin.
@@ -210,5 +210,5 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         os.close(err_fd)
         errors = b"".join(err_chunks).decode("utf-8", "replace").splitlines()
         info.errors = [e.rstrip() for e in errors if e.strip()]
-        if finished and info.returncode not in (0, 1) and not info.errors:
+        if finished and not info.timed_out and info.returncode not in (0, 1) and not info.errors:
             info.errors = [f"rg exited with code {info.returncode}"]

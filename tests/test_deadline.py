@@ -1,0 +1,82 @@
+"""Issue 21: a search with a deadline (the recall hook's) reads the newest sessions first,
+skips files of pathological size, and says what it left out; explicit searches stay
+complete. Real rg over tiny vaults, frozen clock."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chrollo import recall, retrieval, search
+from conftest import write_session
+
+
+@pytest.fixture
+def vault(home, tmp_path):
+    v = tmp_path / "vault"
+    for day in range(1, 10):
+        write_session(v, f"old0000{day}-x", f"2026-09-0{day}T10:00:00",
+                      [("user", "10:00:00", f"the flaky ingest worker failed again on day {day}")])
+    return v
+
+
+def test_batches_are_newest_first_and_cover_every_file_once(vault, monkeypatch):
+    monkeypatch.setattr(retrieval, "DEADLINE_BATCH", 2)
+    (vault / "peers" / "laptop").mkdir(parents=True)
+    write_session(vault / "peers" / "laptop", "peer0000-x", "2026-09-05T12:00:00", [("user", "12:00:00", "x")])
+    (vault / ".hidden").mkdir()
+    (vault / ".hidden" / "2026-12-01_000000_aaaaaaaa.md").write_text("hidden\n")
+    files = retrieval._session_files(str(vault), include_peers=True)
+    batches = list(retrieval._newest_first(str(vault), files))
+    names = [Path(p).name for b in batches for p in b]
+    assert len(names) == len(set(names)) == 10 and ".hidden" not in "".join(str(b) for b in batches)
+    assert names == sorted(names, reverse=True)  # across batches too: newest first
+    assert [len(b) for b in batches][:2] == [2, 8]  # then 4× larger
+    assert any("peers/laptop" in p for b in batches for p in b)
+    no_peers = retrieval._session_files(str(vault), include_peers=False)
+    assert len(no_peers) == 9
+
+
+def test_a_symlinked_session_is_never_followed(vault, tmp_path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("[2026-09-01 10:00:00] [User]\nflaky ingest worker password hunter2\n")
+    (vault / "2026-12-31_000000_link0000.md").symlink_to(secret)
+    r = search("flaky ingest worker password", dir=vault, deadline=5.0)
+    assert r.hits and not any("hunter2" in c["text"] for h in r.hits for c in h.context)
+
+
+def test_with_a_deadline_a_pathological_file_is_skipped_without_it_found(vault, monkeypatch):
+    monkeypatch.setattr(retrieval, "DEADLINE_MAX_FILE", 64 << 10)
+    big = write_session(vault, "huge0000-x", "2026-09-30T10:00:00",
+                        [("user", "10:00:00", "pasted log: " + "ingest worker retry timeout " * 20_000)])
+    assert big.stat().st_size > 64 << 10
+    complete = search("ingest worker", dir=vault, expand="never")
+    assert Path(complete.hits[0].path) == big
+    bounded = search("ingest worker", dir=vault, expand="never", deadline=5.0)
+    assert bounded.hits and all(Path(h.path) != big for h in bounded.hits)
+    assert [w.split(" files")[0] for w in bounded.warnings] == ["deadline: skipped 1"]
+
+
+def test_a_deadline_that_has_passed_answers_at_once_and_says_so(vault):
+    r = search("flaky ingest worker", dir=vault, deadline=1e-9, expand="never")
+    assert any(w.startswith("deadline: searched the newest") for w in r.warnings)
+
+
+def test_recall_uses_a_deadline_and_explicit_search_does_not(vault, monkeypatch):
+    seen = []
+    real = retrieval.search
+
+    def spy(*a, **kw):
+        seen.append(kw.get("deadline"))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(retrieval, "search", spy)
+    out = recall.recall("why did the flaky ingest worker fail on day 7?", "sess-1", vault=str(vault))
+    assert seen == [recall.DEADLINE] and 0 < recall.DEADLINE <= 1.0
+    assert "day 7" in out
+
+
+def test_a_vault_of_one_session_is_searched_with_a_deadline_too(home, tmp_path):
+    v = tmp_path / "one"
+    write_session(v, "only0000-x", "2026-10-01T10:00:00", [("user", "10:00:00", "grafana disk pressure alert")])
+    assert len(search("grafana disk pressure", dir=v, deadline=5.0).hits) == 1
