@@ -61,13 +61,24 @@ COMMON_RATE = 0.15           # occurrences per session (in the sample) that make
 _NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
 
 # A search with a deadline (the recall hook) lists the vault, scans its newest sessions first
-# in batches (DEADLINE_BATCH files, then 4× more each time) and stops at the deadline; files
+# in batches (DEADLINE_BATCH files, always in full, then 4× more each time until the
+# deadline); files
 # over DEADLINE_MAX_FILE bytes (a pasted multi-megabyte log, a vocabulary-stuffed peer file)
 # are skipped there. Explicit searches have no deadline and stay complete.
 DEADLINE_BATCH = 1000
 DEADLINE_MAX_BATCH = 12_000  # (paths go on rg's command line: stay far below ARG_MAX)
 DEADLINE_MAX_FILE = 4 << 20
 SCAN_RESERVE = 0.3           # share of the deadline kept for ranking and reading the hits
+
+# Turn-length normalisation (BM25's document-length idea, with the turn as the document): a
+# line of a turn longer than TURN_PIVOT lines weighs (TURN_PIVOT / turn lines) ** TURN_POWER.
+# A coding agent's long replies restate what the short prompt asked; the prompt is what is
+# recalled (docs/ranking.md: code dev hit@1 0.47 -> 0.66). Conversations of short turns
+# (LoCoMo) are unchanged. Applied to the best RERANK_POOL candidates, whose files are read
+# anyway to show them.
+TURN_PIVOT = 6
+TURN_POWER = float(os.environ.get("CHROLLO_TURN_POWER", "0.2"))
+RERANK_POOL = 60
 
 SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
 # Terms on the lines around a line (the question it answers, the answer it got) count half:
@@ -169,6 +180,13 @@ class _FileView:
         if line in self.inline:
             return True
         return not (HEADER_RE.match(text) or TOOL_LINE_RE.match(text) or not text.strip())
+
+    def turn_lines(self, line: int) -> int:
+        """How many lines the turn holding ``line`` spans (header to the next header)."""
+        i = bisect.bisect_right(self.headers, line) - 1
+        start = self.headers[i] if i >= 0 else self.body_start
+        end = self.headers[i + 1] if i + 1 < len(self.headers) else len(self.lines) + 1
+        return end - start
 
     def stamp(self, line: int) -> str | None:
         i = bisect.bisect_right(self.headers, line) - 1
@@ -557,6 +575,8 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     ranked = _ranked(col.buckets, idf, now, common)
     if common:
         ranked = _rescore(ranked, col, idf, now, views)
+    if TURN_POWER:
+        ranked = _by_turn_length(ranked, views)
     result.hits = _emit(ranked, terms, limit, context, since, vault, views)
     if common:
         # Lines holding only common terms were listed in the sample alone. If the hits do not
@@ -665,14 +685,12 @@ def _scan_newest(col: _Collector, q: _Query, folder: str, globs: list, include_p
                  stop: float, scan: dict) -> tuple[int, list]:
     """The scan of a search with a deadline: newest sessions first, in growing batches,
     until the deadline (the batch running then is cut short, its rows so far kept)."""
-    t0 = time.monotonic()
     files = _session_files(folder, include_peers)
-    # (listing is the one step that grows with the vault — ~1 µs a file: if it took all the
-    # time, the newest batch still gets a quarter of the scan's share)
-    stop = max(stop, time.monotonic() + (stop - t0) / 4)
     searched, errors, complete, skipped = 0, [], 0, 0
     for batch in _newest_first(folder, files):
-        left = stop - time.monotonic()
+        # The first batch (the newest DEADLINE_BATCH sessions) is always searched in full —
+        # a loaded machine must not cost the prompt its recent memory; the rest until `stop`.
+        left = stop - time.monotonic() if complete else scan["timeout"]
         if left <= 0:
             break
         todo = [p for p in batch if _small_regular(p)]
@@ -758,6 +776,20 @@ def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
     yield from pool
     for neg, key, path, ln, m in ranked:  # beyond the pool: scored without the common terms
         yield -_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m
+
+
+def _by_turn_length(ranked, views: dict):
+    """The best RERANK_POOL candidates weighed by the length of their turn (see TURN_POWER),
+    re-sorted; the rest follow as they come (a weight only lowers a score, so a candidate
+    beyond the pool is merged in where it belongs)."""
+    pool = []
+    for neg, key, path, ln, m in islice(ranked, RERANK_POOL):
+        v = _view(views, path)
+        if v is not None and (tl := v.turn_lines(ln)) > TURN_PIVOT:
+            neg *= (TURN_PIVOT / tl) ** TURN_POWER
+        pool.append((neg, key, path, ln, m))
+    pool.sort()
+    yield from heapq.merge(pool, ranked)
 
 
 def _read_lines(path) -> list:

@@ -57,9 +57,11 @@ def test_with_a_deadline_a_pathological_file_is_skipped_without_it_found(vault, 
     assert [w.split(" files")[0] for w in bounded.warnings] == ["deadline: skipped 1"]
 
 
-def test_a_deadline_that_has_passed_answers_at_once_and_says_so(vault):
+def test_a_deadline_that_has_passed_still_searches_the_newest_batch_and_says_so(vault, monkeypatch):
+    monkeypatch.setattr(retrieval, "DEADLINE_BATCH", 3)
     r = search("flaky ingest worker", dir=vault, deadline=1e-9, expand="never")
-    assert any(w.startswith("deadline: searched the newest") for w in r.warnings)
+    assert any(w.startswith("deadline: searched the newest 3 session files (of 9") for w in r.warnings)
+    assert sorted(Path(h.path).name[:10] for h in r.hits) == ["2026-09-07", "2026-09-08", "2026-09-09"]
 
 
 def test_recall_uses_a_deadline_and_explicit_search_does_not(vault, monkeypatch):
