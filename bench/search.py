@@ -94,6 +94,9 @@ def grow(mem: Path, src: list, replicate, target: int, size: int = 0, r: int = 0
 
 
 def chrollo_cmd() -> list:
+    """$CHROLLO_CMD (e.g. ``python -m chrollo`` from another checkout), else the venv's."""
+    if os.environ.get("CHROLLO_CMD"):
+        return os.environ["CHROLLO_CMD"].split()
     exe = Path(sys.executable).with_name("chrollo")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "chrollo"]
 

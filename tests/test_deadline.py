@@ -82,3 +82,22 @@ def test_a_vault_of_one_session_is_searched_with_a_deadline_too(home, tmp_path):
     v = tmp_path / "one"
     write_session(v, "only0000-x", "2026-10-01T10:00:00", [("user", "10:00:00", "grafana disk pressure alert")])
     assert len(search("grafana disk pressure", dir=v, deadline=5.0).hits) == 1
+
+
+def test_the_listing_is_reused_until_a_folder_changes(vault, home, monkeypatch):
+    import os
+    import time
+
+    old = time.time() - 60  # (a listing is trusted only for folders unchanged for a second)
+    os.utime(vault, (old, old))
+    assert len(search("flaky ingest worker", dir=vault, deadline=5.0, expand="never").hits) == 9
+    cache = list((home / "state" / "listing").glob("*.json"))
+    assert len(cache) == 1 and oct(cache[0].stat().st_mode & 0o777) == "0o600"
+    calls = []
+    real = retrieval._session_files
+    monkeypatch.setattr(retrieval, "_session_files", lambda *a, **k: calls.append(1) or real(*a, **k))
+    search("flaky ingest worker", dir=vault, deadline=5.0, expand="never")
+    assert calls == []  # reused
+    write_session(vault, "new00000-x", "2026-10-30T10:00:00", [("user", "10:00:00", "flaky ingest worker again")])
+    r = search("flaky ingest worker", dir=vault, deadline=5.0, expand="never")
+    assert calls == [1] and "2026-10-30" in r.hits[0].path  # the new session is seen at once
