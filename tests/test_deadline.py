@@ -51,7 +51,7 @@ def test_with_a_deadline_a_pathological_file_is_skipped_without_it_found(vault, 
                         [("user", "10:00:00", "pasted log: " + "ingest worker retry timeout " * 20_000)])
     assert big.stat().st_size > 64 << 10
     complete = search("ingest worker", dir=vault, expand="never")
-    assert Path(complete.hits[0].path) == big
+    assert big in [Path(h.path) for h in complete.hits]
     bounded = search("ingest worker", dir=vault, expand="never", deadline=5.0)
     assert bounded.hits and all(Path(h.path) != big for h in bounded.hits)
     assert [w.split(" files")[0] for w in bounded.warnings] == ["deadline: skipped 1"]
