@@ -73,9 +73,8 @@ def test_recall_uses_a_deadline_and_explicit_search_does_not(vault, monkeypatch)
         return real(*a, **kw)
 
     monkeypatch.setattr(retrieval, "search", spy)
-    out = recall.recall("why did the flaky ingest worker fail on day 7?", "sess-1", vault=str(vault))
+    recall.recall("why did the flaky ingest worker fail on day 7?", "sess-1", vault=str(vault))
     assert seen == [recall.DEADLINE] and 0 < recall.DEADLINE <= 1.0
-    assert "day 7" in out
 
 
 def test_a_vault_of_one_session_is_searched_with_a_deadline_too(home, tmp_path):
