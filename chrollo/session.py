@@ -236,7 +236,7 @@ class SessionWriter:
                 fd = None
         if fd is None:
             tmp = folder / f".{prefix}.{os.getpid()}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, _vault.FILE_MODE)
         src = tmp if tmp is not None else f"/proc/self/fd/{fd}"
         try:
             _write_all(fd, data)

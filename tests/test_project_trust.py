@@ -168,3 +168,19 @@ def test_a_folder_chrollo_did_not_create_keeps_its_mode(home, tmp_path):
     r, out = run_json(["doctor"], home, CHROLLO_MEMORIES_DIR=mine)
     check = next(c for c in out["checks"] if c["name"] == "vault permissions")
     assert check["status"] == "warn" and check["fix"] == f"chmod 700 {mine}"
+
+
+def test_a_session_file_that_is_a_symlink_is_never_written_through(home, tmp_path):
+    """A link in the vault named like this session's file, pointing at a file outside that
+    even carries the session's id: chrollo writes a file of its own beside it."""
+    outside = tmp_path / "outside.md"
+    outside.write_text('---\nsession_id: "link0000-x"\n---\n')
+    vault_dir = home / "memories"
+    vault_dir.mkdir(parents=True)
+    (vault_dir / "2026-11-01_120000_link0000.md").symlink_to(outside)
+    ok(hook(home, "claude-code", "Stop", {
+        "session_id": "link0000-x", "transcript_path": None, "cwd": "/nonexistent",
+        "hook_event_name": "Stop", "last_assistant_message": "Some answer worth keeping."}))
+    assert outside.read_text() == '---\nsession_id: "link0000-x"\n---\n'
+    mine = [f for f in vault_dir.glob("*link0000*.md") if not f.is_symlink()]
+    assert len(mine) == 1 and "Some answer worth keeping." in mine[0].read_text()
