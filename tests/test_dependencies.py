@@ -53,9 +53,9 @@ def test_mesh_libraries_are_dependencies_not_extras():
     assert not any(d.startswith("mcp") for d in project["dependencies"])  # the server needs no SDK
 
 
-def test_hook_and_mcp_paths_import_no_mesh_library(home, tmp_path):
-    """The recall hook's cold path and the MCP server's start load neither click, rich, the mesh
-    libraries nor the MCP SDK."""
+def test_the_recall_hook_imports_no_heavy_library(home, tmp_path):
+    """The recall hook's cold path loads neither click, rich, the mesh libraries nor the MCP SDK
+    (the MCP server's start is checked in test_mcp.py)."""
     payload = json.dumps({"session_id": "s1", "prompt": "which port does the staging proxy use?",
                           "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit"})
     p = subprocess.run([sys.executable, "-X", "importtime", "-m", "chrollo", "hook", "UserPromptSubmit",

@@ -172,8 +172,7 @@ def test_initialize_loads_neither_click_rich_nor_the_sdk(home, tmp_path):
     assert [t["name"] for t in replies[1]["result"]["tools"]] == ["read_memory", "read_memory_file"]
     loaded = {ln.split("|")[-1].strip() for ln in err.splitlines() if ln.startswith("import time:")}
     assert "chrollo.mcp_server" in loaded
-    heavy = {m for m in loaded if m.split(".")[0] in ("click", "rich", "mcp", "mcp_types", "pydantic", "anyio",
-                                                       "asyncio", "chrollo.retrieval")}
+    heavy = {m for m in loaded if m.split(".")[0] in ("click", "rich", "mcp", "mcp_types", "pydantic", "anyio")}
     assert not heavy and "chrollo.retrieval" not in loaded and "chrollo.cli" not in loaded
 
 
