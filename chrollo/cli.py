@@ -286,10 +286,11 @@ _harness_command("uninstall", """Remove what `chrollo install` added to HARNESS'
               help="Check only this harness (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 def doctor(harnesses, as_json):
-    """Check the setup and fire each installed hook with a sample payload.
+    """Check the setup: fire each installed hook with a sample payload, and start the
+    registered read_memory tool (MCP: initialize, tools/list, a read_memory call).
 
-    Hooks run against a throwaway memory, never your vault. Exit 1 if an installed hook
-    does not work.
+    Both run against a throwaway memory, never your vault. Exit 1 if an installed hook or
+    tool does not work.
     """
     from .doctor import diagnose
     from .output import doctor_lines, emit
