@@ -226,18 +226,23 @@ def mcp(dir_):
 
 
 def _harness_command(name: str, doc: str):
-    @cli.command(name, help=doc)
     @click.argument("harness", type=click.Choice(["claude-code", "codex", "gemini", "pi"]))
     @click.option("--mcp", "mcp_", is_flag=True, help="Only the read_memory MCP server (`chrollo mcp`).")
     @click.option("--no-mcp", "no_mcp", is_flag=True, help="Only the hooks (capture and recall), not the MCP server.")
     @click.option("--config", metavar="PATH", help="Edit this file instead of the harness's own "
                   "(one file: the hooks', or with --mcp the MCP server's).")
     @click.option("--json", "as_json", is_flag=True, help="Print what was done as one JSON object.")
-    def command(harness, mcp_, no_mcp, config, as_json):
+    def command(harness, mcp_, no_mcp, config, as_json, vault=None):
         from . import install as inst
 
         if mcp_ and no_mcp:
             raise UsageError("--mcp and --no-mcp cannot be used together", kind="bad_usage")
+        if vault:  # before the hooks: a hook that fires meanwhile already writes there
+            from .obsidian import use_vault
+
+            moved = use_vault(vault)
+            click.echo(f"memory: {moved['vault']}", err=True)
+            click.echo(_obsidian_line(moved["obsidian"]), err=True)
         only = "mcp" if mcp_ else "hooks" if no_mcp else None
         changes = [c.to_json() for c in (inst.install if name == "install" else inst.uninstall)(harness, only, config)]
         if name == "install" and harness == "codex":
@@ -257,7 +262,11 @@ def _harness_command(name: str, doc: str):
                 click.echo(c["note"], err=True)
         if name == "install" and any(c["action"] != "unchanged" for c in changes):
             click.echo("Check them with `chrollo doctor`.", err=True)
-    return command
+    if name == "install":
+        command = click.option("--vault", metavar="PATH", help=(
+            "Keep memory in PATH, e.g. a folder inside your Obsidian vault "
+            "(same as `chrollo config vault PATH`)."))(command)
+    return cli.command(name, help=doc)(command)
 
 
 _harness_command("install", """Set chrollo up for HARNESS: capture every turn, recall before each
@@ -272,12 +281,46 @@ _harness_command("install", """Set chrollo up for HARNESS: capture every turn, r
     The tool is the `chrollo mcp` server (read_memory, read_memory_file); --no-mcp leaves it
     out, --mcp installs only it.
 
+    --vault PATH also keeps memory in PATH (see `chrollo config vault`), e.g.
+      chrollo install claude-code --vault ~/Notes/"Agent memory"
+
     Idempotent; everything else in the file is kept. `chrollo doctor` checks the result.""")
 _harness_command("uninstall", """Remove what `chrollo install` added to HARNESS's config (hooks and tool;
     --no-mcp / --mcp: one of them).
 
     If a file is still exactly as chrollo left it, its earlier bytes come back;
     otherwise only chrollo's entries are taken out (an edited pi extension is kept).""")
+
+
+def _config_vault(path, unset, as_json):
+    """`chrollo config vault [PATH] [--unset]` (see `config`'s help)."""
+    from . import vault as _v
+    from .obsidian import use_vault, visibility
+
+    if path and unset:
+        raise UsageError("give a PATH or --unset, not both", kind="usage")
+    if path or unset:
+        report = use_vault(None if unset else path)
+    else:
+        where, source = _v.vault_source()
+        report = {"vault": where, "source": source, "obsidian": visibility(where)}
+    if as_json:
+        _dump(report)
+        return
+    click.echo(report["vault"])
+    click.echo(_obsidian_line(report["obsidian"]), err=True)
+    if report.get("left_behind"):
+        click.echo(f"{report['left_behind']} sessions stay in {report['previous_vault']}; "
+                   f"move the *.md files to {report['vault']} to keep them together.", err=True)
+
+
+def _obsidian_line(v: dict) -> str:
+    if v["visible"]:
+        return f"Obsidian shows it: vault {v['obsidian_vault']}, folder {v['relative']}"
+    if v["obsidian_vault"]:
+        return (f"inside the Obsidian vault {v['obsidian_vault']}, but hidden by the dot-folder "
+                f"{v['hidden_by'][0]} (Obsidian never shows those)")
+    return "not inside an Obsidian vault (open this folder as a vault, or pick a folder inside yours)"
 
 
 @cli.command()
@@ -435,10 +478,11 @@ SETTINGS = {"redact-capture": "redact_capture"}  # the settings `chrollo config`
 
 
 @cli.command()
-@click.argument("key", required=False, type=click.Choice(sorted(SETTINGS)))
-@click.argument("value", required=False, type=click.Choice(["on", "off"]))
+@click.argument("key", required=False, type=click.Choice(sorted([*SETTINGS, "vault"])))
+@click.argument("value", required=False)
+@click.option("--unset", is_flag=True, help="With vault: back to the default, $CHROLLO_HOME/memories.")
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as one JSON object.")
-def config(key, value, as_json):
+def config(key, value, unset, as_json):
     """Show or change chrollo's settings.
 
     \b
@@ -446,7 +490,18 @@ def config(key, value, as_json):
                     replaced by [REDACTED:kind] before a turn is written. Off by default:
                     memory is verbatim, and the detector then runs on every capture.
                     `chrollo forget --secrets` scrubs what was captured before.
+    vault [PATH]    where memory lives (the global vault); e.g. inside the Obsidian vault
+                    you already use: chrollo config vault ~/Notes/"Agent memory".
+                    Only session files and chrollo.base go there; state/, logs and keys
+                    stay in $CHROLLO_HOME. A project's .chrollo/ vault and
+                    CHROLLO_MEMORIES_DIR still come first. --unset: the default again.
     """
+    if key == "vault":
+        return _config_vault(value, unset, as_json)
+    if unset:
+        raise UsageError("--unset goes with `chrollo config vault`", kind="usage")
+    if value is not None and value not in ("on", "off"):
+        raise UsageError(f"{key} takes on or off, got {value!r}", kind="usage")
     from .privacy import set_setting, settings
 
     if value is not None:

@@ -60,19 +60,22 @@ def _general() -> list:
         out.append(_check("ripgrep", "ok", f"{rg} ({ver.split(chr(10))[0]})"))
     except (ChrolloError, OSError, subprocess.SubprocessError) as e:
         out.append(_check("ripgrep", "failed", str(e), "pip install --force-reinstall 'ripgrep<15'"))
-    vault = _vault.memories_path()
+    vault, source = _vault.vault_source()
+    why = {"CHROLLO_MEMORIES_DIR": "set by CHROLLO_MEMORIES_DIR", "project": "this project's .chrollo/",
+           "config": "set by `chrollo config vault`", "default": "the default"}[source]
     if os.path.isdir(vault):
         ok = os.access(vault, os.W_OK)
         n = sum(1 for _ in _vault.iter_session_files(Path(vault)))
         out.append(_check("vault", "ok" if ok else "failed",
-                          f"{vault} ({n} session files{'' if ok else ', not writable'})",
+                          f"{vault} ({why}; {n} session files{'' if ok else ', not writable'})",
                           "" if ok else f"chmod u+rwx {vault}"))
         mode = os.stat(vault).st_mode & 0o777
         if mode & 0o077:  # (chrollo never changes the mode of a folder it did not create)
             out.append(_check("vault permissions", "warn", f"{vault} is readable by others (mode {mode:o})",
                               f"chmod 700 {vault}"))
     else:
-        out.append(_check("vault", "ok", f"{vault} (created on the first captured turn)"))
+        out.append(_check("vault", "ok", f"{vault} ({why}; created on the first captured turn)"))
+    out.append(_obsidian_check(vault))
     out += _project_check()
     log = Path(_vault.home_path()) / "logs" / "hooks.log"
     errors = _recent_errors(log)
@@ -110,6 +113,23 @@ def _project_check() -> list:
     fix = (f"cd {root} && chrollo init   # if this project is yours" if state != trust.UNSAFE
            else "replace it with a real folder you own, then: chrollo init")
     return [_check("project vault", "warn", f"ignored: {why} (the global vault is used)", fix)]
+
+
+def _obsidian_check(vault: str) -> dict:
+    """Can Obsidian show the memory? (It never shows dot-folders such as ~/.chrollo.)"""
+    from .obsidian import visibility
+
+    v = visibility(vault)
+    move = 'chrollo config vault ~/Notes/"Agent memory"  (a folder inside your Obsidian vault)'
+    if v["visible"]:
+        return _check("obsidian", "ok", f"visible in the Obsidian vault {v['obsidian_vault']} "
+                      f"as {v['relative']}/ (chrollo.base lists every session)")
+    if v["obsidian_vault"]:
+        return _check("obsidian", "warn", f"inside the Obsidian vault {v['obsidian_vault']} but hidden: "
+                      f"Obsidian never shows the dot-folder {v['hidden_by'][0]}", move)
+    hidden = f" (and inside the dot-folder {v['hidden_by'][0]})" if v["hidden_by"] else ""
+    return _check("obsidian", "ok", f"not inside an Obsidian vault{hidden}: open {vault} as a "
+                  f"vault, or move memory into yours: {move}")
 
 
 def _recent_errors(log: Path) -> int:

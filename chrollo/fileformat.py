@@ -10,11 +10,13 @@ import re
 
 from .vault import SESSION_NAME_RE, open_regular
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # what new files are written in; readers accept 1, 2 and the legacy layouts
 TS_FMT = "%Y-%m-%d %H:%M:%S"
-# Header of one turn. Legacy files may omit the date or put user text on the header line.
+# Header of one turn. Format 2 makes it a level-2 heading ("## [...] [User]") so turns show in
+# Obsidian's outline; legacy files may omit the date or put user text on the header line.
+HEADING = "## "
 HEADER_RE = re.compile(
-    r"^\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\](?:[ \t]+(\S.*))?[ \t\r]*$")
+    r"^(?:## )?\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\](?:[ \t]+(\S.*))?[ \t\r]*$")
 TOOL_LINE_RE = re.compile(r"^>?\s*<tool>.*</tool>\s*$")
 RECALL_MARKER = "[chrollo-recall]"
 # The first line of every recall block chrollo injects. Capture and import skip text that
@@ -124,6 +126,13 @@ def read_frontmatter(path) -> dict:
     except OSError:
         return {}
     return parse_frontmatter(head.decode("utf-8", "replace").split("\n"))[0]
+
+
+def name_id(name: str) -> str | None:
+    """The id part of a session file's name, without a ``-2`` collision suffix: the last
+    ``_`` field (format 2 puts a title slug before it: ``DATE_TIME_slug_id.md``)."""
+    m = SESSION_NAME_RE.match(os.path.basename(name))
+    return re.sub(r"-\d+$", "", m.group(3).rpartition("_")[2]) if m else None
 
 
 def file_date(name: str) -> str | None:

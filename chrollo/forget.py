@@ -240,6 +240,7 @@ def _drop_state(session_id: str) -> None:
 # ----------------------------------------------------------------------------- lines
 
 def _forget_lines(vault: Path, files, pattern, text: str, regex: bool, report: Report) -> None:
+
     if files is None:
         files = _sessions(vault, peers=True) if vault.is_dir() else []
     if not report.dry_run:
@@ -264,11 +265,14 @@ def _forget_secrets(vault: Path, files, report: Report) -> None:
 
 
 def _scrub_all(files: list, transform, report: Report) -> None:
+    from .obsidian import forget_slug
     for p in files:
         sid = read_frontmatter(p).get("session_id")
         locks = _locks(sid) if isinstance(sid, str) and sid else []
         with _Held(locks):
             hit = _scrub_file(p, transform, report.dry_run)
+            if not report.dry_run:  # a changed title's words leave the file name too (format 2)
+                p = forget_slug(p) or p
         if hit:
             report.lines.append({"path": str(p), "lines": hit})
 
@@ -277,6 +281,7 @@ def _scrub_file(path: Path, transform, dry_run: bool) -> list:
     """Rewrite one file's body through ``transform`` (atomically; turn headers and the
     frontmatter are kept as they are); the 1-based numbers of the lines that changed."""
     from .fileformat import HEADER_RE
+    from .obsidian import forget_title
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -306,6 +311,7 @@ def _scrub_file(path: Path, transform, dry_run: bool) -> list:
             hit += [a + 1 + k for k, ln in enumerate(old) if k >= len(new) or new[k] != ln]
             lines[a:b] = new
     hit.sort()
+    hit = sorted(hit + forget_title(lines, start, transform))  # format 2's title and aliases
     if hit and not dry_run:
         out = "\n".join(lines).encode("utf-8", "surrogateescape")
         tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")

@@ -37,7 +37,7 @@ REPO_OPT_OUT = ".chrollo-private"
 CAPTURE_ENV = "CHROLLO_CAPTURE"
 _OFF = {"0", "off", "no", "false", "never"}
 _PRIVATE_SPAN = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
-_HEADER = re.compile(r"^\\?\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]")
+_HEADER = re.compile(r"^\\?(?:## )?\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]")
 
 _rules: "Rules | None" = None
 

@@ -34,7 +34,7 @@ import os
 import re
 
 from . import vault as _vault
-from .fileformat import HEADER_RE, RECALL_HEADER
+from .fileformat import HEADER_RE, RECALL_HEADER, parse_frontmatter
 from .sanitize import clean, name
 
 PRESETS = {"small": (2000, 2), "medium": (6000, 4), "large": (9000, 6)}
@@ -256,7 +256,7 @@ class Passage:
                 lo = a
         if hi + 1 < len(lines) and role == "User":  # the answer a message got
             hi = _turn_end(lines, hi + 1)
-        lo = max(lo, 0)
+        lo = max(lo, min(parse_frontmatter(lines)[1], i))  # never quote the frontmatter
         if hi - lo + 1 > MAX_LINES:
             lo, hi = p._window(lo, hi, i, forms)
         p.start, p.end = lo + 1, hi + 1

@@ -171,7 +171,7 @@ class _FileView:
         self.inline: set = set()  # legacy headers with the user's text on the same line
         for i in range(body, len(self.lines)):
             ln = self.lines[i]
-            if ln.startswith("[") and (m := HEADER_RE.match(ln)):
+            if ln.startswith(("[", "## [")) and (m := HEADER_RE.match(ln)):
                 self.headers.append(i + 1)
                 self.stamps.append(f"{m.group(1) or default_date} {m.group(2)}".strip())
                 if m.group(4):
@@ -197,7 +197,8 @@ class _FileView:
         return self.stamps[i] if i >= 0 else (str(self.meta.get("date")) if self.meta.get("date") else None)
 
     def window(self, line: int, context: int) -> list[dict]:
-        lo, hi = max(1, line - context), min(len(self.lines), line + context)
+        # (never into the frontmatter: a hit shows the conversation, not the properties)
+        lo, hi = max(self.body_start, line - context), min(len(self.lines), line + context)
         return [{"line": n, "text": _clip(self.lines[n - 1]), "match": n == line} for n in range(lo, hi + 1)]
 
 
@@ -353,6 +354,30 @@ def _present(mask: int, n: int) -> int:
     return (mask | mask >> (2 * n)) & ((1 << n) - 1)
 
 
+# Words every format-2 file holds in its frontmatter as property names (or the `chrollo` tag).
+# A file that matches one of them has its frontmatter rows dropped (its head is read to find
+# where the frontmatter ends), so they count in no document frequency, neighbourhood or
+# total: "project" or "day" in a query weighs what it weighs in the conversations.
+FRONTMATTER_WORDS = frozenset(("title", "aliases", "tags", "started", "project", "previous",
+                               "parent", "day", "chrollo"))
+
+
+def _body_rows(path: bytes, rows: bytes) -> bytes:
+    """``rows`` without those on the file's frontmatter lines."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16384)
+    except OSError:
+        return rows
+    lines = head.split(b"\n", 401)
+    if lines[0].rstrip(b"\r") != b"---":
+        return rows
+    end = next((i + 1 for i in range(1, min(len(lines), 401)) if lines[i].rstrip(b"\r") == b"---"), 0)
+    if not end:
+        return rows
+    return b"".join(r + b"\n" for r in rows.split(b"\n") if r and int(r[:r.index(b":")]) > end)
+
+
 class _Collector:
     """Folds ripgrep's per-file rows into document counts and bounded candidate lists.
 
@@ -391,6 +416,7 @@ class _Collector:
     def use(self, forms: list) -> None:
         """The forms the next scan lists."""
         self.all_suffixes = [(b":" + f.encode() + b"\n", self.masks[f.encode()]) for f in forms]
+        self.fm_suffixes = [b":" + f.encode() + b"\n" for f in forms if f in FRONTMATTER_WORDS]
         self.seen(b"".join(s for s, _m in self.all_suffixes))
 
     def seen(self, buffer: bytes) -> None:
@@ -417,6 +443,8 @@ class _Collector:
 
     def add(self, path: bytes, rows: bytes) -> None:
         low = self.fold(rows)
+        if self.fm_suffixes and any(s in low for s in self.fm_suffixes):
+            low = _body_rows(path, low)  # a property's name is no match (see FRONTMATTER_WORDS)
         counts = list(map(low.count, self.sfxs))
         n_big = max(counts, default=0)
         if n_big == 0:

@@ -1,20 +1,34 @@
 """One session file (DESIGN §4): naming, frontmatter, the locked atomic writer, the reader.
 
-File layout::
+File layout (format 2; format 1 is the same without the first block of properties and
+with plain ``[...] [User]`` paragraphs instead of headings)::
 
     ---
+    title: "fix the login bug"               # from the first prompt, see chrollo.obsidian
+    aliases:
+      - "fix the login bug"
+    tags:
+      - chrollo
+      - claude-code
+      - project
+    started: YYYY-MM-DDTHH:MM:SS
+    project: "[[project]]"
+    previous: "[[YYYY-MM-DD_HHMMSS_slug_id]]"  # when there is one
+    parent: "[[…]]"                           # subagents and forks, when in the vault
+    day: "[[YYYY-MM-DD]]"
     session_id: "…"
-    date: "YYYY-MM-DD"
+    date: YYYY-MM-DD
     harness: "claude-code"
     cwd: "/home/user/project"
-    chrollo_format: 1
+    machine: "laptop"
+    chrollo_format: 2
     ---
 
-    [YYYY-MM-DD HH:MM:SS] [User]
+    ## [YYYY-MM-DD HH:MM:SS] [User]
     user text, verbatim
 
 
-    [YYYY-MM-DD HH:MM:SS] [Agent]
+    ## [YYYY-MM-DD HH:MM:SS] [Agent]
     > agent text, every line quoted
     > <tool>$ ls -la</tool>
 
@@ -25,17 +39,18 @@ session id, and a deleted file is recreated from the metadata saved in ``state/`
 """
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import fcntl
 import itertools
 import json
 import os
-import re
 from pathlib import Path
 
 from . import vault as _vault
-from .fileformat import (FORMAT_VERSION, HEADER_RE, TOOL_LINE_RE, TS_FMT, ToolCall, file_date,
-                         parse_frontmatter, read_frontmatter, safe_id_prefix, yaml_quote)
+from .fileformat import (FORMAT_VERSION, HEADER_RE, HEADING, TOOL_LINE_RE, TS_FMT, ToolCall,
+                         file_date, name_id, parse_frontmatter, read_frontmatter, safe_id_prefix,
+                         yaml_quote)
 from .fileformat import clean_text as _clean
 
 # ----------------------------------------------------------------------------- records
@@ -98,19 +113,54 @@ def local_time(when: dt.datetime) -> dt.datetime:
     return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
 
 
-def render_frontmatter(meta: SessionMeta) -> str:
-    fields = [("session_id", meta.session_id), ("date", local_time(meta.started).strftime("%Y-%m-%d")),
-              ("harness", meta.harness), ("cwd", meta.cwd)]
+class Links:
+    """Format 2's Obsidian properties, computed once when the file is created."""
+
+    __slots__ = ("title", "project", "previous", "parent")
+
+    def __init__(self, title: str = "", project: str = "", previous: str | None = None,
+                 parent: str | None = None):
+        self.title, self.project, self.previous, self.parent = title, project, previous, parent
+
+
+def render_frontmatter(meta: SessionMeta, links: Links | None = None) -> str:
+    """The frontmatter: format 2 with ``links``, format 1 without.
+
+    Format 2 puts what Obsidian browses by (title, tags, links) first and ends with format
+    1's fields in format 1's order, so the lines nearest the first turn hold the same words
+    in both formats and the title sits farther than retrieval.NEIGHBOR_LINES from the body:
+    a title never counts as a match next to a line of the first turn.
+    """
+    started = local_time(meta.started)
+    day = started.strftime("%Y-%m-%d")
+    lines = ["---"]
+    if links is not None:
+        from .obsidian import tag, wikilink
+
+        if links.title:
+            lines += [f"title: {yaml_quote(links.title)}", "aliases:", f"  - {yaml_quote(links.title)}"]
+        tags = dict.fromkeys(t for t in ("chrollo", tag(meta.harness), tag(links.project)) if t)
+        lines += ["tags:"] + [f"  - {yaml_quote(t)}" for t in tags]
+        lines.append(f"started: {started.strftime('%Y-%m-%dT%H:%M:%S')}")
+        for key, target in (("project", links.project), ("previous", links.previous),
+                            ("parent", links.parent), ("day", day)):
+            if target:
+                lines.append(f"{key}: {yaml_quote(wikilink(target))}")
+    fields = [("session_id", meta.session_id), ("date", day), ("harness", meta.harness), ("cwd", meta.cwd)]
     if meta.parent_session:
         fields.append(("parent_session", meta.parent_session))
     fields.append(("machine", meta.machine or os.uname().nodename))
-    lines = ["---"] + [f"{k}: {yaml_quote(str(v))}" for k, v in fields]
-    lines += [f"chrollo_format: {FORMAT_VERSION}", "---", "", ""]
+    for k, v in fields:  # (format 2's date is a YAML date, format 1's a string)
+        lines.append(f"{k}: {v}" if k == "date" and links is not None else f"{k}: {yaml_quote(str(v))}")
+    lines += [f"chrollo_format: {FORMAT_VERSION if links is not None else 1}", "---", "", ""]
     return "\n".join(lines)
 
 
-def render_turn(turn: Turn) -> str:
-    """One turn as stored: header, body, then two blank lines. Empty string if no content."""
+def render_turn(turn: Turn, heading: bool = True) -> str:
+    """One turn as stored: header, body, then two blank lines. Empty string if no content.
+
+    ``heading``: the header as a markdown heading (format 2); False for a format-1 file.
+    """
     if not turn.has_content():
         return ""
     stamp = local_time(turn.when).strftime(TS_FMT)
@@ -131,12 +181,21 @@ def render_turn(turn: Turn) -> str:
         head = "Agent"
     else:
         raise ValueError(f"unknown role {turn.role!r}")
-    return f"[{stamp}] [{head}]\n" + "\n".join(body) + "\n\n\n"
+    return f"{HEADING if heading else ''}[{stamp}] [{head}]\n" + "\n".join(body) + "\n\n\n"
 
 
-def session_file_name(meta: SessionMeta, n: int = 1) -> str:
-    base = f"{local_time(meta.started):%Y-%m-%d_%H%M%S}_{safe_id_prefix(meta.session_id)}"
+def session_file_name(meta: SessionMeta, n: int = 1, slug: str = "") -> str:
+    """``YYYY-MM-DD_HHMMSS[_slug]_<id prefix>[-n].md``: start time first so names sort, the
+    title's slug so the file explorer shows what the session was about; the id prefix last
+    (lookups by id, and retrieval's sample picks names by their last hex digits)."""
+    base = f"{local_time(meta.started):%Y-%m-%d_%H%M%S}_{slug + '_' if slug else ''}{safe_id_prefix(meta.session_id)}"
     return f"{base}.md" if n == 1 else f"{base}-{n}.md"
+
+
+def file_format(path) -> int:
+    """The format a session file is in (1 for format 1 and the legacy layouts)."""
+    v = read_frontmatter(path).get("chrollo_format")
+    return v if isinstance(v, int) and v >= 1 else 1
 
 
 # ----------------------------------------------------------------------------- writer
@@ -155,13 +214,16 @@ class SessionWriter:
     """
 
     def __init__(self, meta: SessionMeta, vault: Path | None = None, fsync: bool = True,
-                 index: "VaultIndex | None" = None, known: str | None = None, record: bool = True):
+                 index: "VaultIndex | None" = None, known: str | None = None, record: bool = True,
+                 fmt: int = FORMAT_VERSION):
         # ``known``/``record``: a caller that keeps the file's path itself (capture keeps it in
         # its own state) spares the per-session record file — one file creation fewer, which
         # is most of an import's cost per session on a slow disk.
         self.meta, self.index, self.known, self.record = meta, index, known, record
         self.vault = Path(vault) if vault else _vault.memories_dir(meta.cwd or None)
         self.fsync = fsync
+        self.fmt = fmt  # the format of a file this writer creates (1: for comparisons and tests)
+        self._slug = ""
         key = _vault.state_key(meta.session_id)
         self._record = _vault.state_dir() / "sessions" / f"{key}.json"
         # 256 shared lock files, not one per session: creating a file costs ~0.4 ms here, and
@@ -174,9 +236,12 @@ class SessionWriter:
 
         ``before(path, size, length)`` is called under the lock just before the bytes go out
         (``path`` None: the file is being created), so a caller can record what it is about
-        to write and tell, after a crash, a whole append from a torn one."""
-        text = "".join(render_turn(t) for t in turns)
-        if not text:
+        to write and tell, after a crash, a whole append from a torn one.
+
+        A new file is written in format 2; an existing file keeps its own format.
+        """
+        turns = [t for t in turns if t.has_content()]
+        if not turns:
             return None
         from .privacy import rules
 
@@ -185,19 +250,20 @@ class SessionWriter:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             # Lines `chrollo forget --lines` removed stay removed; read under the lock, so an
             # append that waited on a running forget scrubs what that forget just added.
-            text = rules(reload=True).scrub_lines(text)
+            scrub = rules(reload=True).scrub_lines
             if rules().redact_capture:  # off by default: the detector is imported only then
                 from .redact import Redactor
 
-                text = Redactor.from_config(_vault.home_path()).redact(text)[0]
-            data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
+                redact = Redactor.from_config(_vault.home_path()).redact
+                scrub = (lambda text, s=scrub: redact(s(text))[0])
             path = self._locate()
             if path is None or not path.exists():
+                body = _encode(turns, self.fmt >= 2, scrub)  # (the title comes from this scrubbed body)
                 if before is not None:
-                    before(None, 0, len(data))
-                path = self._create(data, path)
+                    before(None, 0, len(body))
+                path = self._create(body, path)
             else:
-                self._append(path, data, before)
+                self._append(path, _encode(turns, file_format(path) >= 2, scrub), before)
             return path
         finally:
             os.close(lock_fd)  # releases the flock
@@ -212,9 +278,13 @@ class SessionWriter:
         if self.known and os.path.exists(self.known):
             return Path(self.known)
         recorded = _vault.read_json(self._record).get("path")
-        if isinstance(recorded, str) and Path(recorded).parent == self.vault:  # (not another vault's)
-            return Path(recorded)
-        return find_session_file(self.vault, self.meta.session_id, self.index)
+        recorded = Path(recorded) if isinstance(recorded, str) and Path(recorded).parent == self.vault \
+            else None  # (not another vault's)
+        if recorded is not None and recorded.exists():
+            return recorded
+        # (a recorded file that is gone may have been renamed: `forget --lines` takes a
+        # title's words out of the name; only if it is nowhere is it recreated where it was)
+        return find_session_file(self.vault, self.meta.session_id, self.index) or recorded
 
     def _save_record(self, path: Path) -> None:
         _vault.write_private(str(self._record), json.dumps({"path": str(path), "meta": self.meta.to_json()}))
@@ -223,7 +293,8 @@ class SessionWriter:
         """Write frontmatter + body to a temp file, then link it into place (never half-visible)."""
         folder = previous.parent if previous else self.vault
         _vault.ensure_dir(folder)
-        data = render_frontmatter(self.meta).encode("utf-8") + body
+        links = self._links(folder, body) if self.fmt >= 2 else None
+        data = render_frontmatter(self.meta, links).encode("utf-8") + body
         prefix = safe_id_prefix(self.meta.session_id)
         _set_aside_stale_tmp(folder, prefix)
         # An unnamed file (O_TMPFILE) that a crash or a full disk can never leave behind in
@@ -242,8 +313,9 @@ class SessionWriter:
             _write_all(fd, data)
             if self.fsync:
                 os.fsync(fd)
-            names = ([previous.name] if previous else []) + [session_file_name(self.meta)]
-            for name in itertools.chain(names, (session_file_name(self.meta, n) for n in range(2, 1000))):
+            names = ([previous.name] if previous else []) + [session_file_name(self.meta, slug=self._slug)]
+            for name in itertools.chain(names, (session_file_name(self.meta, n, self._slug)
+                                                for n in range(2, 1000))):
                 try:
                     _link(src, folder, name)
                 except FileExistsError:
@@ -252,12 +324,37 @@ class SessionWriter:
                     self._save_record(folder / name)
                 if self.index is not None and folder == self.index.vault:
                     self.index.add(name)
+                if folder == self.vault:
+                    from .obsidian import ensure_base
+
+                    ensure_base(str(folder))
                 return folder / name
             raise OSError(f"no free file name for session {self.meta.session_id!r}")
         finally:
             os.close(fd)
             if tmp is not None:
                 os.unlink(tmp)
+
+    def _links(self, folder: Path, body: bytes) -> Links:
+        """Title (from the first prompt as written), project, previous and parent session."""
+        from . import obsidian
+
+        turns = parse_lines(body.decode("utf-8").split("\n")).turns
+        first = next((t for t in turns if t.role == "user" and t.text.strip()), None) or \
+            next((t for t in turns if t.text.strip()), None)
+        title = obsidian.title_from(first.text) if first else ""
+        self._slug = obsidian.slug(title)
+        parent = None
+        if self.meta.parent_session:
+            p = find_session_file(folder, self.meta.parent_session,
+                                  self.index if self.index is not None and folder == self.index.vault else None)
+            parent = p.stem if p else None
+        previous = None
+        if not self.meta.parent_session:
+            names = self.index.names if self.index is not None and folder == self.index.vault else None
+            previous = obsidian.find_previous(str(folder), session_file_name(self.meta, slug=self._slug),
+                                              self.meta.cwd, names)
+        return Links(title, obsidian.project_name(self.meta.cwd), previous, parent)
 
     def _append(self, path: Path, data: bytes, before=None) -> None:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)  # never write through a link
@@ -348,6 +445,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _encode(turns: list, heading: bool, scrub=None) -> bytes:
+    """Turns as stored; ``scrub``: the privacy rules' line filter (forgotten lines)."""
+    text = "".join(render_turn(t, heading) for t in turns)
+    text = scrub(text) if scrub else text
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
+
+
 class VaultIndex:
     """The vault's session files by id prefix, listed once (for bulk writers such as import:
     without it every new session lists the whole folder, which is quadratic in a big vault)."""
@@ -355,6 +459,7 @@ class VaultIndex:
     def __init__(self, vault: Path):
         self.vault = Path(vault)
         self.by_prefix: dict = {}
+        self.names: list = []  # every session file name, sorted
         try:
             names = sorted(os.listdir(vault))
         except OSError:
@@ -363,9 +468,10 @@ class VaultIndex:
             self.add(name)
 
     def add(self, name: str) -> None:
-        m = _vault.SESSION_NAME_RE.fullmatch(name)
-        if m:  # keyed by the id part without a "-2" collision suffix
-            self.by_prefix.setdefault(re.sub(r"-\d+$", "", m.group(3)), []).append(name)
+        key = name_id(name)
+        if key is not None:  # keyed by the id part without a "-2" collision suffix
+            self.by_prefix.setdefault(key, []).append(name)
+            bisect.insort(self.names, name)
 
     def candidates(self, session_id: str) -> list:
         prefix = safe_id_prefix(session_id)
@@ -386,7 +492,8 @@ def find_session_file(vault: Path, session_id: str, index: VaultIndex | None = N
             return None
     for name in names:
         m = _vault.SESSION_NAME_RE.fullmatch(name)
-        if m and (m.group(3) in (prefix, session_id[:8]) or m.group(3).startswith(prefix + "-")):
+        part = m.group(3).rpartition("_")[2] if m else ""  # (format 2: after the title's slug)
+        if m and (part in (prefix, session_id[:8]) or part.startswith(prefix + "-")):
             p = Path(vault) / name
             if read_frontmatter(p).get("session_id") == session_id:
                 return p
@@ -439,7 +546,7 @@ def parse_lines(lines: list[str], path: Path | None = None) -> Session:
         if role == "agent":
             body = [b[2:] if b.startswith("> ") else b[1:] if b.startswith(">") else b for b in body]
         else:
-            body = [b[1:] if b.startswith("\\[") and HEADER_RE.match(b[1:]) else b for b in body]
+            body = [b[1:] if b.startswith("\\") and HEADER_RE.match(b[1:]) else b for b in body]
         tools = [b.strip() for b in body if TOOL_LINE_RE.match(b)]
         text = "\n".join(b for b in body if not TOOL_LINE_RE.match(b)).strip("\n")
         last = (idx[-1] + 1) if idx else h + 1

@@ -4,7 +4,9 @@
 * ``CHROLLO_MEMORIES_DIR`` overrides the vault folder.
 * Otherwise the nearest ``.chrollo/`` folder walking up from the cwd (stopping at the
   git root) makes ``<root>/.chrollo/memories`` the project vault — only if the user trusted
-  it (``chrollo init``, see :mod:`chrollo.trust`); else the global vault.
+  it (``chrollo init``, see :mod:`chrollo.trust`); else the global vault:
+  ``$CHROLLO_HOME/memories``, or the folder ``chrollo config vault PATH`` set (e.g. inside
+  an Obsidian vault; state/, logs and keys stay in ``$CHROLLO_HOME``).
 * Files from peers live in ``<vault>/peers/<peer>/``.
 
 Everything chrollo creates is owner-only: folders 0700, files 0600.
@@ -102,10 +104,60 @@ def project_vault(cwd: str | os.PathLike | None = None) -> "Path | None":
 
 def memories_path(cwd: str | os.PathLike | None = None) -> str:
     """The vault to read and write for ``cwd`` (not created), as a string."""
+    return vault_source(cwd)[0]
+
+
+def vault_source(cwd: str | os.PathLike | None = None) -> tuple[str, str]:
+    """(the vault for ``cwd``, what chose it: "CHROLLO_MEMORIES_DIR", "project", "config"
+    (``chrollo config vault``) or "default")."""
     env = os.environ.get("CHROLLO_MEMORIES_DIR", "").strip()
     if env:
-        return os.path.realpath(os.path.expanduser(env))
-    return project_vault_path(cwd) or os.path.join(home_path(), "memories")
+        return os.path.realpath(os.path.expanduser(env)), "CHROLLO_MEMORIES_DIR"
+    project = project_vault_path(cwd)
+    if project:
+        return project, "project"
+    return global_vault_path()
+
+
+def global_vault_path() -> tuple[str, str]:
+    """(the global vault, "config" if ``chrollo config vault`` set it, else "default")."""
+    configured = read_json(config_path()).get("vault")
+    if isinstance(configured, str) and os.path.isabs(configured):
+        return configured, "config"
+    return os.path.join(home_path(), "memories"), "default"
+
+
+def config_path() -> str:
+    """chrollo's settings (``chrollo config``): ``$CHROLLO_HOME/config.json``."""
+    return os.path.join(home_path(), "config.json")
+
+
+def set_global_vault(path: str | None) -> str:
+    """Make ``path`` the global vault (None: back to ``$CHROLLO_HOME/memories``); returns it.
+
+    The folder is created owner-only. It may be anywhere (e.g. inside an Obsidian vault)
+    except inside chrollo's home, whose state/, logs and keys never sit among memories.
+    """
+    import json
+
+    settings = read_json(config_path())
+    if path is None:
+        settings.pop("vault", None)
+        write_private(config_path(), json.dumps(settings, indent=1) + "\n")
+        return os.path.join(home_path(), "memories")
+    real = os.path.realpath(os.path.expanduser(path))
+    home = os.path.realpath(home_path())
+    inside = real == home or real.startswith(home + os.sep) or home.startswith(real + os.sep)
+    if inside and real != os.path.join(home, "memories"):
+        raise ChrolloError("bad_vault", f"the vault cannot be chrollo's home or hold it: {real}",
+                           f"Pick a folder outside {home} (chrollo keeps its state and keys there).",
+                           exit_code=2)
+    if os.path.exists(real) and not os.path.isdir(real):
+        raise ChrolloError("not_a_directory", f"not a folder: {real}", exit_code=2)
+    make_private_dirs(real)
+    settings["vault"] = real
+    write_private(config_path(), json.dumps(settings, indent=1) + "\n")
+    return real
 
 
 def memories_dir(cwd: str | os.PathLike | None = None) -> "Path":

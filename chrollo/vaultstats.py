@@ -9,7 +9,7 @@ from pathlib import Path
 from . import vault as _vault
 from .fileformat import parse_frontmatter
 
-_HEADER = re.compile(rb"^\[(\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]", re.M)
+_HEADER = re.compile(rb"^(?:## )?\[(\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]", re.M)
 
 
 @dataclass

@@ -74,8 +74,11 @@ def cli(home):
 
 
 def write_session(vault: Path, sid: str, start: str, turns: list, harness: str = "claude-code",
-                  cwd: str = "/home/user/project") -> Path:
-    """Write a session through the real writer. ``turns``: (role, "HH:MM:SS" or full stamp, text|parts)."""
+                  cwd: str = "/home/user/project", fmt: int = 1) -> Path:
+    """Write a session through the real writer. ``turns``: (role, "HH:MM:SS" or full stamp, text|parts).
+
+    ``fmt``: the file format. Search fixtures default to format 1 (their expected line
+    numbers predate format 2; test_obsidian checks that both formats rank the same)."""
     t0 = dt.datetime.fromisoformat(start)
     meta = SessionMeta(sid, t0, harness, cwd, machine="testbox")
     out = []
@@ -83,7 +86,7 @@ def write_session(vault: Path, sid: str, start: str, turns: list, harness: str =
         ts = dt.datetime.fromisoformat(when) if len(when) > 8 else dt.datetime.combine(t0.date(), dt.time.fromisoformat(when))
         parts = body if isinstance(body, list) else [body]
         out.append(Turn(role, ts, parts))
-    return SessionWriter(meta, vault, fsync=False).append(out)
+    return SessionWriter(meta, vault, fsync=False, fmt=fmt).append(out)
 
 
 @pytest.fixture

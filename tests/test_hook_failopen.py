@@ -67,7 +67,7 @@ def test_bad_payload_exits_0_quietly(case, home, tmp_path):
         data = f.read_bytes()
         assert b"\x00" not in data
         data.decode("utf-8")
-        assert data.startswith(b"---\nsession_id: ")
+        assert data.startswith(b"---\n") and b"\nsession_id: " in data
 
 
 @needs_fixtures

@@ -18,15 +18,58 @@ def meta(sid="019eb1a9-bc39-7571-b68f-9e5ed2678d73", **kw):
     return SessionMeta(sid, T, kw.pop("harness", "claude-code"), **kw)
 
 
+FIRST_TURNS = [
+    Turn.user("what project are we working on", T),
+    Turn.agent([ToolCall("Read", "notes/implementation-state.md"), ToolCall("Bash", "ls  -la\n"),
+                "", "We're working on **Chrollo** — a persistent memory extension...\n\nSecond para."],
+               T + dt.timedelta(seconds=4)),
+]
+BODY = (
+    '[2026-06-10 14:25:36] [User]\n'
+    'what project are we working on\n'
+    '\n'
+    '\n'
+    '{h}[2026-06-10 14:25:40] [Agent]\n'
+    '> <tool>Read notes/implementation-state.md</tool>\n'
+    '> <tool>$ ls -la</tool>\n'
+    "> We're working on **Chrollo** — a persistent memory extension...\n"
+    '>\n'
+    '> Second para.\n'
+    '\n'
+    '\n')
+
+
 def test_byte_exact_file(home, tmp_path):
     vault = tmp_path / "v"
-    w = SessionWriter(meta(), vault, fsync=False)
-    path = w.append([
-        Turn.user("what project are we working on", T),
-        Turn.agent([ToolCall("Read", "notes/implementation-state.md"), ToolCall("Bash", "ls  -la\n"),
-                    "", "We're working on **Chrollo** — a persistent memory extension...\n\nSecond para."],
-                   T + dt.timedelta(seconds=4)),
-    ])
+    path = SessionWriter(meta(), vault, fsync=False).append(FIRST_TURNS)
+    assert path.name == "2026-06-10_142536_what_project_are_we_working_on_019eb1a9.md"
+    assert path.read_text("utf-8") == (
+        '---\n'
+        'title: "what project are we working on"\n'
+        'aliases:\n'
+        '  - "what project are we working on"\n'
+        'tags:\n'
+        '  - "chrollo"\n'
+        '  - "claude-code"\n'
+        '  - "project"\n'
+        'started: 2026-06-10T14:25:36\n'
+        'project: "[[project]]"\n'
+        'day: "[[2026-06-10]]"\n'
+        'session_id: "019eb1a9-bc39-7571-b68f-9e5ed2678d73"\n'
+        'date: 2026-06-10\n'
+        'harness: "claude-code"\n'
+        'cwd: "/home/user/project"\n'
+        'machine: "laptop"\n'
+        'chrollo_format: 2\n'
+        '---\n'
+        '\n'
+        '## ' + BODY.format(h="## "))
+
+
+def test_byte_exact_format_1_file(home, tmp_path):
+    """Format 1, still written on request (comparisons) and by appends to format-1 files."""
+    path = SessionWriter(meta(), tmp_path / "v", fsync=False, fmt=1).append(FIRST_TURNS[:1])
+    SessionWriter(meta(), tmp_path / "v", fsync=False).append(FIRST_TURNS[1:])  # a format-2 writer
     assert path.name == "2026-06-10_142536_019eb1a9.md"
     assert path.read_text("utf-8") == (
         '---\n'
@@ -37,19 +80,7 @@ def test_byte_exact_file(home, tmp_path):
         'machine: "laptop"\n'
         'chrollo_format: 1\n'
         '---\n'
-        '\n'
-        '[2026-06-10 14:25:36] [User]\n'
-        'what project are we working on\n'
-        '\n'
-        '\n'
-        '[2026-06-10 14:25:40] [Agent]\n'
-        '> <tool>Read notes/implementation-state.md</tool>\n'
-        '> <tool>$ ls -la</tool>\n'
-        "> We're working on **Chrollo** — a persistent memory extension...\n"
-        '>\n'
-        '> Second para.\n'
-        '\n'
-        '\n')
+        '\n' + BODY.format(h=""))
 
 
 def test_owner_only_permissions(home, tmp_path):
@@ -77,18 +108,18 @@ def test_frontmatter_is_real_yaml_and_survives_hostile_values(home, tmp_path):
     assert fm["session_id"] == 'id "quoted"\nnewline'
     assert fm["cwd"] == '/tmp/it\'s "a" dir\n\x85\u2028\x7f'
     assert fm["parent_session"] == "parent: {x}"
-    assert fm["chrollo_format"] == 1
+    assert fm["chrollo_format"] == 2
     assert read_session(path).meta == fm
 
 
 def test_unknown_frontmatter_keys_survive_appends(home, tmp_path):
     w = SessionWriter(meta(), tmp_path / "v", fsync=False)
     path = w.append([Turn.user("first turn", T)])
-    text = path.read_text("utf-8").replace("chrollo_format: 1\n", "chrollo_format: 1\ntags: [infra, ci]\n")
+    text = path.read_text("utf-8").replace("chrollo_format: 2\n", "chrollo_format: 2\nlabels: [infra, ci]\n")
     path.write_text(text, "utf-8")
     w.append([Turn.user("second turn", T)])
     s = read_session(path)
-    assert s.meta["tags"] == ["infra", "ci"]
+    assert s.meta["labels"] == ["infra", "ci"]
     assert [t.text for t in s.turns] == ["first turn", "second turn"]
 
 
@@ -109,8 +140,11 @@ def test_name_collision_gets_a_suffix_identity_is_the_full_id(home, tmp_path):
     vault = tmp_path / "v"
     a = SessionWriter(meta("019eb1a9-aaaa"), vault, fsync=False).append([Turn.user("one", T)])
     b = SessionWriter(meta("019eb1a9-bbbb"), vault, fsync=False).append([Turn.user("two", T)])
-    assert a.name == "2026-06-10_142536_019eb1a9.md"
-    assert b.name == "2026-06-10_142536_019eb1a9-2.md"
+    assert a.name == "2026-06-10_142536_one_019eb1a9.md"
+    assert b.name == "2026-06-10_142536_two_019eb1a9.md"  # different titles: no collision
+    c = SessionWriter(meta("019eb1a9-cccc"), vault, fsync=False).append([Turn.user("two", T)])
+    assert c.name == "2026-06-10_142536_two_019eb1a9-2.md"
+    assert find_session_file(vault, "019eb1a9-cccc") == c
     assert find_session_file(vault, "019eb1a9-bbbb") == b
     assert find_session_file(vault, "019eb1a9-aaaa") == a
     # appends keep going to the right file

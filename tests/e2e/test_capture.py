@@ -2,9 +2,13 @@
 each turn to the vault exactly once, verbatim, whatever the stream did on the way."""
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import pytest
+import yaml
+
+from test_obsidian import listed_by_base
 
 from .conftest import HARNESSES
 
@@ -19,7 +23,7 @@ def only_file(world) -> str:
 
 def turns(text: str) -> list:
     """[(role, body)] of a session file."""
-    parts = re.split(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \[(User|Agent)\]\n", text, flags=re.M)
+    parts = re.split(r"^(?:## )?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \[(User|Agent)\]\n", text, flags=re.M)
     return [(parts[i], parts[i + 1].rstrip("\n")) for i in range(1, len(parts), 2)]
 
 
@@ -33,6 +37,13 @@ def test_plain_turn(make, world, harness):
     assert f'harness: "{harness}"' in text
     assert turns(text) == [("User", "say: the staging proxy listens on port 8443"),
                            ("Agent", "> the staging proxy listens on port 8443")]
+    # format 2 (issue 23), and the vault's chrollo.base lists it
+    props = yaml.safe_load(text.split("---\n")[1])
+    assert props["chrollo_format"] == 2 and props["title"] == "say: the staging proxy listens on port 8443"
+    assert type(props["date"]) is dt.date and type(props["started"]) is dt.datetime
+    assert props["tags"][:2] == ["chrollo", harness] and props["day"] == f"[[{props['date']}]]"
+    assert text.count("\n## [") == 2  # the turns are headings: Obsidian's outline
+    assert listed_by_base((world.vault / "chrollo.base").read_text(), props)
     assert any("say: the staging proxy" in q["prompt"] for q in world.server.model_requests())
     assert world.proxy.attempts == []
 
