@@ -83,7 +83,18 @@ def discover(harness: str, root: Path) -> list:
     found = set()
     for pat in patterns:
         found.update(root.glob(pat))
-    return sorted(found)
+    # In the order live capture met them, as far as files tell: a session before its
+    # subagents, older sessions first. Format 2 links a session to its parent's file and to
+    # the project's previous session as they exist when it is created (DESIGN §4), so this
+    # order is what makes an import write the same bytes as live capture.
+    return sorted(found, key=lambda p: ("subagents" in p.parts, _mtime(p), p))
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 # ----------------------------------------------------------------------------- the run

@@ -76,14 +76,7 @@ def project_root(cwd: str) -> str:
     if not cwd:
         return ""
     d = os.path.normpath(cwd)
-    probe = d
-    while True:
-        if os.path.exists(os.path.join(probe, ".git")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return d
-        probe = parent
+    return _vault.git_root(d) or d
 
 
 def project_name(cwd: str) -> str:
