@@ -123,20 +123,34 @@ def test_an_old_writers_leftover_temp_file_is_set_aside(home, tmp_path):
     assert (home / "state" / "torn" / "019f0000.999999999.tmp").read_text() == "half a turn from a writer that died"
 
 
+def _stop_process(home, cwd, sid: str, answer: str):
+    """A Stop hook running in the background, its payload already handed over."""
+    body = json.dumps({"session_id": sid, "transcript_path": None, "cwd": str(cwd),
+                       "hook_event_name": "Stop", "last_assistant_message": answer}).encode()
+    proc = subprocess.Popen([sys.executable, "-m", "chrollo", "hook", "Stop", "--harness", "codex"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=cli_env(home), cwd=str(home.parent))
+    proc.stdin.write(body)  # (returns once the hook has read most of it: it is running)
+    proc.stdin.close()
+    return proc
+
+
 def test_repeated_kill_9_never_leaves_torn_or_twice_written_turns(home, tmp_path):
     rng = random.Random(18)
     answers = [f"answer number {i} " + ("x" * 7 + " ") * 60000 for i in range(12)]  # ~480 KB each
+    # How long a Stop runs after its payload is handed over, on this machine now (an idle CI
+    # box is several times faster than a loaded one): kills are drawn inside that span.
+    spans = []
+    for j in range(3):
+        t0 = time.monotonic()
+        _stop_process(tmp_path / "calibration", tmp_path, f"calibration-{j}", answers[0]).wait()
+        spans.append(time.monotonic() - t0)
+    span = sorted(spans)[1]
     killed = 0
     for i, answer in enumerate(answers):
         _prompt(home, tmp_path, f"prompt number {i}")
-        body = json.dumps({"session_id": SID, "transcript_path": None, "cwd": str(tmp_path),
-                           "hook_event_name": "Stop", "last_assistant_message": answer}).encode()
-        proc = subprocess.Popen([sys.executable, "-m", "chrollo", "hook", "Stop", "--harness", "codex"],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=cli_env(home), cwd=str(home.parent))
-        proc.stdin.write(body)  # (returns once the hook has read it: it is running)
-        proc.stdin.close()
-        time.sleep(rng.uniform(0.0, 0.3))
+        proc = _stop_process(home, tmp_path, SID, answer)
+        time.sleep(rng.uniform(0.0, span))
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             killed += 1
