@@ -16,7 +16,7 @@ from pathlib import Path
 from . import privacy
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
-from .fileformat import read_frontmatter
+from .fileformat import parse_frontmatter, read_frontmatter
 
 
 class Report:
@@ -209,7 +209,7 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
     for sid in ids:
         prefix = safe_id_prefix(sid)  # a session's and its subagents' files carry it
         found[sid] = [p for p in (Path(folder) / n for n in names if prefix in n and n.endswith(".md"))
-                      if sid in (read_frontmatter(p).get("session_id"), read_frontmatter(p).get("parent_session"))]
+                      if sid in _ids(read_frontmatter(p))]
     privacy.add_session_tombstones({sid: {"file": found[sid][0].name if found[sid] else None, "when": when}
                                     for sid in ids})
     removed = []
@@ -301,7 +301,7 @@ def _scrub_file(path: Path, transform, dry_run: bool) -> list:
     lines = text.split("\n")
     hit = []
     # each turn's body on its own, so that nothing a transform does can touch a header
-    start = _body_start(lines)
+    start = parse_frontmatter(lines)[1]  # (where the frontmatter ends, as every reader finds it)
     heads = [i for i in range(start, len(lines)) if HEADER_RE.match(lines[i])] + [len(lines)]
     chunks = [(start, heads[0])] + [(a + 1, b) for a, b in zip(heads, heads[1:])]
     for a, b in reversed(chunks):
@@ -332,13 +332,9 @@ def _scrub_file(path: Path, transform, dry_run: bool) -> list:
     return hit
 
 
-def _body_start(lines: list) -> int:
-    """Index of the first line after the frontmatter (0 if there is none)."""
-    if lines and lines[0].rstrip("\r") == "---":
-        for i in range(1, min(len(lines), 400)):
-            if lines[i].rstrip("\r") == "---":
-                return i + 1
-    return 0
+def _ids(meta: dict) -> tuple:
+    """A session file's own id and its parent's (one frontmatter read answers both)."""
+    return meta.get("session_id"), meta.get("parent_session")
 
 
 # ----------------------------------------------------------------------------- excluded projects
