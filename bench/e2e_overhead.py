@@ -1,8 +1,8 @@
 """Per-prompt overhead of chrollo's hooks in the real harnesses (issue #18).
 
 For each harness: one private world (tests/e2e/kit: fake model on 127.0.0.1, private HOME),
-N runs of a one-prompt session *without* chrollo installed, then N runs *with* it (hooks and
-the MCP tool, as `chrollo install <harness>` leaves them; the vault fills as it goes).
+N one-prompt sessions *without* chrollo installed and N *with* it (hooks and the MCP tool, as
+`chrollo install <harness>` leaves them; the vault fills as it goes), in two worlds run in turn.
 Prints the median wall time of each and the difference. Pinned versions unless
 CHROLLO_E2E_VERSIONS=latest.
 
@@ -46,19 +46,26 @@ def main() -> None:
     print(f"{'harness':<12} {'version':<9} {'without s':>10} {'with s':>8} {'overhead s':>11} {'ratio':>6}")
     for name in args.harness.split(","):
         with tempfile.TemporaryDirectory(prefix=f"chrollo-bench-{name}-") as tmp:
-            w = World(Path(tmp), folder / "node_modules" / ".bin")
+            # Two worlds, one with chrollo and one without, run in turn: load drifts on a shared
+            # machine, and runs taken in one block each would charge the drift to chrollo.
+            bare = World(Path(tmp) / "bare", folder / "node_modules" / ".bin")
+            hooked = World(Path(tmp) / "hooked", folder / "node_modules" / ".bin")
             try:
-                drv = DRIVERS[name](w)
-                timed_runs(drv, 1, "warm-up")
-                without = timed_runs(drv, args.runs, "bare")
-                drv.install()
-                with_ = timed_runs(drv, args.runs, "chrollo")
-                assert len(w.vault_files()) == args.runs, "chrollo did not capture every run"
+                drv_bare, drv_hooked = DRIVERS[name](bare), DRIVERS[name](hooked)
+                drv_hooked.install()
+                timed_runs(drv_bare, 1, "warm-up")
+                timed_runs(drv_hooked, 1, "warm-up")
+                without, with_ = [], []
+                for i in range(args.runs):
+                    without += timed_runs(drv_bare, 1, f"bare {i}")
+                    with_ += timed_runs(drv_hooked, 1, f"chrollo {i}")
+                assert len(hooked.vault_files()) == args.runs + 1, "chrollo did not capture every run"
+                assert not bare.vault_files(), "the bare world captured something"
             finally:
-                w.close()
+                bare.close()
+                hooked.close()
         a, b = statistics.median(without), statistics.median(with_)
         print(f"{name:<12} {versions[name]:<9} {a:>10.2f} {b:>8.2f} {b - a:>+11.2f} {b / a:>6.2f}", flush=True)
-
 
 if __name__ == "__main__":
     main()
