@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from . import obsidian
 from . import vault as _vault
 from .excerpt import read
 from .output import emit, read_lines, search_lines
@@ -36,6 +37,13 @@ def copy_sample(dest: Path) -> Path:
     return dest
 
 
+def older_files(dest: Path) -> list:
+    """The sample's files written before format 2 (kept as they were), relative to ``dest``."""
+    from .session import file_format
+
+    return [p.relative_to(dest) for p in sorted(dest.rglob("*.md")) if file_format(p) < 2]
+
+
 def run_demo(keep: str | None = None) -> None:
     tmp = None
     if keep:
@@ -48,7 +56,8 @@ def run_demo(keep: str | None = None) -> None:
         say = click.echo
         n = len(list(dest.rglob("*.md")))
         say(f"chrollo demo: a sample memory of {n} coding-agent sessions (Claude Code, Codex, "
-            f"Gemini CLI, pi,\none of them received from a mesh peer) copied to {dest}\n")
+            f"Gemini CLI, pi;\none of them a subagent's, one received from a mesh peer, one written "
+            f"before format 2) copied to {dest}\n")
         first = None
         for q in DEMO_QUERIES:
             res = search(q, dir=dest, limit=2, context=2)
@@ -68,8 +77,26 @@ def run_demo(keep: str | None = None) -> None:
             f"  Your own memory lives in {_vault.memories_dir()}\n"
             "  (set CHROLLO_MEMORIES_DIR, or create .chrollo/ in a project, to move it).\n"
             "  To capture a harness's sessions, see 'Hooking up a harness' in the README.")
-        if keep:
-            say(f"\nThe sample memory stays in {dest}: try `chrollo search QUERY --dir {dest}`.")
+        if not keep:
+            say("  To browse the sample in Obsidian: `chrollo demo --keep DIR`, then open DIR as a vault.")
+            return
+        say(f"\nThe sample memory stays in {dest}: try `chrollo search QUERY --dir {dest}`.")
+        base = dest / obsidian.BASE_NAME
+        if obsidian.ensure_base(str(dest)):  # (as for a real vault: never over the user's own)
+            view = f"{obsidian.BASE_NAME} lists every session (views: all, by project, by harness)"
+        elif base.exists():
+            view = f"the {obsidian.BASE_NAME} already there is left as it is"
+        else:
+            view = f"{obsidian.BASE_NAME} was deleted there before, so it stays deleted"
+        older = ", ".join(map(str, older_files(dest))) or "No file"
+        say(f"Open {dest} in Obsidian (Open folder as vault) to browse it as notes:\n"
+            "  - each session has a title, tags, a start date-time and links to its project, its\n"
+            "    previous session, its parent session (the subagent) and its day: the graph view\n"
+            "    shows how they connect;\n"
+            "  - its turns are headings, listed in the Outline pane;\n"
+            f"  - {view}.\n"
+            f"  {older} was written before format 2 (no title, tags or links):\n"
+            "  older files are kept as they were, and searched and read like the others.")
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
