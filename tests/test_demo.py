@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.util
+import re
 
 import yaml
 
@@ -37,7 +38,7 @@ def test_demo_keep_leaves_what_obsidian_shows(home, tmp_path):
     d = tmp_path / "sample"
     p = run(["demo", "--keep", d], home)
     assert p.returncode == 0, p.stderr
-    assert f"Open {d} in Obsidian" in p.stdout
+    assert f"Open {d} in Obsidian (Open folder as vault)" in p.stdout
     files = sorted(d.rglob("*.md"))
     stems = {f.stem: f for f in files}
     assert len(stems) == len(files)  # Obsidian resolves [[name]] by file name, anywhere in the vault
@@ -114,3 +115,18 @@ def test_installed_console_script_runs_from_anywhere(home, tmp_path):
     q = subprocess.run([str(script), "search", "intermittent", "--dir", str(tmp_path / "s"), "--json"],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert q.returncode == 0 and '"expanded": {"intermittent": ["flaky"]}' in q.stdout, q.stdout[:300]
+
+
+def test_readme_shows_the_sample_as_it_is():
+    """Every session file the README names (output examples, the Obsidian walkthrough) is in
+    the sample, and the walkthrough's links are the sample's."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    sample = {p.name: p for p in sample_vault().rglob("*.md")}
+    named = set(re.findall(r"\d{4}-\d{2}-\d{2}_\d{6}_\w+\.md", readme))
+    assert len(named) >= 4 and named <= sample.keys(), named - sample.keys()
+    rate = split(sample["2026-10-12_110500_add_rate_limiting_to_the_public_search_endpoint_3d9e6b2f.md"])[0]
+    previous = split(sample[rate["previous"][2:-2] + ".md"])[0]
+    assert (previous["harness"], previous["date"]) == ("gemini", dt.date(2026, 9, 18))
+    sub = split(sample["2026-10-12_110508_find_where_requests_carry_the_api_key_in_shop_3d9e6b2f.md"])[0]
+    assert sub["parent"] == "[[2026-10-12_110500_add_rate_limiting_to_the_public_search_endpoint_3d9e6b2f]]"
+    assert "Open folder as vault" in readme
