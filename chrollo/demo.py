@@ -88,15 +88,16 @@ def run_demo(keep: str | None = None) -> None:
             view = f"the {obsidian.BASE_NAME} already there is left as it is"
         else:
             view = f"{obsidian.BASE_NAME} was deleted there before, so it stays deleted"
-        older = ", ".join(map(str, older_files(dest))) or "No file"
         say(f"Open {dest} in Obsidian (Open folder as vault) to browse it as notes:\n"
             "  - each session has a title, tags, a start date-time and links to its project, its\n"
             "    previous session, its parent session (the subagent) and its day: the graph view\n"
             "    shows how they connect;\n"
             "  - its turns are headings, listed in the Outline pane;\n"
-            f"  - {view}.\n"
-            f"  {older} was written before format 2 (no title, tags or links):\n"
-            "  older files are kept as they were, and searched and read like the others.")
+            f"  - {view}.")
+        older = ", ".join(map(str, older_files(dest)))
+        if older:
+            say(f"  {older} was written before format 2 (no title, tags or links):\n"
+                "  older files are kept as they were, and searched and read like the others.")
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
