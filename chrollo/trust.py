@@ -22,7 +22,7 @@ import json
 import os
 import stat
 
-from . import vault as _vault
+from . import homedir as _homedir
 from .errors import ChrolloError
 
 FILE = "trusted-projects.json"
@@ -30,16 +30,16 @@ TRUSTED, UNTRUSTED, UNSAFE = "trusted", "untrusted", "unsafe"
 
 
 def _file() -> str:
-    return os.path.join(_vault.home_path(), FILE)
+    return os.path.join(_homedir.home_path(), FILE)
 
 
 def _records() -> dict:
-    projects = _vault.read_json(_file()).get("projects")
+    projects = _homedir.read_json(_file()).get("projects")
     return projects if isinstance(projects, dict) else {}
 
 
 def _save(records: dict) -> None:
-    _vault.write_private(_file(), json.dumps({"projects": records}, indent=1, sort_keys=True) + "\n")
+    _homedir.write_private(_file(), json.dumps({"projects": records}, indent=1, sort_keys=True) + "\n")
 
 
 def unsafe_reason(root: str) -> str | None:
@@ -74,20 +74,20 @@ def status(root: str) -> tuple[str, str]:
 
 def note_ignored(root: str, why: str) -> None:
     """Log an ignored project vault — once per project (a marker in state/), not per prompt."""
-    marker = os.path.join(_vault.home_path(), "state", "ignored-projects", _vault.state_key(root))
+    marker = os.path.join(_homedir.home_path(), "state", "ignored-projects", _homedir.state_key(root))
     if os.path.exists(marker):
         return
-    _vault.append_log("hooks", f"- - ignoring the project vault {root}/.chrollo/memories ({why}); "
+    _homedir.append_log("hooks", f"- - ignoring the project vault {root}/.chrollo/memories ({why}); "
                                f"the global vault is used. Trust it with: cd {root} && chrollo init")
     try:
-        _vault.write_private(marker, why + "\n")
+        _homedir.write_private(marker, why + "\n")
     except OSError:
         pass
 
 
 def _forget_note(root: str) -> None:
     try:
-        os.unlink(os.path.join(_vault.home_path(), "state", "ignored-projects", _vault.state_key(root)))
+        os.unlink(os.path.join(_homedir.home_path(), "state", "ignored-projects", _homedir.state_key(root)))
     except OSError:
         pass
 
@@ -98,7 +98,7 @@ def project_root(path: str | None = None) -> str:
     start = os.path.realpath(path or os.getcwd())
     if not os.path.isdir(start):
         raise ChrolloError("not_a_directory", f"not a folder: {start}", exit_code=2)
-    return _vault.find_project(start) or _vault.git_root(start) or start
+    return _homedir.find_project(start) or _homedir.git_root(start) or start
 
 
 def trust(path: str | None = None) -> dict:
@@ -116,14 +116,14 @@ def trust(path: str | None = None) -> dict:
         raise ChrolloError("unsafe_project_vault", f"refusing to trust {dot}: {why}",
                            "Replace it with a real folder you own, then run `chrollo init` again.")
     if created:
-        os.mkdir(dot, _vault.DIR_MODE)
+        os.mkdir(dot, _homedir.DIR_MODE)
         # The user's conversations are private: never one `git add .` away from a push.
         with open(os.path.join(dot, ".gitignore"), "x", encoding="utf-8") as fh:
             fh.write("# chrollo: keep these conversations out of git (delete to share them)\n*\n")
     vault = os.path.join(dot, "memories")
     if not os.path.lexists(vault):
-        os.mkdir(vault, _vault.DIR_MODE)
-    existing = 0 if created else sum(1 for _ in _vault.iter_session_files(vault))
+        os.mkdir(vault, _homedir.DIR_MODE)
+    existing = 0 if created else sum(1 for _ in _homedir.iter_session_files(vault))
     records = _records()
     records[root] = {"vault": vault}
     _save(records)

@@ -1,6 +1,7 @@
-"""Where memory lives (DESIGN §3): home, vault resolution, listing, confinement.
+"""Where memory lives (DESIGN §3): which vault is used, peers, confinement, safe reads.
 
-* ``CHROLLO_HOME`` (default ``~/.chrollo``) holds ``memories/``, ``state/``, ``logs/``.
+* ``CHROLLO_HOME`` (default ``~/.chrollo``) holds ``memories/``, ``state/``, ``logs/`` (its
+  primitives are in :mod:`chrollo.homedir`, re-exported here).
 * ``CHROLLO_MEMORIES_DIR`` overrides the vault folder.
 * Otherwise the nearest ``.chrollo/`` folder walking up from the cwd (stopping at the
   git root) makes ``<root>/.chrollo/memories`` the project vault — only if the user trusted
@@ -18,66 +19,21 @@ import re
 import stat
 
 from .errors import ChrolloError
+# (re-exported: callers ask the vault module; they live in homedir so that trust can use them too)
+from .homedir import (DIR_MODE, FILE_MODE, LOG_MAX, PEERS, append_log, ensure_dir, find_project,  # noqa: F401
+                   git_root, home, home_path, iter_session_files, logs_dir, make_private_dirs,
+                   open_lock, read_json, state_dir, state_key, write_private)
 
 TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the hot path too)
 if TYPE_CHECKING:
     from pathlib import Path
 
-DIR_MODE = 0o700
-FILE_MODE = 0o600
-PEERS = "peers"
 # Use with fullmatch (``\Z``, not ``$``: "$" would also accept a trailing newline).
 SESSION_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})_(\d{6})_([^/\\\x00-\x1f\x7f]+?)\.md\Z")
 
 # The resolution functions work on plain strings (``*_path``): search, on every recall,
 # imports this module, and pathlib would cost it a few milliseconds. The Path-returning
 # forms are for everything else.
-
-
-def home_path() -> str:
-    env = os.environ.get("CHROLLO_HOME", "").strip()
-    return os.path.expanduser(env) if env else os.path.join(os.path.expanduser("~"), ".chrollo")
-
-
-def home() -> "Path":
-    """chrollo's home folder (not created)."""
-    from pathlib import Path
-
-    return Path(home_path())
-
-
-def state_dir() -> "Path":
-    return home() / "state"
-
-
-def logs_dir() -> "Path":
-    return home() / "logs"
-
-
-def git_root(start: str) -> str | None:
-    d = start
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
-def find_project(start: str) -> str | None:
-    """The folder holding the nearest ``.chrollo`` (of any kind, links too) from the real path
-    ``start`` up to its git root; ``~`` itself does not count (``~/.chrollo`` is the home)."""
-    stop = git_root(start)
-    user_home = os.path.realpath(os.path.expanduser("~"))
-    d = start
-    while True:
-        if d != user_home and os.path.lexists(os.path.join(d, ".chrollo")):
-            return d
-        parent = os.path.dirname(d)
-        if d == stop or parent == d:
-            return None
-        d = parent
 
 
 def project_vault_path(cwd: str | os.PathLike | None = None) -> str | None:
@@ -167,112 +123,6 @@ def memories_dir(cwd: str | os.PathLike | None = None) -> "Path":
     return Path(memories_path(cwd))
 
 
-def ensure_dir(path: Path) -> Path:
-    """Create ``path`` and any missing parents owner-only."""
-    make_private_dirs(str(path))
-    return path
-
-
-def make_private_dirs(path: str) -> str:
-    """:func:`ensure_dir` on a plain string (``os.makedirs`` would give parents the umask's
-    mode). Only the folders created here are made 0700: chrollo never changes the mode of a
-    folder it did not create (``chrollo doctor`` reports a vault others can read)."""
-    missing = []
-    p = path
-    while not os.path.exists(p) and os.path.dirname(p) != p:
-        missing.append(p)
-        p = os.path.dirname(p)
-    for d in reversed(missing):
-        try:
-            os.mkdir(d, DIR_MODE)
-        except FileExistsError:
-            continue
-        try:
-            if os.stat(d).st_mode & 0o077:  # (mkdir's mode is only a ceiling under the umask)
-                os.chmod(d, DIR_MODE)
-        except OSError:
-            pass
-    return path
-
-
-def write_private(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (temp file + rename), owner-only, creating
-    its folders owner-only: every file of chrollo's state is written through here."""
-    make_private_dirs(os.path.dirname(path))
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:  # (a full disk): no half-written temp file stays behind
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def read_json(path) -> dict:
-    """A state file's JSON object; {} if it is missing, unreadable or not an object (state is
-    disposable: whoever reads it copes with starting over)."""
-    import json
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def state_key(session_id: str) -> str:
-    """The file-name-safe key of a session in state/ (a hash of the full id)."""
-    import hashlib
-
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-LOG_MAX = 1 << 20
-
-
-def append_log(name: str, message: str, who: str = "chrollo") -> None:
-    """Append a stamped entry to ``$CHROLLO_HOME/logs/<name>.log`` (0600, rotated to ``.1``
-    past 1 MiB). Never raises: if the log cannot be written, its first line goes to stderr."""
-    import sys
-    import time
-
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message.rstrip()}\n"
-    try:
-        folder = make_private_dirs(os.path.join(home_path(), "logs"))
-        path = os.path.join(folder, name + ".log")
-        try:
-            if os.path.getsize(path) > LOG_MAX:
-                os.replace(path, path + ".1")
-        except OSError:
-            pass
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except Exception:  # noqa: BLE001
-        try:
-            sys.stderr.write(f"{who}: " + line.splitlines()[0][:300] + "\n")
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def open_lock(path) -> int:
-    """A lock file's descriptor; created (owner-only) only the first time. Opening an existing
-    file without O_CREAT skips the directory update that costs ~0.3 ms on a busy disk."""
-    try:
-        return os.open(path, os.O_RDWR)
-    except FileNotFoundError:
-        make_private_dirs(os.path.dirname(str(path)))
-        return os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
-
-
 def peer_of(path: str | os.PathLike, vault: str | os.PathLike) -> str | None:
     """The peer a file came from (``<vault>/peers/<name>/...``), or None if local."""
     prefix = os.path.join(os.fspath(vault), PEERS, "")
@@ -297,23 +147,6 @@ def open_regular(path):
         os.close(fd)
         raise
     return os.fdopen(fd, "rb")
-
-
-def iter_session_files(vault: "Path", peers: bool = True):
-    """Every ``*.md`` session file under the vault, sorted, symlinks skipped."""
-    from pathlib import Path
-
-    out = []
-    for root, dirs, files in os.walk(vault):
-        rootp = Path(root)
-        dirs[:] = sorted(d for d in dirs if not (rootp / d).is_symlink()
-                         and not d.startswith(".")
-                         and (peers or not (rootp == vault and d == PEERS)))
-        for f in sorted(files):
-            p = rootp / f
-            if f.endswith(".md") and not p.is_symlink():
-                out.append(p)
-    return out
 
 
 def require_dir(path, what: str = "vault"):

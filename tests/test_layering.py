@@ -41,3 +41,21 @@ def test_nothing_imports_the_command_line_but_its_own_front_door():
 def test_the_click_cli_and_the_fast_front_door_are_not_a_circle():
     graph = _imports()
     assert "chrollo.entry" not in graph["chrollo.cli"]
+
+
+def test_no_two_modules_import_each_other_even_lazily():
+    """No import circles (a lazy import inside a function counts: it is a circle all the same)."""
+    graph = _imports()
+    assert graph["chrollo.vault"]  # (the walk saw the imports)
+    circles = []
+    for start in graph:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            mod, path = stack.pop()
+            for t in graph.get(mod, ()):
+                if t == start:
+                    circles.append(" -> ".join(path + [t]))
+                elif t not in seen:
+                    seen.add(t)
+                    stack.append((t, path + [t]))
+    assert circles == []
