@@ -1,4 +1,4 @@
-"""Helpers for hook tests: shared fixture payloads made runnable, the real `chrollo hook` process."""
+"""Helpers for hook tests: fixture payloads made runnable, the real `chrollo hook` process."""
 from __future__ import annotations
 
 import json
@@ -11,32 +11,38 @@ import pytest
 
 from conftest import ROOT, SHARED, cli_env
 
-# ../shared/fixtures (real-shaped payloads and sanitised transcripts of many versions) when it is
-# beside the checkout, else the project's own set, recorded from the real harnesses by the
-# end-to-end suite (tests/e2e/record.py → tests/fixtures/harness/: same layout).
-OWN_FIXTURES = ROOT / "tests" / "fixtures" / "harness"
+# The project's own fixture set, recorded from the real harnesses by the end-to-end suite
+# (tests/e2e/record.py → tests/fixtures/harness/): every hook test runs on it.
+# ../shared/fixtures (real-shaped payloads and sanitised transcripts of many versions, same
+# layout) only adds cases when it is beside the checkout: see :func:`sets`.
+OWN_FIXTURES = FIXTURES = ROOT / "tests" / "fixtures" / "harness"
 SHARED_FIXTURES = SHARED / "fixtures"
-FIXTURES = SHARED_FIXTURES if SHARED_FIXTURES.is_dir() else OWN_FIXTURES
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="no harness fixtures (tests/fixtures/harness)")
-# Tests about particular shared sessions (their expected turns, hostile payloads, old versions).
-needs_shared = pytest.mark.skipif(not SHARED_FIXTURES.is_dir(),
-                                  reason="about particular ../shared/fixtures sessions; not beside the checkout")
+FIXTURE_SETS = [OWN_FIXTURES] + ([SHARED_FIXTURES] if SHARED_FIXTURES.is_dir() else [])
 
 
-def payload(harness: str, name: str, tmp: Path, **changes) -> dict:
-    """A fixture payload with its transcript copied under ``tmp`` and paths made absolute."""
-    d = json.loads((FIXTURES / "hooks" / harness / f"{name}.json").read_text("utf-8"))
-    return localise(d, tmp, **changes)
+def sets(own, shared=None) -> list:
+    """pytest parameters: ``(OWN_FIXTURES, *own)``, plus ``(SHARED_FIXTURES, *shared)`` when
+    ../shared/fixtures is beside the checkout (an extra case, never the only one)."""
+    out = [pytest.param(OWN_FIXTURES, *own, id="own")]
+    if shared is not None and SHARED_FIXTURES.is_dir():
+        out.append(pytest.param(SHARED_FIXTURES, *shared, id="shared"))
+    return out
 
 
-def localise(d: dict, tmp: Path, **changes) -> dict:
+def payload(harness: str, name: str, tmp: Path, src: Path = OWN_FIXTURES, **changes) -> dict:
+    """A fixture payload of set ``src`` with its transcript copied under ``tmp``, paths made absolute."""
+    d = json.loads((src / "hooks" / harness / f"{name}.json").read_text("utf-8"))
+    return localise(d, tmp, src, **changes)
+
+
+def localise(d: dict, tmp: Path, src: Path = OWN_FIXTURES, **changes) -> dict:
     for k in ("transcript_path", "agent_transcript_path"):
         v = d.get(k)
         if isinstance(v, str) and v.startswith("transcripts/"):
             dst = tmp / v
-            if not dst.exists() and (FIXTURES / v).is_file():
+            if not dst.exists() and (src / v).is_file():
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(FIXTURES / v, dst)
+                shutil.copyfile(src / v, dst)
             d[k] = str(dst)
     if isinstance(d.get("cwd"), str) and d["cwd"].startswith("/home/user"):
         cwd = tmp / "work" / d["cwd"].strip("/").replace("/", "_")
@@ -69,5 +75,5 @@ def snapshot(home: Path) -> dict:
     return {p.name: p.read_bytes() for p in vault_files(home)}
 
 
-__all__ = ["FIXTURES", "ROOT", "needs_fixtures", "needs_shared", "payload", "localise", "hook", "ok",
+__all__ = ["FIXTURES", "OWN_FIXTURES", "SHARED_FIXTURES", "FIXTURE_SETS", "ROOT", "sets", "payload", "localise", "hook", "ok",
            "vault_files", "snapshot"]

@@ -224,7 +224,9 @@ def tool_call(name, args) -> ToolCall:
 def regular_file(path) -> str | None:
     """``path`` if it is an absolute ``.jsonl``/``.json`` path to a regular file, else None.
 
-    (A payload's path is never followed upward: ``..`` segments are refused outright.)
+    (A payload's path is never followed upward: ``..`` segments are refused outright; nor
+    through a link: a harness writes its transcript itself, a symlink there was put by
+    someone else and may lead to another session's or another user's file.)
     """
     if (not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path
             or not path.endswith((".jsonl", ".json")) or ".." in path.replace("\\", "/").split("/")):
@@ -232,7 +234,7 @@ def regular_file(path) -> str | None:
     try:
         import stat
 
-        st = os.stat(path)
+        st = os.lstat(path)
         return path if stat.S_ISREG(st.st_mode) else None
     except (OSError, ValueError):
         return None
