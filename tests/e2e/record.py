@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from e2e.drivers import DRIVERS  # noqa: E402
 from e2e.kit import npm  # noqa: E402
+from e2e.kit.model import DEFAULT_ANSWER, directives  # noqa: E402
 from e2e.kit.world import World  # noqa: E402
 
 OUT = HERE.parent / "fixtures" / "recorded" / "e2e"
@@ -156,6 +157,20 @@ def record(harness: str, folder: Path, force: bool) -> Path | None:
     return dest
 
 
+def script_turns(prompts: list) -> list:
+    """The turns a session of these prompts holds, from what the fake model was told to do
+    (``kit/model.py``), not from any reading of the transcript: in the format of
+    ../shared/fixtures/expected (``role``, ``text_first_80_chars``, ``tool_calls``; a shell
+    call is named ``shell``, whichever shell tool the harness offered)."""
+    out = []
+    for prompt in prompts:
+        d = directives(prompt)
+        out.append({"role": "user", "text_first_80_chars": prompt.strip()[:80], "tool_calls": []})
+        out.append({"role": "agent", "text_first_80_chars": d.get("say", DEFAULT_ANSWER)[:80],
+                    "tool_calls": ["shell"] if "run" in d else []})
+    return out
+
+
 HOOKFIX = HERE.parent / "fixtures" / "harness"
 FOLDER = {"claude-code": "projects", "codex": "sessions", "gemini": "tmp", "pi": "sessions"}
 
@@ -165,8 +180,9 @@ def export() -> None:
     used when ``../shared/fixtures`` is absent): ``hooks/<harness>/<event>.json`` — for each
     event, its last call in the first recorded session, whose transcript is then complete —
     and ``transcripts/<harness>/<data folder>/…``, paths relative to the set, cwd
-    ``/home/user/project``; ``transcripts.json`` says what each transcript holds (from the
-    recorded prompts: the script, not chrollo's reading of it)."""
+    ``/home/user/project``; ``transcripts.json`` says what each transcript holds and
+    ``expected/<harness>/<session id>.turns.json`` its turns (from the recorded prompts and
+    the fake model's script, not chrollo's reading of them)."""
     shutil.rmtree(HOOKFIX, ignore_errors=True)
     expected: dict = {}      # transcript → [harness, roles of its turns, first prompt] (the script's)
     for rec in sorted(OUT.iterdir()):
@@ -188,9 +204,12 @@ def export() -> None:
                 entry[0] = tp[len("transcripts/"):]
             if isinstance(b.get("prompt"), str) and b["prompt"] not in entry[1]:
                 entry[1].append(b["prompt"])
-        for tp, prompts in sessions.values():
+        for sid, (tp, prompts) in sessions.items():
             if tp and prompts:
                 expected[f"{harness}/{FOLDER[harness]}/{tp}"] = [harness, "UA" * len(prompts), prompts[0]]
+                out = HOOKFIX / "expected" / harness / f"{sid}.turns.json"
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(json.dumps(script_turns(prompts), indent=1, ensure_ascii=False) + "\n", "utf-8")
         for event, body in last.items():
             body = json.loads(json.dumps(body).replace('"<cwd>"', '"/home/user/project"'))
             for key in ("transcript_path", "agent_transcript_path"):
