@@ -5,16 +5,15 @@ import json
 
 import pytest
 
-from hookkit import FIXTURES, SHARED_FIXTURES, hook, needs_fixtures, needs_shared, ok, payload, vault_files
+from hookkit import FIXTURE_SETS, OWN_FIXTURES, SHARED_FIXTURES, hook, ok, payload, sets, vault_files
 
 from chrollo.capture import to_turns
 from chrollo.harness import adapter, canonical, normalise_event
 from chrollo.session import read_session
 
-pytestmark = needs_fixtures
 T = "transcripts/"
-# transcript → (harness, roles of the turns, first prompt's start)
-TRANSCRIPTS = {
+# ../shared's transcripts (when it is beside the checkout) → (harness, roles of the turns, first prompt's start)
+SHARED_TRANSCRIPTS = {
     "claude-code/projects/-home-user-dev-studio/0e26ec2f-937e-482c-b889-bc126f996913.jsonl":
         ("claude-code", "UA", "how are you doing"),
     "claude-code/projects/-home-user-dev-studio/609efeca-2f51-4118-b077-e91c9fe63f73.jsonl":
@@ -44,17 +43,23 @@ TRANSCRIPTS = {
     "pi/sessions/--tmp-agent-history-real-agent-pi-workspace--/2026-06-05T05-24-28-246Z_019e963d-6bd6-7ade-8a49-256ac3391bdd.jsonl":
         ("pi", "UA", "[REDACTED_PROMPT]"),
 }
-if FIXTURES != SHARED_FIXTURES:  # the project's own set, recorded by tests/e2e/record.py
-    TRANSCRIPTS = {k: tuple(v) for k, v in json.loads((FIXTURES / "transcripts.json").read_text("utf-8")).items()}
+# the project's own set, recorded by tests/e2e/record.py (what each holds comes from the script)
+TRANSCRIPTS = {k: tuple(v) for k, v in json.loads((OWN_FIXTURES / "transcripts.json").read_text("utf-8")).items()}
+ALL_TRANSCRIPTS = [(OWN_FIXTURES, rel, *v) for rel, v in TRANSCRIPTS.items()] + \
+    ([(SHARED_FIXTURES, rel, *v) for rel, v in SHARED_TRANSCRIPTS.items()] if SHARED_FIXTURES in FIXTURE_SETS else [])
+
+
+def _origin(src) -> str:
+    return "own" if src == OWN_FIXTURES else "shared"
 NOISE = ("<command-name>", "<local-command", "Caveat: The messages below", "This session is being continued",
          "[Request interrupted", "System: Please continue.", "[Function Response", "<system-reminder>",
          "tool_result", "Successfully wrote")
 
 
-@pytest.mark.parametrize("rel", sorted(TRANSCRIPTS), ids=lambda r: r.rsplit("/", 1)[-1][:40])
-def test_adapter_reads_every_fixture_transcript(rel):
-    harness, roles, first = TRANSCRIPTS[rel]
-    tr = adapter(harness).read_transcript(str(FIXTURES / T / rel), 0)
+@pytest.mark.parametrize("src,rel,harness,roles,first", [
+    pytest.param(*t, id=f"{_origin(t[0])}-{t[1].rsplit('/', 1)[-1][:40]}") for t in ALL_TRANSCRIPTS])
+def test_adapter_reads_every_fixture_transcript(src, rel, harness, roles, first):
+    tr = adapter(harness).read_transcript(str(src / T / rel), 0)
     turns = to_turns(tr.units)
     assert "".join(t.role[0].upper() for t in turns) == roles
     assert turns[0].parts[0].strip().startswith(first)
@@ -64,14 +69,16 @@ def test_adapter_reads_every_fixture_transcript(rel):
     assert all(u.key for u in tr.units)  # every unit can be recognised when read again
 
 
-@needs_shared
-def test_adapter_resumes_from_the_watermark():
-    rel = next(r for r in TRANSCRIPTS if "019c16bd" in r)
+@pytest.mark.parametrize("src,sid", sets(("01a20a37-4ab4",), ("019c16bd",)))
+def test_adapter_resumes_from_the_watermark(src, sid):
+    rel = next(r for s, r, *_ in ALL_TRANSCRIPTS if s == src and sid in r)
     a = adapter("codex")
-    whole = a.read_transcript(str(FIXTURES / T / rel), 0)
-    again = a.read_transcript(str(FIXTURES / T / rel), whole.resume)
+    whole = a.read_transcript(str(src / T / rel), 0)
+    again = a.read_transcript(str(src / T / rel), whole.resume)
+    assert 0 < len(again.units) < len(whole.units)
     assert [u.key for u in again.units] == [u.key for u in whole.units][-len(again.units):]
-    assert again.units[0].role == "user" and again.units[0].text == "commit"
+    last_prompt = [u.text for u in whole.units if u.role == "user"][-1]
+    assert again.units[0].role == "user" and again.units[0].text == last_prompt
 
 
 def test_harness_and_event_names():
@@ -82,15 +89,17 @@ def test_harness_and_event_names():
 
 def _every_payload():
     out = []
-    for d in sorted((FIXTURES / "hooks").iterdir()) if FIXTURES.is_dir() else []:
-        if d.name != "bad":
-            out += [(d.name, f.stem) for f in sorted(d.glob("*.json")) if not f.name.endswith(".argv.json")]
+    for src in FIXTURE_SETS:
+        for d in sorted((src / "hooks").iterdir()):
+            if d.name != "bad":
+                out += [pytest.param(src, d.name, f.stem, id=f"{_origin(src)}-{d.name}-{f.stem}")
+                        for f in sorted(d.glob("*.json")) if not f.name.endswith(".argv.json")]
     return out
 
 
-@pytest.mark.parametrize("harness,name", _every_payload())
-def test_every_fixture_payload_end_to_end(home, tmp_path, harness, name):
-    body = payload(harness, name, tmp_path)
+@pytest.mark.parametrize("src,harness,name", _every_payload())
+def test_every_fixture_payload_end_to_end(home, tmp_path, src, harness, name):
+    body = payload(harness, name, tmp_path, src)
     event = body["hook_event_name"]
     p = hook(home, harness, None, body)  # the event comes from the payload
     ok(p)

@@ -5,19 +5,19 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import run, run_json
-from hookkit import FIXTURES, SHARED_FIXTURES, hook, needs_fixtures, needs_shared, ok, payload, snapshot, vault_files
-from test_hook_capture import assert_expected, session_file, turns_of
-from test_harness_adapters import TRANSCRIPTS
-
-pytestmark = needs_fixtures
+from hookkit import OWN_FIXTURES, hook, ok, payload, sets, snapshot, vault_files
+from recorded import materialise
+from test_hook_capture import CLAUDE_RUN, assert_expected, prompt_lines, session_file, turns_of
+from test_harness_adapters import SHARED_TRANSCRIPTS, TRANSCRIPTS
 ROOTS = {"claude-code": "claude-code/projects", "codex": "codex/sessions", "gemini": "gemini/tmp",
          "pi": "pi/sessions"}
 
 
-def copy_tree(tmp: Path) -> Path:
+def copy_tree(tmp: Path, src: Path = OWN_FIXTURES) -> Path:
     dst = tmp / "transcripts"
-    shutil.copytree(FIXTURES / "transcripts", dst)
+    shutil.copytree(src / "transcripts", dst)
     for p in [dst, *dst.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
     return dst
@@ -29,29 +29,41 @@ def imp(home, *args, **env):
     return out
 
 
-@needs_shared
-def test_every_fixture_transcript_imports_to_its_turns(home, tmp_path):
-    src = copy_tree(tmp_path)
-    for harness, root in ROOTS.items():
-        out = imp(home, harness, "--source", src / root)
+def _own_subagents(home, tmp):
+    """Claude Code 2.1.330's background subagent and /compact (tests/fixtures/recorded)."""
+    imp(home, "claude-code", "--source", materialise(CLAUDE_RUN, tmp / "run", tmp / "work"))
+    sid = "ec4e8646-6fa2-482c-a8c1-9455d7b32d84"
+    sub = session_file(home, f"{sid}:a5c94e535a9c4460d")
+    assert turns_of(sub)[0][1] == "check the module and report"
+    return [sub]
+
+
+def _shared_subagents(home, tmp):
+    """The inline sidechain of 2.0.13 and the compaction agent's own file of 2.1.39 (../shared)."""
+    side = session_file(home, "609efeca-2f51-4118-b077-e91c9fe63f73:sidechain")
+    assert turns_of(side)[0][1].startswith("Hey there! Just checking in")
+    return [side, session_file(home, "258c7280-ae70-4798-800f-63464d01a85d:acompact-fffbd0")]
+
+
+@pytest.mark.parametrize("src,transcripts,subagents", sets((TRANSCRIPTS, _own_subagents),
+                                                           (SHARED_TRANSCRIPTS, _shared_subagents)))
+def test_every_fixture_transcript_imports_to_its_turns(home, tmp_path, src, transcripts, subagents):
+    root = copy_tree(tmp_path, src)
+    for harness, folder in ROOTS.items():
+        out = imp(home, harness, "--source", root / folder)
         assert out["failed"] == 0 and out["skipped"] == 0 and out["imported"] == out["files"] > 0
-    sid = {"claude-code": "d6e0bada-1959-4eec-a9d2-0bfade768d8f"}
-    assert_expected(session_file(home, sid["claude-code"]),
-                    FIXTURES / "expected/claude-code" / f"{sid['claude-code']}.turns.json")
-    assert_expected(session_file(home, "609efeca-2f51-4118-b077-e91c9fe63f73"),
-                    FIXTURES / "expected/claude-code/609efeca-2f51-4118-b077-e91c9fe63f73.turns.json")
-    assert_expected(session_file(home, "a9642bdf-2c10-4503-abb2-081990e56318"),
-                    FIXTURES / "expected/pi/a9642bdf-2c10-4503-abb2-081990e56318.turns.json")
-    for rel, (harness, roles, first) in TRANSCRIPTS.items():
+    checked = 0
+    for exp in sorted((src / "expected").glob("*/*.turns.json")):
+        assert_expected(session_file(home, exp.name.removesuffix(".turns.json")), exp)
+        checked += 1
+    assert checked >= 3
+    for rel, (harness, roles, first) in transcripts.items():
         got = [f for f in vault_files(home) if f.name.endswith(".md") and
                turns_of(f) and turns_of(f)[0][1].startswith(first) and harness in f.read_text()]
         assert got, rel
         assert "".join(t[0][0].upper() for t in turns_of(got[0])) == roles
-    # subagents: the sidechain file and the compaction agent's own file
-    sub = session_file(home, "258c7280-ae70-4798-800f-63464d01a85d:acompact-fffbd0")
-    assert "parent_session" in sub.read_text()
-    side = session_file(home, "609efeca-2f51-4118-b077-e91c9fe63f73:sidechain")
-    assert turns_of(side)[0][1].startswith("Hey there! Just checking in")
+    for sub in subagents(home, tmp_path):  # a subagent's own file, linked to its parent
+        assert "parent_session" in sub.read_text()
     for f in vault_files(home):
         assert f.stat().st_mode & 0o777 == 0o600
 
@@ -69,52 +81,63 @@ def test_import_twice_changes_nothing(home, tmp_path):
     assert third["turns"] == 0 and snapshot(home) == before
 
 
-@needs_shared
-def test_a_grown_session_gets_only_its_new_turns(home, tmp_path):
-    rel = "claude-code/projects/-home-user-projects-spotter/d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"
-    lines = (FIXTURES / "transcripts" / rel).read_bytes().splitlines(keepends=True)
-    dst = tmp_path / "projects" / "-p" / "d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl"
+@pytest.mark.parametrize("src,rel", sets(
+    ("claude-code/projects/-home-user-project/159ba704-46fa-43cf-9343-e0001f5e3c1e.jsonl",),
+    ("claude-code/projects/-home-user-projects-spotter/d6e0bada-1959-4eec-a9d2-0bfade768d8f.jsonl",)))
+def test_a_grown_session_gets_only_its_new_turns(home, tmp_path, src, rel):
+    lines = (src / "transcripts" / rel).read_bytes().splitlines(keepends=True)
+    sid = Path(rel).stem
+    want = json.loads((src / "expected/claude-code" / f"{sid}.turns.json").read_text())
+    dst = tmp_path / "projects" / "-p" / f"{sid}.jsonl"
     dst.parent.mkdir(parents=True)
-    dst.write_bytes(b"".join(lines[:25]))
+    dst.write_bytes(b"".join(lines[:prompt_lines(lines)[1]]))  # the first turn, answered
     first = imp(home, "claude-code", "--source", tmp_path / "projects")
     assert first["imported"] == 1 and first["turns"] == 2
     dst.write_bytes(b"".join(lines))
     second = imp(home, "claude-code", "--source", tmp_path / "projects")
-    assert second["updated"] == 1 and second["turns"] == 2
-    assert_expected(session_file(home, "d6e0bada-1959-4eec-a9d2-0bfade768d8f"),
-                    FIXTURES / "expected/claude-code/d6e0bada-1959-4eec-a9d2-0bfade768d8f.turns.json")
+    assert second["updated"] == 1 and second["turns"] == len(want) - 2
+    assert_expected(session_file(home, sid), src / "expected/claude-code" / f"{sid}.turns.json")
 
 
-@needs_shared
-def test_live_captured_then_imported_is_one_file(home, tmp_path):
-    for name in ("Stop", "SubagentStop"):
-        ok(hook(home, "claude-code", name, payload("claude-code", name, tmp_path)))
+@pytest.mark.parametrize("src,claude_events,more", sets(
+    (("Stop",), []), (("Stop", "SubagentStop"), ["609efeca-2f51-4118-b077-e91c9fe63f73:sidechain"])))
+def test_live_captured_then_imported_is_one_file(home, tmp_path, src, claude_events, more):
+    sids = []
+    for name in claude_events:
+        body = payload("claude-code", name, tmp_path, src)
+        ok(hook(home, "claude-code", name, body))
+        sids.append(body["session_id"])
     for event in ("before_agent_start", "agent_end"):
-        ok(hook(home, "pi", event, payload("pi", event, tmp_path)))
-    ok(hook(home, "codex", "UserPromptSubmit", payload("codex", "UserPromptSubmit", tmp_path, transcript_path=None)))
-    ok(hook(home, "codex", "Stop", payload("codex", "Stop", tmp_path, transcript_path=None)))
+        body = payload("pi", event, tmp_path, src)
+        ok(hook(home, "pi", event, body))
+    sids.append(body["session_id"])
+    ups = payload("codex", "UserPromptSubmit", tmp_path, src, transcript_path=None)
+    ok(hook(home, "codex", "UserPromptSubmit", ups))
+    ok(hook(home, "codex", "Stop", payload("codex", "Stop", tmp_path, src, transcript_path=None)))
+    sids.append(ups["session_id"])
     live = {f.name for f in vault_files(home)}
     # the harness's own transcripts, in place (the hooks read the same files)
     imp(home, "claude-code", "--source", tmp_path / "transcripts/claude-code/projects")
     imp(home, "pi", "--source", tmp_path / "transcripts/pi/sessions")
-    src = copy_tree(tmp_path / "c")
-    imp(home, "codex", "--source", src / "codex/sessions")
+    root = copy_tree(tmp_path / "c", src)
+    imp(home, "codex", "--source", root / "codex/sessions")
     assert live <= {f.name for f in vault_files(home)}
-    for sid in ("609efeca-2f51-4118-b077-e91c9fe63f73", "609efeca-2f51-4118-b077-e91c9fe63f73:sidechain",
-                "a9642bdf-2c10-4503-abb2-081990e56318", "019c16bd-a0fc-7293-855d-2948ce5dc471"):
+    for sid in dict.fromkeys(sids + more):
         f = session_file(home, sid)  # exactly one file each
         turns = turns_of(f)
         assert len({(r, t) for r, t, _ in turns}) == len(turns), f"{sid}: a turn written twice"
-    codex = [t[1] for t in turns_of(session_file(home, "019c16bd-a0fc-7293-855d-2948ce5dc471")) if t[0] == "user"]
-    assert codex.count("lets increase the width") == 1
+    codex = [t[1] for t in turns_of(session_file(home, ups["session_id"])) if t[0] == "user"]
+    assert codex.count(ups["prompt"].strip()) == 1
 
 
-@needs_shared
-def test_hostile_files_are_reported_never_fatal(home, tmp_path):
+@pytest.mark.parametrize("src,rel", sets(
+    ("pi/sessions/--home-user-project--/2026-11-23T21-03-37-390Z_01a20a38-b19b-7399-8f8c-b83a933d3059.jsonl",),
+    ("pi/sessions/--home-user-dev-agentlogs-fixtures-pi--/"
+     "2026-02-03T22-02-17-181Z_1fa031b8-444e-429d-bbaa-1db4cda65b5f.jsonl",)))
+def test_hostile_files_are_reported_never_fatal(home, tmp_path, src, rel):
     root = tmp_path / "sessions" / "--proj--"
     root.mkdir(parents=True)
-    good = (FIXTURES / "transcripts/pi/sessions/--home-user-dev-agentlogs-fixtures-pi--/"
-            "2026-02-03T22-02-17-181Z_1fa031b8-444e-429d-bbaa-1db4cda65b5f.jsonl").read_bytes()
+    good = (src / "transcripts" / rel).read_bytes()
     (root / "good.jsonl").write_bytes(good)
     (root / "truncated.jsonl").write_bytes(good[: len(good) // 2 + 7])  # cut inside a line
     (root / "nul.jsonl").write_bytes(b"\x00\x01\x02binary junk\x00" * 1000)
@@ -157,7 +180,7 @@ def test_default_locations(home, tmp_path):
     env = {"HOME": fake, "CLAUDE_CONFIG_DIR": src / "claude-code", "CODEX_HOME": src / "codex",
            "PI_CODING_AGENT_DIR": src / "pi"}
     out = imp(home, "all", **env)
-    assert out["files"] == (15 if FIXTURES == SHARED_FIXTURES else len(TRANSCRIPTS)) and out["failed"] == 0
+    assert out["files"] == len(TRANSCRIPTS) and out["failed"] == 0
     assert set(out["roots"]) == {"claude-code", "codex", "gemini", "pi"}
 
 
