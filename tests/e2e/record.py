@@ -177,7 +177,7 @@ FOLDER = {"claude-code": "projects", "codex": "sessions", "gemini": "tmp", "pi":
 
 def export() -> None:
     """The recordings in the layout of the hook tests' fixture set (``tests/fixtures/harness``,
-    used when ``../shared/fixtures`` is absent): ``hooks/<harness>/<event>.json`` — for each
+    which every hook test runs on): ``hooks/<harness>/<event>.json`` — for each
     event, its last call in the first recorded session, whose transcript is then complete —
     and ``transcripts/<harness>/<data folder>/…``, paths relative to the set, cwd
     ``/home/user/project``; ``transcripts.json`` says what each transcript holds and
