@@ -105,10 +105,9 @@ def test_claude_subagent_gets_its_own_file(home, tmp_path, src, setup):
 
 def _own_meta_subagent(tmp):
     """2.1.330's subagent transcript opens with attachments rendered as <system-reminder>s."""
-    src = materialise(CLAUDE_RUN, tmp / "run", tmp / "work")
-    (rel,) = [p for p in src.rglob("agent-*.jsonl")]
+    (sub,) = materialise(CLAUDE_RUN, tmp / "run", tmp / "work").rglob("agent-*.jsonl")
     body = dict(calls(CLAUDE_RUN)[4]["payload"])
-    return rel.read_bytes(), body, "check the module and report", "The following deferred tools"
+    return sub.read_bytes(), body, "check the module and report", "The following deferred tools"
 
 
 def _shared_meta_subagent(tmp):
