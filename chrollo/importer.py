@@ -165,7 +165,7 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
         st = os.stat(path)
     except OSError as e:
         return FileResult(path, h, "failed", f"cannot stat: {e.strerror}")
-    if not p.is_file():
+    if p.is_symlink() or not p.is_file():  # a link is not followed, as in live capture
         return FileResult(path, h, "skipped", "not a regular file")
     if st.st_size > MAX_FILE:
         return FileResult(path, h, "skipped", "larger than 2 GiB", nbytes=st.st_size)

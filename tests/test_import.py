@@ -144,10 +144,13 @@ def test_hostile_files_are_reported_never_fatal(home, tmp_path, src, rel):
     (root / "huge-line.jsonl").write_bytes(good.splitlines(keepends=True)[0] + b'{"x": "' + b"y" * (50 << 20) + b"\n")
     (root / "x.jsonl").mkdir()
     (root / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "elsewhere.jsonl").write_bytes(good)
+    (root / "link.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")  # live capture never follows one either
     out = imp(home, "pi", "--source", tmp_path / "sessions")
     by_name = {Path(p["path"]).name: p for p in out["problems"]}
-    assert out["files"] == 6
-    assert by_name["x.jsonl"]["status"] == "skipped" and "regular file" in by_name["x.jsonl"]["reason"]
+    assert out["files"] == 7
+    for name in ("x.jsonl", "link.jsonl"):
+        assert by_name[name]["status"] == "skipped" and "regular file" in by_name[name]["reason"]
     assert by_name["nul.jsonl"]["status"] == "skipped"
     assert by_name["empty.jsonl"]["status"] == "skipped"
     assert "good.jsonl" not in by_name
