@@ -13,6 +13,13 @@ the full session id) holds, for each vault the session was written to:
 * ``pending`` — the prompt of the turn in flight (from ``UserPromptSubmit``-like events). It
   is written only when the transcript cannot supply that prompt (no transcript, or pi).
 
+A turn's time is the time its harness recorded for it in the transcript, never the hook's
+clock, so that live capture and import (which has only the transcript) write the same bytes.
+Claude Code and Codex write their transcripts from a queue: at ``Stop`` the answer (even the
+prompt) may not be in it yet. The capture pass then waits for it (at most
+:data:`ANSWER_WAIT`) instead of writing the payload's copy with the hook's time; only a
+transcript that never shows it leaves the payload's copy as the record.
+
 Everything happens under an exclusive per-session lock. Before the turns are appended (one
 locked write, see :mod:`chrollo.session`) the state they lead to is saved with an ``intent``
 (the file, its size, the length being written); after, without it. A pass that finds an
@@ -33,6 +40,7 @@ from .harness.common import Unit, digest, norm
 MAX_KEYS = 2000   # only the last turn is ever read again; this is plenty
 MAX_TOKENS = 200
 MIN_PROMPT = 3   # prompts shorter than this ("k", "?") are not stored
+ANSWER_WAIT = 3.0  # seconds a capture waits for a lagging transcript to show the turn's answer
 
 
 class Capture:
@@ -170,8 +178,14 @@ class Capture:
         _vault.write_private(self.state_path, json.dumps(data, ensure_ascii=False))
 
     # -- the pass ---------------------------------------------------------------
-    def read_transcript(self, adapter, path: str | None, agent_id: str | None = None) -> list | None:
-        """The transcript's units since the saved offset (None if there is no readable transcript)."""
+    def read_transcript(self, adapter, path: str | None, agent_id: str | None = None,
+                        answer: str | None = None) -> list | None:
+        """The transcript's units since the saved offset (None if there is no readable transcript).
+
+        ``answer``: the finished turn's final message from the payload. Until the transcript
+        holds it (and so the turn's own times), it is read again as it grows, for at most
+        :data:`ANSWER_WAIT` seconds.
+        """
         if not path:
             return None
         st = self.state
@@ -180,6 +194,8 @@ class Capture:
             if offset and os.path.getsize(path) < offset:
                 offset = 0  # rewritten or truncated: read it all again (keys prevent repeats)
             tr = adapter.read_transcript(path, offset, agent_id)
+            if isinstance(answer, str) and answer.strip() and not self._known_answer(answer):
+                tr = _until_answer(adapter, path, offset, agent_id, tr, answer)
         except (OSError, UnicodeError):
             return None
         st["transcript"], st["offset"] = path, tr.resume
@@ -187,6 +203,12 @@ class Capture:
         if tr.cwd and not self.cwd:
             self.cwd = tr.cwd
         return tr.units
+
+    def _known_answer(self, answer: str) -> bool:
+        """Was ``answer`` seen in the transcript or written already (a replayed payload)?"""
+        h = digest(answer)
+        last = self.state.get("last_final")
+        return h in self.state.get("recent_agent", ()) or (isinstance(last, list) and h in last[:1])
 
     def run(self, units: list, *, prompt: str | None = None,
             final: str | None = None, when: dt.datetime | None = None,
@@ -361,8 +383,8 @@ def _final_is_new(st: dict, final: str, texts: list, recent_agent: list, fresh: 
       no new prompt in the transcript, none announced by a prompt hook, and the payload's own
       prompt (if any) is the one that final answered.
     """
-    f, h = norm(final), digest(final)
-    if (texts and (f in " ".join(texts) or f.startswith(texts[-1]))) or h in recent_agent:
+    h = digest(final)
+    if _holds(texts, final) or h in recent_agent:
         return False
     last = st.get("last_final")
     if not (isinstance(last, list) and len(last) == 2 and last[0] == h):
@@ -372,6 +394,40 @@ def _final_is_new(st: dict, final: str, texts: list, recent_agent: list, fresh: 
     if _is_pending(pending):
         return pending.get("from") != "payload" or digest(pending["text"]) != last[1]
     return False
+
+
+def _holds(texts: list, final: str) -> bool:
+    """Do a turn's agent ``texts`` (normalised) hold the payload's ``final`` — or begin it
+    (Gemini's garbled copy)?"""
+    f = norm(final)
+    return bool(texts) and (f in " ".join(texts) or f.startswith(texts[-1]))
+
+
+def _last_turn_texts(units: list) -> list:
+    """The normalised agent texts after the last user unit."""
+    texts: list = []
+    for u in units:
+        if u.role == "user":
+            texts = []
+        elif u.text:
+            texts.append(norm(u.text))
+    return texts
+
+
+def _until_answer(adapter, path: str, offset: int, agent_id, tr, answer: str):
+    """``tr``, read again from ``offset`` each time the file grows, until its last turn holds
+    ``answer`` or :data:`ANSWER_WAIT` has passed (the harness is still flushing its queue)."""
+    import time
+
+    deadline = time.monotonic() + ANSWER_WAIT
+    size = os.path.getsize(path)
+    while not _holds(_last_turn_texts(tr.units), answer) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        grown = os.path.getsize(path)
+        if grown != size:
+            size = grown
+            tr = adapter.read_transcript(path, offset, agent_id)
+    return tr
 
 
 def _add(recent: list, token: str, keep: int = 100) -> None:

@@ -209,12 +209,12 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
             agent = "*"
         sub = f"{sid}:{'sidechain' if agent == '*' else agent}"
         with Capture(sub, name, cwd, parent=sid) as cap:
-            units = cap.read_transcript(mod, path, agent_id=agent) or []
+            units = cap.read_transcript(mod, path, agent_id=agent, answer=final) or []
             written = cap.run(units, final=final)
         _captured(name, sid, written)
         return
     with Capture(sid, name, cwd) as cap:
-        units = cap.read_transcript(mod, transcript) or []
+        units = cap.read_transcript(mod, transcript, answer=final if action == "capture" else None) or []
         if action == "capture":
             said = payload.get("prompt")  # Gemini AfterAgent / Codex notify carry the prompt too
             if isinstance(said, str) and said.strip() and "pending" not in cap.state:

@@ -23,7 +23,8 @@ def calls(name: str) -> list:
     return [json.loads(ln) for ln in (RECORDED / name / "hooks.jsonl").read_text("utf-8").splitlines() if ln]
 
 
-def _lines(name: str, rel: str, cwd: Path) -> list:
+def transcript_lines(name: str, rel: str, cwd: Path) -> list:
+    """The recorded file ``rel`` of fixture ``name``, its working folder made ``cwd``, as lines."""
     text = (RECORDED / name / rel).read_text("utf-8").replace("<cwd>", str(cwd))
     return text.splitlines(keepends=True)
 
@@ -36,7 +37,7 @@ def materialise(name: str, tmp: Path, cwd: Path) -> Path:
             rel = f.relative_to(RECORDED / name).as_posix()
             dst = tmp / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_text("".join(_lines(name, rel, cwd)), "utf-8")
+            dst.write_text("".join(transcript_lines(name, rel, cwd)), "utf-8")
     return tmp / "transcripts"
 
 
@@ -56,7 +57,7 @@ def replay(name: str, tmp: Path, home: Path, change=None, upto: int | None = Non
             dst = tmp / rel
             if key in c["lines"]:  # the file existed then, with that many lines
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                dst.write_text("".join(_lines(name, rel, cwd)[: c["lines"][key]]), "utf-8")
+                dst.write_text("".join(transcript_lines(name, rel, cwd)[: c["lines"][key]]), "utf-8")
             body[key] = str(dst)
         if body.get("cwd") == "<cwd>":
             body["cwd"] = str(cwd)

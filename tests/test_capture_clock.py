@@ -1,0 +1,100 @@
+"""A turn's time is the time its harness recorded for it, live and imported alike.
+
+Live capture runs in hooks that arrive after the harness stamped its records (Claude Code
+stamps a prompt before ``UserPromptSubmit`` runs) and, for Claude Code and Codex, possibly
+before it flushed them to the transcript. Import has only the transcript. When a second
+boundary falls between the two and a hook wrote a turn with its own clock, the turn header,
+the session's ``started`` and its file name (and the next session's ``previous`` link) differ
+from what import writes — the flaky end-to-end import test (#18).
+
+These replays of the real harness runs (tests/fixtures/recorded/e2e/) make both happen every
+time: each hook's clock (``CHROLLO_NOW``) is the first whole second after every record of the
+turn it reports, and at each capture hook the transcript has not yet received that turn — it
+lands while the hook runs. Live capture must still write what ``chrollo import`` writes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import cli_env
+from hookkit import ok
+from recorded import RECORDED, calls, import_into, materialise, transcript_lines, vault_bytes
+
+E2E = sorted(p.name for p in (RECORDED / "e2e").iterdir() if (p / "hooks.jsonl").is_file())
+CAPTURE = {"Stop", "AfterAgent", "agent_end", "SubagentStop"}
+STAMP = re.compile(r'"timestamp"\s*:\s*"([^"]+)"')
+LANDS_AFTER = 0.75  # seconds a lagging turn takes to reach the transcript while the hook runs
+
+
+def _clock(lines: list) -> str:
+    """The first whole second after every record in ``lines``, as ``CHROLLO_NOW``."""
+    latest = max(dt.datetime.fromisoformat(t.replace("Z", "+00:00")) for t in STAMP.findall("".join(lines)))
+    return (latest.replace(microsecond=0) + dt.timedelta(seconds=1)).isoformat()
+
+
+def _hook(home: Path, harness: str, event: str, body: dict, now: str) -> subprocess.Popen:
+    """A real ``chrollo hook`` process, started (not awaited) with ``body`` on stdin."""
+    payload = home.parent / "payload.json"
+    payload.write_text(json.dumps(body), "utf-8")
+    with open(payload, "rb") as stdin:
+        return subprocess.Popen([sys.executable, "-m", "chrollo", "hook", event, "--harness", harness],
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=cli_env(home, CHROLLO_NOW=now), cwd=str(home.parent))
+
+
+def replay_lagging(name: str, tmp: Path, home: Path) -> Path:
+    """Every recorded hook call, in order, with its hook's clock past its turn's records and
+    each capture hook's transcript one turn behind until the hook has been running a while."""
+    harness = name.rsplit("-", 1)[0]
+    cwd = tmp / "work"
+    cwd.mkdir(parents=True, exist_ok=True)
+    recorded = calls(f"e2e/{name}")
+    shown: dict = {}  # transcript -> how many lines it holds now
+    for i, c in enumerate(recorded):
+        rel = c["payload"].get("transcript_path")
+        rel = rel if isinstance(rel, str) and (RECORDED / "e2e" / name / rel).is_file() else None
+        have = c["lines"].get("transcript_path")
+        body = dict(c["payload"], cwd=str(cwd))
+        now = "2026-11-23T00:00:00+00:00"
+        if rel is not None:
+            lines = transcript_lines(f"e2e/{name}", rel, cwd)
+            # the turn this call is about ends at the next capture call on this transcript
+            end = next((d["lines"].get("transcript_path") for d in recorded[i:] if d["event"] in CAPTURE
+                        and d["payload"].get("transcript_path") == rel), None) or have or len(lines)
+            now = _clock(lines[:end])
+            path = tmp / rel
+            body["transcript_path"] = str(path)
+            if have is not None:  # the file existed then; a capture hook finds it a turn behind
+                path.parent.mkdir(parents=True, exist_ok=True)
+                lag = c["event"] in CAPTURE
+                path.write_text("".join(lines[: max(shown.get(rel, 0), 1)] if lag else lines[:have]), "utf-8")
+        p = _hook(home, harness, c["event"], body, now)
+        if rel is not None and have is not None:
+            try:
+                p.wait(timeout=LANDS_AFTER)
+            except subprocess.TimeoutExpired:
+                pass
+            path.write_text("".join(lines[:have]), "utf-8")  # the turn lands
+            shown[rel] = have
+        out, err = p.communicate(timeout=60)
+        ok(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+    return cwd
+
+
+@pytest.mark.parametrize("name", E2E)
+def test_live_capture_takes_turn_times_from_the_transcript_like_import(name, home, tmp_path):
+    replay_lagging(name, tmp_path, home)
+    live = vault_bytes(home / "memories")
+    assert live
+    src = materialise(f"e2e/{name}", tmp_path, tmp_path / "work")
+    other = tmp_path / "imported"
+    out = import_into(other, name.rsplit("-", 1)[0], src)
+    assert out["failed"] == 0, out
+    assert vault_bytes(other / "memories") == live
+    assert import_into(other, name.rsplit("-", 1)[0], src)["turns"] == 0
