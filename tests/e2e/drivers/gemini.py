@@ -5,6 +5,14 @@ auto-update, usage statistics and telemetry off in ``~/.gemini/settings.json``; 
 folder trusted for the run (``--skip-trust``); tools approved (``--yolo``). A new session
 gets its id from the driver (``--session-id``), so resuming needs no parsing.
 Sessions: ``~/.gemini/tmp/<project hash or name>/chats/session-*.json(l)``.
+
+Session cleanup (``general.sessionRetention``) is off: Gemini CLI 0.61 deletes chats it should
+keep. ``gemini -p --resume ID`` first starts a chat file named for the current minute and the
+id's first 8 characters, then goes on in the old one; resumed in a later minute than it began,
+the session leaves a metadata-only ``session-<minute>-<id8>.jsonl`` beside its chat. The next
+start's cleanup takes that file for a broken session and deletes every file of that id — the
+real chat too — so whether ``chrollo import`` could see a resumed session depended on the clock
+(tests/e2e/test_import.py). Live capture keeps such a session whole either way.
 """
 from __future__ import annotations
 
@@ -22,7 +30,8 @@ class Gemini(Driver):
     def configure(self) -> None:
         write_json(self.w.home / ".gemini" / "settings.json", {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False,
+                        "sessionRetention": {"enabled": False}},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
             "model": {"name": MODEL},
