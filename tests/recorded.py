@@ -17,6 +17,8 @@ from conftest import run_json
 from hookkit import hook, ok
 
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "recorded"
+# the end-to-end suite's recordings, one per harness and pinned version (tests/e2e/record.py)
+E2E = sorted(p.name for p in (RECORDED / "e2e").iterdir() if (p / "hooks.jsonl").is_file())
 
 
 def calls(name: str) -> list:
@@ -75,3 +77,17 @@ def import_into(home: Path, harness: str, source: Path, **env) -> dict:
 
 def vault_bytes(vault: Path) -> dict:
     return {p.name: p.read_bytes() for p in sorted(vault.glob("*.md"))} if vault.is_dir() else {}
+
+
+def assert_import_equals_live(name: str, tmp: Path, home: Path) -> None:
+    """``chrollo import`` over the recording ``e2e/<name>``'s transcripts writes the bytes live
+    capture wrote into ``home``, once (a second import adds nothing)."""
+    live = vault_bytes(home / "memories")
+    assert live
+    harness = name.rsplit("-", 1)[0]
+    src = materialise(f"e2e/{name}", tmp, tmp / "work")
+    other = tmp / "imported"
+    out = import_into(other, harness, src)
+    assert out["failed"] == 0, out
+    assert vault_bytes(other / "memories") == live
+    assert import_into(other, harness, src)["turns"] == 0

@@ -24,9 +24,8 @@ from pathlib import Path
 import pytest
 from conftest import cli_env
 from hookkit import ok
-from recorded import RECORDED, calls, import_into, materialise, transcript_lines, vault_bytes
+from recorded import E2E, RECORDED, assert_import_equals_live, calls, transcript_lines
 
-E2E = sorted(p.name for p in (RECORDED / "e2e").iterdir() if (p / "hooks.jsonl").is_file())
 CAPTURE = {"Stop", "AfterAgent", "agent_end", "SubagentStop"}
 STAMP = re.compile(r'"timestamp"\s*:\s*"([^"]+)"')
 LANDS_AFTER = 0.75  # seconds a lagging turn takes to reach the transcript while the hook runs
@@ -90,11 +89,4 @@ def replay_lagging(name: str, tmp: Path, home: Path) -> Path:
 @pytest.mark.parametrize("name", E2E)
 def test_live_capture_takes_turn_times_from_the_transcript_like_import(name, home, tmp_path):
     replay_lagging(name, tmp_path, home)
-    live = vault_bytes(home / "memories")
-    assert live
-    src = materialise(f"e2e/{name}", tmp_path, tmp_path / "work")
-    other = tmp_path / "imported"
-    out = import_into(other, name.rsplit("-", 1)[0], src)
-    assert out["failed"] == 0, out
-    assert vault_bytes(other / "memories") == live
-    assert import_into(other, name.rsplit("-", 1)[0], src)["turns"] == 0
+    assert_import_equals_live(name, tmp_path, home)

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import pytest
 from hookkit import vault_files
-from recorded import RECORDED, import_into, materialise, replay, vault_bytes
+from recorded import E2E, assert_import_equals_live, replay
 
 from chrollo.session import read_session
 
-E2E = sorted(p.name for p in (RECORDED / "e2e").iterdir() if (p / "hooks.jsonl").is_file())
 CHUNKED = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
 # tests/e2e/record.py's script: the first session (a plain turn, then a tool turn and a chunked
 # reply resumed into it), a second session (answered by the model's default), pi: a cut stream.
@@ -45,10 +44,4 @@ def test_replayed_live_capture_holds_the_scripted_history(name, home, tmp_path):
 @pytest.mark.parametrize("name", E2E)
 def test_import_over_the_recorded_transcripts_equals_live_capture(name, home, tmp_path):
     replay(f"e2e/{name}", tmp_path, home)
-    live = vault_bytes(home / "memories")
-    src = materialise(f"e2e/{name}", tmp_path, tmp_path / "work")
-    other = tmp_path / "imported"
-    out = import_into(other, name.rsplit("-", 1)[0], src)
-    assert out["failed"] == 0, out
-    assert vault_bytes(other / "memories") == live
-    assert import_into(other, name.rsplit("-", 1)[0], src)["turns"] == 0
+    assert_import_equals_live(name, tmp_path, home)
