@@ -84,6 +84,14 @@ TURN_PIVOT = 6
 TURN_POWER = float(os.environ.get("CHROLLO_TURN_POWER", "0.2"))
 RERANK_POOL = 60
 
+# Session score (docs/ranking.md, "Sessions"): a question's words are often spread over a
+# session, not gathered on one line. A file's BM25 over the query terms (term frequency
+# saturating with SESSION_K1, no length normalisation), from the counts the one rg scan already
+# gives, scales its lines by (1 + SESSION_WEIGHT × score / best possible) / (1 + SESSION_WEIGHT)
+# (at most 1, so the lazy ranking stays as exact as _by_turn_length's). Applied to the best
+# POOL candidates; it needs no file read. Half weight: at 1.0 code dev loses a question.
+SESSION_WEIGHT = 0.5
+SESSION_K1 = 1.2
 SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
 # Terms on the lines around a line (the question it answers, the answer it got) count half:
 # a line is scored with the distinct query terms on it, plus NEIGHBOR_WEIGHT × the idf of
@@ -400,6 +408,7 @@ class _Collector:
         self.common = 0                      # mask of the terms the main scan leaves out
         self.rows: list | None = None        # occurrences per term, while sampling
         self.idents: dict[bytes, int] = {}   # identifier seen -> the part bits it holds
+        self.tf: dict[bytes, tuple] = {}     # file -> (its forms' (suffix, mask)s, their counts)
         self.use(q.forms())
 
     def ident_mask(self, ident: bytes) -> int:
@@ -458,6 +467,7 @@ class _Collector:
                 self.rows[(m & -m).bit_length() - 1] += c
         self.files += 1
         self.total += sum(counts)
+        self.tf[path] = (self.suffixes, counts)  # (the session score's input: see SESSION_WEIGHT)
         key = _file_key(path)
         rows_l = low.replace(sfx_big, b"\n").split(b"\n")  # big rows become bare b"LINE"
         big_lines = set(filter(bytes.isdigit, rows_l))
@@ -607,6 +617,8 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     ranked = _ranked(col.buckets, idf, now, common)
     if common:
         ranked = _rescore(ranked, col, idf, now, views)
+    if SESSION_WEIGHT:
+        ranked = _by_session(ranked, col, idf)
     if TURN_POWER:
         ranked = _by_turn_length(ranked, views)
     result.hits = _emit(ranked, terms, limit, context, since, vault, views)
@@ -855,6 +867,29 @@ def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
     yield from pool
     for neg, key, path, ln, m in ranked:  # beyond the pool: scored without the common terms
         yield -_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m
+
+
+def _by_session(ranked, col: _Collector, idf: list):
+    """The best POOL candidates scaled by their file's session score (see SESSION_WEIGHT),
+    re-sorted; the rest follow as they come (the factor is at most 1, as in _by_turn_length)."""
+    n, k1 = len(idf), SESSION_K1
+    best = sum(idf) * (k1 + 1)
+    factors: dict = {}
+    pool = []
+    for neg, key, path, ln, m in islice(ranked, POOL):
+        f = factors.get(path)
+        if f is None:
+            tf = [0] * n
+            sfx, counts = col.tf.get(path, ((), ()))
+            for (_s, fm), c in zip(sfx, counts):
+                for i in range(n):
+                    if fm >> i & 1:
+                        tf[i] += c
+            score = sum(w * t * (k1 + 1) / (t + k1) for w, t in zip(idf, tf) if t)
+            f = factors[path] = (1 + SESSION_WEIGHT * score / best) / (1 + SESSION_WEIGHT) if best else 1.0
+        pool.append((neg * f, key, path, ln, m))
+    pool.sort()
+    yield from heapq.merge(pool, ranked)
 
 
 def _by_turn_length(ranked, views: dict):
