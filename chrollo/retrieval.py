@@ -88,8 +88,8 @@ RERANK_POOL = 60
 # session, not gathered on one line. A file's BM25 over the query terms (term frequency
 # saturating with SESSION_K1, no length normalisation), from the counts the one rg scan already
 # gives, scales its lines by (1 + SESSION_WEIGHT × score / best possible) / (1 + SESSION_WEIGHT)
-# (at most 1, so the lazy ranking stays as exact as _by_turn_length's). Applied to the best
-# POOL candidates; it needs no file read. Half weight: at 1.0 code dev loses a question.
+# (at most 1, so the lazy ranking stays as exact as _by_turn_length's), for the best POOL
+# candidates. Half weight: at 1.0 code dev loses three questions.
 SESSION_WEIGHT = 0.5
 SESSION_K1 = 1.2
 SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
@@ -408,7 +408,8 @@ class _Collector:
         self.common = 0                      # mask of the terms the main scan leaves out
         self.rows: list | None = None        # occurrences per term, while sampling
         self.idents: dict[bytes, int] = {}   # identifier seen -> the part bits it holds
-        self.tf: dict[bytes, tuple] = {}     # file -> (its forms' (suffix, mask)s, their counts)
+        self.tf: dict[bytes, tuple] = {}     # file -> (its forms' (suffix, mask)s, their counts,
+                                             #          whether frontmatter rows were left out)
         self.use(q.forms())
 
     def ident_mask(self, ident: bytes) -> int:
@@ -452,7 +453,8 @@ class _Collector:
 
     def add(self, path: bytes, rows: bytes) -> None:
         low = self.fold(rows)
-        if self.fm_suffixes and any(s in low for s in self.fm_suffixes):
+        body = bool(self.fm_suffixes) and any(s in low for s in self.fm_suffixes)
+        if body:
             low = _body_rows(path, low)  # a property's name is no match (see FRONTMATTER_WORDS)
         counts = list(map(low.count, self.sfxs))
         n_big = max(counts, default=0)
@@ -467,7 +469,7 @@ class _Collector:
                 self.rows[(m & -m).bit_length() - 1] += c
         self.files += 1
         self.total += sum(counts)
-        self.tf[path] = (self.suffixes, counts)  # (the session score's input: see SESSION_WEIGHT)
+        self.tf[path] = (self.suffixes, counts, body)  # (the session score's input: see SESSION_WEIGHT)
         key = _file_key(path)
         rows_l = low.replace(sfx_big, b"\n").split(b"\n")  # big rows become bare b"LINE"
         big_lines = set(filter(bytes.isdigit, rows_l))
@@ -618,7 +620,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     if common:
         ranked = _rescore(ranked, col, idf, now, views)
     if SESSION_WEIGHT:
-        ranked = _by_session(ranked, col, idf)
+        ranked = _by_session(ranked, col, idf, views)
     if TURN_POWER:
         ranked = _by_turn_length(ranked, views)
     result.hits = _emit(ranked, terms, limit, context, since, vault, views)
@@ -849,12 +851,17 @@ def _ranked(buckets: dict, idf: list, now: dt.datetime, optimistic: int = 0):
         yield neg, key, path, ln, m
 
 
+def _forms_regex(forms: list) -> re.Pattern:
+    """Python's reading of rg's whole-word, case-insensitive match of ``forms``."""
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
+                      + r")(?!\w)", re.I)
+
+
 def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
     """Score the best POOL candidates (by upper bound) exactly, with the common terms found
     on their lines, and re-sort them; the rest follow, scored by what the scan saw."""
     forms = col.q.forms(col.common)
-    rx = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
-                    + r")(?!\w)", re.I)
+    rx = _forms_regex(forms)
     common = {f: col.q.mask[f] for f in forms}
     pool = []
     for neg, key, path, ln, m in islice(ranked, POOL):
@@ -869,27 +876,51 @@ def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
         yield -_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m
 
 
-def _by_session(ranked, col: _Collector, idf: list):
+def _by_session(ranked, col: _Collector, idf: list, views: dict):
     """The best POOL candidates scaled by their file's session score (see SESSION_WEIGHT),
     re-sorted; the rest follow as they come (the factor is at most 1, as in _by_turn_length)."""
     n, k1 = len(idf), SESSION_K1
+    # (the terms a sampled scan left out are counted in the sample's files only: not used)
+    idf = [0.0 if col.common >> i & 1 else w for i, w in enumerate(idf)]
     best = sum(idf) * (k1 + 1)
     factors: dict = {}
+    rx = None
     pool = []
     for neg, key, path, ln, m in islice(ranked, POOL):
         f = factors.get(path)
         if f is None:
+            sfx, counts, body = col.tf.get(path, ((), (), True))
+            found = [(fm, c) for (_s, fm), c in zip(sfx, counts)]
+            if not body:  # a title or tag repeating the query is no mention: take it back out
+                rx = rx or _forms_regex(col.q.forms())
+                mask = col.q.mask
+                found += [(mask.get(w.lower()) or mask.get(w.casefold(), 0), -1)
+                          for w in rx.findall(_frontmatter_text(views, path))]
             tf = [0] * n
-            sfx, counts = col.tf.get(path, ((), ()))
-            for (_s, fm), c in zip(sfx, counts):
+            for fm, c in found:
                 for i in range(n):
                     if fm >> i & 1:
                         tf[i] += c
-            score = sum(w * t * (k1 + 1) / (t + k1) for w, t in zip(idf, tf) if t)
+            score = sum(w * t * (k1 + 1) / (t + k1) for w, t in zip(idf, tf) if t > 0)
             f = factors[path] = (1 + SESSION_WEIGHT * score / best) / (1 + SESSION_WEIGHT) if best else 1.0
         pool.append((neg * f, key, path, ln, m))
     pool.sort()
     yield from heapq.merge(pool, ranked)
+
+
+def _frontmatter_text(views: dict, path: bytes) -> str:
+    """A file's frontmatter (between its first two ``---`` lines), from the lines the search
+    read already or else from the file's first 16 KB; "" if it has none."""
+    got = views.get(path)
+    lines = got.lines if isinstance(got, _FileView) else got
+    if lines is None:
+        try:
+            with _vault.open_regular(path) as fh:
+                lines = fh.read(16384).decode("utf-8", "replace").split("\n", 401)
+        except OSError:
+            return ""
+    end = parse_frontmatter(lines)[1]
+    return "\n".join(lines[1:end - 1]) if end else ""
 
 
 def _by_turn_length(ranked, views: dict):

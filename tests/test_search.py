@@ -181,7 +181,7 @@ def test_human_output_plain_when_piped(vault, home):
     name = "2026-06-10_142536_019eb1a9.md"
     assert p.stdout.splitlines() == [
         f"--- {vault}/{name}:16 ---",
-        "2026-06-10 14:25:40 · claude-code · score 1.80 · backup, policy",
+        "2026-06-10 14:25:40 · claude-code · score 1.61 · backup, policy",
         "  15  > <tool>$ journalctl -u backup.service</tool>",
         "→ 16  > The backup job fails because the S3 bucket policy denies PutObject.",
         "  17  > I updated the bucket policy; tonight's backup should pass.",
