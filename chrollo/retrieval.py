@@ -92,6 +92,7 @@ RERANK_POOL = 60
 # candidates. Half weight: at 1.0 code dev loses three questions.
 SESSION_WEIGHT = 0.5
 SESSION_K1 = 1.2
+FRONTMATTER_LINES = 400      # (parse_frontmatter looks this far for the closing ---)
 SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
 # Terms on the lines around a line (the question it answers, the answer it got) count half:
 # a line is scored with the distinct query terms on it, plus NEIGHBOR_WEIGHT × the idf of
@@ -409,7 +410,7 @@ class _Collector:
         self.rows: list | None = None        # occurrences per term, while sampling
         self.idents: dict[bytes, int] = {}   # identifier seen -> the part bits it holds
         self.tf: dict[bytes, tuple] = {}     # file -> (its forms' (suffix, mask)s, their counts,
-                                             #          whether frontmatter rows were left out)
+                                             #          whether some may be in its frontmatter)
         self.use(q.forms())
 
     def ident_mask(self, ident: bytes) -> int:
@@ -469,7 +470,10 @@ class _Collector:
                 self.rows[(m & -m).bit_length() - 1] += c
         self.files += 1
         self.total += sum(counts)
-        self.tf[path] = (self.suffixes, counts, body)  # (the session score's input: see SESSION_WEIGHT)
+        # (the session score's input, see SESSION_WEIGHT; rg lists a file's lines in order, so
+        # only a first match on the first FRONTMATTER_LINES lines can be in a frontmatter)
+        self.tf[path] = (self.suffixes, counts,
+                         not body and int(low[:low.index(b":")] or 0) <= FRONTMATTER_LINES)
         key = _file_key(path)
         rows_l = low.replace(sfx_big, b"\n").split(b"\n")  # big rows become bare b"LINE"
         big_lines = set(filter(bytes.isdigit, rows_l))
@@ -889,9 +893,9 @@ def _by_session(ranked, col: _Collector, idf: list, views: dict):
     for neg, key, path, ln, m in islice(ranked, POOL):
         f = factors.get(path)
         if f is None:
-            sfx, counts, body = col.tf.get(path, ((), (), True))
+            sfx, counts, head = col.tf.get(path, ((), (), False))
             found = [(fm, c) for (_s, fm), c in zip(sfx, counts)]
-            if not body:  # a title or tag repeating the query is no mention: take it back out
+            if head:  # a title or tag repeating the query is no mention: take it back out
                 rx = rx or _forms_regex(col.q.forms())
                 mask = col.q.mask
                 found += [(mask.get(w.lower()) or mask.get(w.casefold(), 0), -1)
@@ -916,11 +920,13 @@ def _frontmatter_text(views: dict, path: bytes) -> str:
     if lines is None:
         try:
             with _vault.open_regular(path) as fh:
-                lines = fh.read(16384).decode("utf-8", "replace").split("\n", 401)
+                lines = fh.read(16384).decode("utf-8", "replace").split("\n", FRONTMATTER_LINES)
         except OSError:
             return ""
-    end = parse_frontmatter(lines)[1]
-    return "\n".join(lines[1:end - 1]) if end else ""
+    if not lines or lines[0].rstrip("\r") != "---":
+        return ""
+    end = next((i for i in range(1, min(len(lines), FRONTMATTER_LINES)) if lines[i].rstrip("\r") == "---"), 0)
+    return "\n".join(lines[1:end])  # (as parse_frontmatter finds it, without parsing it)
 
 
 def _by_turn_length(ranked, views: dict):
