@@ -4,6 +4,8 @@ Ranking
     score = (Σ idf(term) over the distinct query terms on the anchor line
              + NEIGHBOR_WEIGHT × Σ idf(term) over the other exact terms within NEIGHBOR_LINES)
             × a recency multiplier in [1, 1 + RECENCY_BOOST]
+            × its session's factor in [1/(1 + SESSION_WEIGHT), 1] (a file-level BM25 of the
+              query terms, see _by_session) × its turn's length factor (see TURN_POWER)
     idf(t) = ln(1 + sessions searched / sessions containing t): a term found in every
     session (a speaker's name, "test") weighs little, a rare one a lot. Ties: newer session
     first, then path, then line.
@@ -89,7 +91,7 @@ RERANK_POOL = 60
 # saturating with SESSION_K1, no length normalisation), from the counts the one rg scan already
 # gives, scales its lines by (1 + SESSION_WEIGHT × score / best possible) / (1 + SESSION_WEIGHT)
 # (at most 1, so the lazy ranking stays as exact as _by_turn_length's), for the best POOL
-# candidates. Half weight: at 1.0 code dev loses three questions.
+# candidates. Half weight: at 1.0 code dev loses a question.
 SESSION_WEIGHT = 0.5
 SESSION_K1 = 1.2
 FRONTMATTER_LINES = 400      # (parse_frontmatter looks this far for the closing ---)
@@ -472,8 +474,9 @@ class _Collector:
         self.total += sum(counts)
         # (the session score's input, see SESSION_WEIGHT; rg lists a file's lines in order, so
         # only a first match on the first FRONTMATTER_LINES lines can be in a frontmatter)
+        first = low[:low.find(b":")]
         self.tf[path] = (self.suffixes, counts,
-                         not body and int(low[:low.index(b":")] or 0) <= FRONTMATTER_LINES)
+                         not body and first.isdigit() and int(first) <= FRONTMATTER_LINES)
         key = _file_key(path)
         rows_l = low.replace(sfx_big, b"\n").split(b"\n")  # big rows become bare b"LINE"
         big_lines = set(filter(bytes.isdigit, rows_l))
