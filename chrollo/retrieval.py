@@ -411,8 +411,11 @@ class _Collector:
         self.common = 0                      # mask of the terms the main scan leaves out
         self.rows: list | None = None        # occurrences per term, while sampling
         self.idents: dict[bytes, int] = {}   # identifier seen -> the part bits it holds
-        self.tf: dict[bytes, tuple] = {}     # file -> (its forms' (suffix, mask)s, their counts,
-                                             #          whether some may be in its frontmatter)
+        # file -> (its forms' (suffix, mask)s, their counts, whether some may be in its
+        # frontmatter): the session score's input (SESSION_WEIGHT), kept for the files that
+        # have a candidate (memory stays flat however many files match)
+        self.tf: dict[bytes, tuple] = {}
+        self.counted: tuple = ()             # the file being added
         self.use(q.forms())
 
     def ident_mask(self, ident: bytes) -> int:
@@ -472,11 +475,10 @@ class _Collector:
                 self.rows[(m & -m).bit_length() - 1] += c
         self.files += 1
         self.total += sum(counts)
-        # (the session score's input, see SESSION_WEIGHT; rg lists a file's lines in order, so
-        # only a first match on the first FRONTMATTER_LINES lines can be in a frontmatter)
+        # (rg lists a file's lines in order: only a first match on the first FRONTMATTER_LINES
+        # lines can be in a frontmatter)
         first = low[:low.find(b":")]
-        self.tf[path] = (self.suffixes, counts,
-                         not body and first.isdigit() and int(first) <= FRONTMATTER_LINES)
+        self.counted = (self.suffixes, counts, not body and first.isdigit() and int(first) <= FRONTMATTER_LINES)
         key = _file_key(path)
         rows_l = low.replace(sfx_big, b"\n").split(b"\n")  # big rows become bare b"LINE"
         big_lines = set(filter(bytes.isdigit, rows_l))
@@ -562,6 +564,7 @@ class _Collector:
             b = self.buckets[mask] = []
         elif key > self.cut.get(mask, b"\xff"):
             return  # older than everything this mask keeps
+        self.tf[path] = self.counted
         b.extend((key, path, ln) for ln in lines)
         if len(b) > 2 * BUCKET_KEEP:
             b.sort()
