@@ -52,20 +52,19 @@ def _turns(session) -> list:
     return out
 
 
-def render(src: Path, dest: Path) -> list:
-    """Write the sessions of ``src`` into ``dest`` as capture would; returns the files written.
+def render(src: Path, dest: Path) -> None:
+    """Write the sessions of ``src`` into ``dest`` as capture would.
 
     Needs a private CHROLLO_HOME (the writer keeps its locks there).
     """
     sessions = [(read_session(f), f) for f in sorted(src.rglob("*.md"))]
     sessions.sort(key=lambda sf: (sf[0].turns[0].timestamp, bool(sf[0].meta.get("parent_session"))))
-    written = []
     for s, f in sessions:
         folder = dest / f.parent.relative_to(src)
         m = s.meta
         if m["session_id"] in KEEP_FORMAT_1:
             folder.mkdir(parents=True, exist_ok=True)
-            written.append(Path(shutil.copyfile(f, folder / f.name)))
+            shutil.copyfile(f, folder / f.name)
             continue
         meta = SessionMeta(m["session_id"], dt.datetime.strptime(s.turns[0].timestamp, TS_FMT),
                            m["harness"], m["cwd"], m.get("parent_session"), m["machine"])
@@ -73,8 +72,6 @@ def render(src: Path, dest: Path) -> list:
         again = read_session(out)  # nothing of the conversation was lost on the way
         assert [(t.role, t.timestamp, t.text, t.tools) for t in again.turns] == \
             [(t.role, t.timestamp, t.text, t.tools) for t in s.turns], f
-        written.append(out)
-    return written
 
 
 def differences(src: Path) -> list:
@@ -107,6 +104,7 @@ def main() -> None:
             for p in sorted(out.rglob("*.md")):
                 shutil.copyfile(p, src / p.relative_to(out))
                 print(p.relative_to(out))
+
 
 if __name__ == "__main__":
     main()
