@@ -75,6 +75,9 @@ def yaml_quote(value: str) -> str:
     return re.sub(_NON_YAML, lambda m: "\\u%04x" % ord(m.group()), s)
 
 
+_TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)(?:T(\d\d):(\d\d):(\d\d))?")
+
+
 def _scalar(raw: str):
     raw = raw.strip()
     if raw.startswith('"'):
@@ -83,13 +86,23 @@ def _scalar(raw: str):
         return json.loads(raw)
     if re.fullmatch(r"-?\d+", raw):
         return int(raw)
-    if raw.startswith("'") or raw[:1] in "[{&*!|>%@`":
+    if raw[:4].isdigit() and raw[4:5] == "-":  # format 2's `date` and `started`, as YAML reads them
+        import datetime as dt
+
+        if not (m := _TIMESTAMP.fullmatch(raw)):
+            raise ValueError("needs YAML")
+        return dt.date(*map(int, m.groups()[:3])) if m.group(4) is None else dt.datetime(*map(int, m.groups()))
+    if raw.startswith("'") or raw[:1] in "[{&*!|>%@`" or ": " in raw or raw.endswith(":"):
         raise ValueError("needs YAML")
     return raw
 
 
 def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
-    """(metadata, index of the first line after the frontmatter) for a file's lines."""
+    """(metadata, index of the first line after the frontmatter) for a file's lines.
+
+    What chrollo writes — ``key: value`` lines and (format 2's aliases and tags) a ``key:``
+    line followed by ``  - item`` lines — is read here, as YAML reads it; anything else a
+    human edited in goes through PyYAML (slow: a pure-Python parser)."""
     if not lines or lines[0].rstrip("\r") != "---":
         return {}, 0
     for end in range(1, min(len(lines), 400)):
@@ -99,21 +112,27 @@ def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
         return {}, 0
     block = lines[1:end]
     meta: dict = {}
+    items: list | None = None  # the block list being read
     try:
         for ln in block:
             if not ln.strip() or ln.lstrip().startswith("#"):
                 continue
+            if items is not None and ln.startswith("  - "):
+                items.append(_scalar(ln[4:]))
+                continue
             k, sep, v = ln.partition(":")
             if not sep or k != k.strip() or not re.fullmatch(r"[\w-]+", k):
                 raise ValueError("needs YAML")
-            meta[k] = _scalar(v)
+            items = None if v.strip() else []
+            meta[k] = _scalar(v) if items is None else items
+        meta = {k: None if v == [] else v for k, v in meta.items()}  # (`key:` alone is null)
     except ValueError:
-        import yaml  # only for frontmatter a human edited beyond flat key: value pairs
+        import yaml  # only for frontmatter a human edited beyond what chrollo writes
 
         try:
             loaded = yaml.safe_load("\n".join(block))
             meta = loaded if isinstance(loaded, dict) else {}
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError, OverflowError):  # (a date like 2026-13-45 is a ValueError)
             meta = {}
     return meta, end + 1
 

@@ -12,7 +12,8 @@ Ranking
 
 Engine (why it is shaped like this: on a 100 MB vault a name or a common word matches
 100,000 lines, and handling each of them in Python costs more than ripgrep's whole scan)
-    1. ripgrep lists each occurrence as a compact ``LINE:term`` row; a file's rows are folded
+    1. ripgrep lists each occurrence as a compact ``LINE:term`` row (those in a file's
+       frontmatter are dropped: see FRONTMATTER_LINES); a file's rows are folded
        into per-line term masks with C-level bytes operations, and candidates are kept in
        one bounded list per mask (memory stays flat however much matches).
     2. Vaults of thousands of sessions are sampled first: ~1/64 of the sessions (picked by
@@ -365,28 +366,44 @@ def _present(mask: int, n: int) -> int:
     return (mask | mask >> (2 * n)) & ((1 << n) - 1)
 
 
-# Words every format-2 file holds in its frontmatter as property names (or the `chrollo` tag).
-# A file that matches one of them has its frontmatter rows dropped (its head is read to find
-# where the frontmatter ends), so they count in no document frequency, neighbourhood or
-# total: "project" or "day" in a query weighs what it weighs in the conversations.
-FRONTMATTER_WORDS = frozenset(("title", "aliases", "tags", "started", "project", "previous",
-                               "parent", "day", "chrollo"))
+# Frontmatter rows never count (not in a document frequency, a mask, a neighbourhood, a total,
+# a hit or an excerpt): the properties (a title repeating the first prompt, tags, the project,
+# another session's title slug in a `previous` link, format 1's cwd and date) are not the
+# conversation. rg's rows carry no hint of where a file's frontmatter ends, so a file whose
+# first row lies within FRONTMATTER_LINES (parse_frontmatter's limit: a later line is never
+# frontmatter) has its head read once per search (FRONTMATTER_HEAD bytes, more only for a
+# frontmatter that long) and its rows up to the closing ``---`` dropped.
+FRONTMATTER_HEAD = 4096
+FRONTMATTER_MAX = 64 << 10   # (a "frontmatter" longer than this is not one chrollo wrote: it counts)
+_CLOSING = re.compile(rb"\n---\r*\n")
 
 
-def _body_rows(path: bytes, rows: bytes) -> bytes:
-    """``rows`` without those on the file's frontmatter lines."""
+def _frontmatter_end(path: bytes) -> int:
+    """The line (1-based) of the ``---`` closing the file's frontmatter, 0 if it has none —
+    where fileformat.parse_frontmatter puts it, from the file's head only."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(16384)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            head = os.read(fd, FRONTMATTER_HEAD)
+            if head.startswith(b"---") and len(head) == FRONTMATTER_HEAD and not _CLOSING.search(head):
+                head += os.read(fd, FRONTMATTER_MAX - FRONTMATTER_HEAD)  # (a long frontmatter: rare)
+        finally:
+            os.close(fd)
     except OSError:
-        return rows
-    lines = head.split(b"\n", 401)
+        return 0
+    lines = head.split(b"\n", FRONTMATTER_LINES)
     if lines[0].rstrip(b"\r") != b"---":
-        return rows
-    end = next((i + 1 for i in range(1, min(len(lines), 401)) if lines[i].rstrip(b"\r") == b"---"), 0)
-    if not end:
-        return rows
-    return b"".join(r + b"\n" for r in rows.split(b"\n") if r and int(r[:r.index(b":")]) > end)
+        return 0
+    return next((i + 1 for i in range(1, min(len(lines), FRONTMATTER_LINES))
+                 if lines[i].rstrip(b"\r") == b"---"), 0)
+
+
+def _rows_after(rows: bytes, end: int) -> bytes:
+    """``rows`` (in line order) without those on lines up to ``end``."""
+    pos, n = 0, len(rows)
+    while pos < n and int(rows[pos:rows.index(b":", pos)]) <= end:
+        pos = rows.index(b"\n", pos) + 1
+    return rows[pos:]
 
 
 class _Collector:
@@ -398,8 +415,9 @@ class _Collector:
     forms are looked at one by one.
     """
 
-    def __init__(self, q: _Query):
+    def __init__(self, q: _Query, fm_ends: dict | None = None):
         self.q = q
+        self.fm_ends = {} if fm_ends is None else fm_ends  # path -> _frontmatter_end, once per search
         self.n = len(q.terms)
         self.masks = {f.encode(): m for f, m in q.mask.items()}
         self.total = 0                       # term occurrences listed
@@ -411,9 +429,9 @@ class _Collector:
         self.common = 0                      # mask of the terms the main scan leaves out
         self.rows: list | None = None        # occurrences per term, while sampling
         self.idents: dict[bytes, int] = {}   # identifier seen -> the part bits it holds
-        # file -> (its forms' (suffix, mask)s, their counts, whether some may be in its
-        # frontmatter): the session score's input (SESSION_WEIGHT), kept for the files that
-        # have a candidate (memory stays flat however many files match)
+        # file -> (its forms' (suffix, mask)s, their counts in its body): the session score's
+        # input (SESSION_WEIGHT), kept for the files that have a candidate (memory stays flat
+        # however many files match)
         self.tf: dict[bytes, tuple] = {}
         self.counted: tuple = ()             # the file being added
         self.use(q.forms())
@@ -432,7 +450,6 @@ class _Collector:
     def use(self, forms: list) -> None:
         """The forms the next scan lists."""
         self.all_suffixes = [(b":" + f.encode() + b"\n", self.masks[f.encode()]) for f in forms]
-        self.fm_suffixes = [b":" + f.encode() + b"\n" for f in forms if f in FRONTMATTER_WORDS]
         self.seen(b"".join(s for s, _m in self.all_suffixes))
 
     def seen(self, buffer: bytes) -> None:
@@ -458,10 +475,14 @@ class _Collector:
         return rows.decode("utf-8", "replace").casefold().encode("utf-8")
 
     def add(self, path: bytes, rows: bytes) -> None:
+        c = rows.find(b":")
+        if 0 < c and int(rows[:c]) <= FRONTMATTER_LINES:  # (see FRONTMATTER_LINES)
+            end = self.fm_ends.get(path)
+            if end is None:
+                end = self.fm_ends[path] = _frontmatter_end(path)
+            if end and not (rows := _rows_after(rows, end)):
+                return
         low = self.fold(rows)
-        body = bool(self.fm_suffixes) and any(s in low for s in self.fm_suffixes)
-        if body:
-            low = _body_rows(path, low)  # a property's name is no match (see FRONTMATTER_WORDS)
         counts = list(map(low.count, self.sfxs))
         n_big = max(counts, default=0)
         if n_big == 0:
@@ -475,10 +496,7 @@ class _Collector:
                 self.rows[(m & -m).bit_length() - 1] += c
         self.files += 1
         self.total += sum(counts)
-        # (rg lists a file's lines in order: only a first match on the first FRONTMATTER_LINES
-        # lines can be in a frontmatter)
-        first = low[:low.find(b":")]
-        self.counted = (self.suffixes, counts, not body and first.isdigit() and int(first) <= FRONTMATTER_LINES)
+        self.counted = (self.suffixes, counts)  # (no frontmatter row is left to count)
         key = _file_key(path)
         rows_l = low.replace(sfx_big, b"\n").split(b"\n")  # big rows become bare b"LINE"
         big_lines = set(filter(bytes.isdigit, rows_l))
@@ -575,10 +593,10 @@ class _Collector:
 def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, folder: str,
          vault: str, limit: int, context: int, since: dt.date | None, harness: str | None,
          include_peers: bool, now: dt.datetime, timeout: float, stop: float | None,
-         shortcut: bool = True) -> list:
+         shortcut: bool = True, fm_ends: dict | None = None) -> list:
     """Scan and rank into ``result``; returns each term's document frequency."""
     q = _Query(terms, idents)
-    col = _Collector(q)
+    col = _Collector(q, fm_ends)
     # (unanchored: a vault's only folders named "peers" are its peers/ — see DESIGN §3)
     globs = ["*.md"] if include_peers or folder != vault else ["*.md", f"!{_vault.PEERS}/"]
     if include_peers and folder == vault:
@@ -630,7 +648,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     if common:
         ranked = _rescore(ranked, col, idf, now, views)
     if SESSION_WEIGHT:
-        ranked = _by_session(ranked, col, idf, views)
+        ranked = _by_session(ranked, col, idf)
     if TURN_POWER:
         ranked = _by_turn_length(ranked, views)
     result.hits = _emit(ranked, terms, limit, context, since, vault, views)
@@ -646,7 +664,8 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         if len(result.hits) < limit or result.hits[-1].score < bound * (1 + RECENCY_BOOST):
             del result.warnings[:]
             return _run(result, terms, idents, synonym_weight, folder, vault, limit, context,
-                        since, harness, include_peers, now, timeout, stop, shortcut=False)
+                        since, harness, include_peers, now, timeout, stop, shortcut=False,
+                        fm_ends=col.fm_ends)
     return df
 
 
@@ -886,7 +905,7 @@ def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
         yield -_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m
 
 
-def _by_session(ranked, col: _Collector, idf: list, views: dict):
+def _by_session(ranked, col: _Collector, idf: list):
     """The best POOL candidates scaled by their file's session score (see SESSION_WEIGHT),
     re-sorted; the rest follow as they come (the factor is at most 1, as in _by_turn_length)."""
     n, k1 = len(idf), SESSION_K1
@@ -894,18 +913,12 @@ def _by_session(ranked, col: _Collector, idf: list, views: dict):
     idf = [0.0 if col.common >> i & 1 else w for i, w in enumerate(idf)]
     best = sum(idf) * (k1 + 1)
     factors: dict = {}
-    rx = None
     pool = []
     for neg, key, path, ln, m in islice(ranked, POOL):
         f = factors.get(path)
         if f is None:
-            sfx, counts, head = col.tf.get(path, ((), (), False))
+            sfx, counts = col.tf.get(path, ((), ()))
             found = [(fm, c) for (_s, fm), c in zip(sfx, counts)]
-            if head:  # a title or tag repeating the query is no mention: take it back out
-                rx = rx or _forms_regex(col.q.forms())
-                mask = col.q.mask
-                found += [(mask.get(w.lower()) or mask.get(w.casefold(), 0), -1)
-                          for w in rx.findall(_frontmatter_text(views, path))]
             tf = [0] * n
             for fm, c in found:
                 for i in range(n):
@@ -916,23 +929,6 @@ def _by_session(ranked, col: _Collector, idf: list, views: dict):
         pool.append((neg * f, key, path, ln, m))
     pool.sort()
     yield from heapq.merge(pool, ranked)
-
-
-def _frontmatter_text(views: dict, path: bytes) -> str:
-    """A file's frontmatter (between its first two ``---`` lines), from the lines the search
-    read already or else from the file's first 16 KB; "" if it has none."""
-    got = views.get(path)
-    lines = got.lines if isinstance(got, _FileView) else got
-    if lines is None:
-        try:
-            with _vault.open_regular(path) as fh:
-                lines = fh.read(16384).decode("utf-8", "replace").split("\n", FRONTMATTER_LINES)
-        except OSError:
-            return ""
-    if not lines or lines[0].rstrip("\r") != "---":
-        return ""
-    end = next((i for i in range(1, min(len(lines), FRONTMATTER_LINES)) if lines[i].rstrip("\r") == "---"), 0)
-    return "\n".join(lines[1:end])  # (as parse_frontmatter finds it, without parsing it)
 
 
 def _by_turn_length(ranked, views: dict):

@@ -6,8 +6,11 @@ What Obsidian shows is checked with the tools it agrees with: PyYAML for the pro
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
 import re
 import shutil
+import sys
 
 import pytest
 import yaml
@@ -15,6 +18,7 @@ from markdown_it import MarkdownIt
 
 from chrollo import obsidian, retrieval
 from chrollo.excerpt import read
+from chrollo.fileformat import parse_frontmatter
 from chrollo.recall import Passage, _forms
 from chrollo.retrieval import search
 from chrollo.session import SessionMeta, SessionWriter, ToolCall, Turn, read_session
@@ -96,6 +100,29 @@ def test_format_2_properties_outline_and_links(sessions):
         assert "\n" not in t and len(t) <= obsidian.TITLE_CHARS and not re.search(r"[\[\]|#^`]", t)
 
 
+def test_what_chrollo_writes_is_read_as_yaml_reads_it_without_yaml(sessions, tmp_path, monkeypatch):
+    """parse_frontmatter reads format 2's lists and dates itself, exactly as PyYAML does
+    (PyYAML is pure Python, ~10x slower, and search parses every file it shows)."""
+    hostile = write(tmp_path / "h", "eeee5555-0000", T, [Turn.user(
+        "\u202eevil\u200b [[x|y]] ../../etc/passwd\x1b[31m: not: a key # nor a comment", T)])
+    files = [*sessions[1:], hostile]
+    want = [split(f)[0] for f in files]
+    monkeypatch.setitem(sys.modules, "yaml", None)  # (importing it now fails)
+    for f, props in zip(files, want):
+        lines = f.read_text().split("\n")
+        assert parse_frontmatter(lines) == (props, lines.index("---", 1) + 1)
+
+
+def test_a_frontmatter_yaml_cannot_read_is_no_error(home, tmp_path):
+    """A hand-edited or crafted frontmatter with an impossible date (PyYAML raises ValueError
+    there, not YAMLError) has no properties; its conversation is searched as usual."""
+    f = tmp_path / "v" / "2026-09-02_100000_abcd1234.md"
+    f.parent.mkdir()
+    f.write_text('---\nsession_id: "x"\ndate: 2026-02-30\ntags:\n  - x\n---\n\n[2026-09-02 10:00:00] [User]\nthe walrus\n')
+    assert parse_frontmatter(f.read_text().split("\n")) == ({}, 6)
+    assert [h.line for h in search("walrus", dir=f.parent).hits] == [9]
+
+
 def test_hostile_first_prompt_makes_a_safe_title_and_name(home, tmp_path):
     prompt = "\u202eevil\u200b [[x|y]] ../../etc/passwd\x1b[31m " + "w" * 300 + "\nsecond line"
     p = write(tmp_path / "v", "eeee5555-0000", T, [Turn.user(prompt, T)])
@@ -124,21 +151,160 @@ def test_read_turn_and_recall_excerpts_work_on_headings(sessions):
     assert not any(ln.startswith(("title:", "aliases:", "---", "  - ")) for ln in lines)
 
 
-def test_hits_never_point_at_frontmatter_and_titles_do_not_add_matches(sessions):
-    v, a, other, b, sub = sessions
-    r = search("login bug auth", dir=v, expand="never")
-    for h in r.hits:
-        assert h.line >= read_session(h.path).body_start
-    # the title repeats the first prompt's words; the score is the prompt lines' alone
-    # (a title gathers words that are far apart in the prompt: here "login" and "auth")
-    gap = "\n" * (retrieval.NEIGHBOR_LINES + 2)  # too far apart to count as neighbours
-    turns = [Turn.user("login" + gap + "auth bug", T), Turn.agent(["checked the flow"], T)]
-    best = {}
+# ----------------------------------------------------------------------------- frontmatter rows never count
+
+def test_a_title_never_counts_as_a_second_match(home, tmp_path, monkeypatch):
+    """The title and its alias repeat the first prompt's words (and gather words that are far
+    apart in it onto one line); they add nothing to a score, a neighbourhood or a total."""
+    monkeypatch.setattr(retrieval, "NEIGHBOR_LINES", 25)  # a window that reaches the title
+    gap = "\n" * 30  # "login" and "auth bug" too far apart in the prompt to be neighbours
+    turns = [Turn.user("login" + gap + "auth bug", T), Turn.agent(["checked the flow"], T + dt.timedelta(seconds=9))]
+    got = {}
     for fmt in (1, 2):
-        f = write(v.parent / f"f{fmt}", f"9999000{fmt}-0000", T, turns, fmt=fmt)
-        h = search("login bug auth", dir=f.parent, expand="never", limit=1).hits[0]
-        best[fmt] = (h.line - read_session(f).body_start, h.score, h.terms)
-    assert best[1] == best[2]
+        f = write(tmp_path / f"f{fmt}", f"9999000{fmt}-0000", T, turns, fmt=fmt)
+        assert ('title: "login auth bug"' in f.read_text()) == (fmt == 2)
+        r = search("login bug auth", dir=f.parent, expand="never", limit=3)
+        body = read_session(f).body_start
+        got[fmt] = [(h.line - body, h.score, h.terms) for h in r.hits], r.total_matches, r.weights
+    assert got[2] == got[1]
+    hits, total, _w = got[2]
+    assert total == 3  # each word once: the prompt's, not the title's or the alias's
+    (_l1, best, terms1), (_l2, login, terms2) = hits
+    assert (terms1, terms2) == (["bug", "auth"], ["login"])
+    assert best == pytest.approx(2 * login, abs=1e-3)  # equal weights, and no neighbour bonus for "login"
+
+
+def _frontmatter_lines(path) -> set:
+    lines = path.read_bytes().decode().replace("\r", "").split("\n")
+    return set(lines[:parse_frontmatter(lines)[1]])
+
+
+@pytest.fixture
+def fm_vault(home, tmp_path):
+    """Sessions whose frontmatters hold words their conversations do not: a project, a
+    harness, a machine, property names, another session's title slug (in `previous`), and a
+    hand-edited frontmatter (CRLF, a YAML list, a 5 KB property); a legacy file without one."""
+    v = tmp_path / "v"
+    first = write(v, "aaaa1111-0000", T, [Turn.user("profile the zeppelin queries", T),
+                                         Turn.agent(["Added an index."], T + dt.timedelta(seconds=5))],
+                  cwd="/w/quokka", harness="codex")
+    second = write(v, "bbbb2222-0000", T + dt.timedelta(days=1),
+                   [Turn.user("unrelated words here", T + dt.timedelta(days=1))], cwd="/w/quokka")
+    assert "_profile_the_zeppelin_queries_" in second.read_text()  # (in its `previous` link)
+    old = write(v, "cccc3333-0000", T + dt.timedelta(days=2),
+                [Turn.user("more unrelated words", T + dt.timedelta(days=2))], cwd="/w/quokka", fmt=1)
+    edited = v / "2026-09-05_100000_dddd4444.md"
+    edited.write_bytes("\r\n".join([
+        "---", 'session_id: "dddd4444-0000"', "tags:", "  - quokka", "  - zeppelin",
+        "notes: " + "zeppelin queries " * 300, "---", "", "[2026-09-05 10:00:00] [User]",
+        "nothing to see", ""]).encode())
+    legacy = v / "2026-03-01_090000_eeee5555.md"
+    legacy.write_text("[09:00:00] [User] the zeppelin landed\n[09:00:09] [Agent]\n> yes\n")
+    return v, first, second, old, edited, legacy
+
+
+@pytest.mark.parametrize("query", ["quokka", "codex", "laptop", "aliases started project",
+                                   "machine harness cwd", "session", "chrollo tags"])
+def test_words_only_in_frontmatters_find_nothing(fm_vault, query):
+    r = search(query, dir=fm_vault[0], expand="never")
+    assert (r.hits, r.total_matches) == ([], 0)
+
+
+def test_hits_never_point_at_frontmatter_lines(fm_vault):
+    v, first, second, old, edited, legacy = fm_vault
+    r = search("zeppelin queries quokka", dir=v, expand="never", context=10)
+    assert {h.path for h in r.hits} == {str(first), str(legacy)}
+    for h in r.hits:
+        start = read_session(h.path).body_start
+        assert h.line >= start and all(c["line"] >= start for c in h.context)
+    # what the conversations hold, nothing else: zeppelin in 2 of the 5 files, queries in 1
+    assert r.total_matches == 3
+    n = len(list(v.glob("*.md")))
+    assert r.weights["zeppelin"] == pytest.approx(math.log(1 + n / 2))
+    assert r.weights["queries"] == pytest.approx(math.log(1 + n / 1))
+    assert r.weights["quokka"] == 0.0
+
+
+def test_recall_never_quotes_frontmatter(home, tmp_path):
+    """Recall quotes conversations only — even from a crafted file whose frontmatter holds the
+    prompt's words and a line that looks like a turn header (a reply's lookup for the message
+    it answers walks up into it)."""
+    v = home / "memories"
+    mine = write(v, "aaaa1111-0000", T, [
+        Turn.user("kubernetes ingress certificate renewal keeps failing", T),
+        Turn.agent(["The ingress certificate renewal needed the DNS challenge."], T + dt.timedelta(seconds=9))])
+    crafted = v / "2026-09-03_100000_bbbb2222.md"
+    crafted.write_text("\n".join([
+        "---", 'session_id: "bbbb2222-0000"', "date: 2026-09-03", "summary: |",
+        "[2026-09-03 09:00:00] [User]", "kubernetes ingress certificate renewal", "---", "",
+        "[2026-09-03 10:00:00] [Agent]", "> The kubernetes ingress certificate renewal runs nightly now.", ""]))
+    for i in range(6):  # filler, so that idf means something
+        write(v, f"f111000{i}-0000", T - dt.timedelta(days=i + 1), [Turn.user(f"update the changelog {i}", T)])
+    p = hook(home, "claude-code", "UserPromptSubmit", {
+        "session_id": "live0000", "transcript_path": None, "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+        "prompt": "why does the kubernetes ingress certificate renewal fail?"})
+    ok(p)
+    text = json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "needed the DNS challenge" in text and "runs nightly now" in text  # both files quoted
+    for f in (mine, crafted):
+        assert not set(text.split("\n")) & (_frontmatter_lines(f) - {""}), f.name
+
+
+FRONTMATTERS = {  # name: (file text, whether parse_frontmatter finds a frontmatter)
+    "format 1": ('---\nsession_id: "x"\ncwd: "/w/walrus"\n---\n\n[2026-09-02 10:00:00] [User]\na walrus\n', True),
+    "crlf": ("---\r\ntags:\r\n  - walrus\r\n---\r\n\r\n[2026-09-02 10:00:00] [User]\r\nwalrus\r\n", True),
+    "dashes inside": ("---\n-\n--\n----\n--- walrus\n---walrus\n-- walrus\n\nnote: walrus\n---\r\nwalrus\n", True),
+    "closed at the end": ("---\ntitle: walrus\n---", True),
+    "empty": ("---\n---\nwalrus here\n", True),
+    "an identifier": ('---\nprevious: "[[2026-09-01_100000_old_walrus_notes_abcd1234]]"\n---\nwalrus\n', True),
+    "a rule in the body": ("---\ntitle: nothing\n---\ntext\n---\nwalrus after a rule\n---\n", True),
+    "never closed": ("---\ntitle: walrus\nwalrus again\n", False),
+    "not a fence": ("--- walrus\nwalrus\n---\n", False),
+    "no frontmatter": ("walrus\n---\nwalrus\n---\n", False),
+    "longer than the head read": ("---\nnotes: " + "walrus " * 1000 + "\n---\nwalrus\n", True),
+}
+
+
+def test_a_frontmatter_ends_where_every_reader_ends_it(home, tmp_path):
+    """Where search drops rows is where parse_frontmatter (what every reader uses) ends the
+    frontmatter, from the file's head only; a file matching only there is not counted."""
+    body_matches = 0
+    for name, (text, has) in FRONTMATTERS.items():
+        f = tmp_path / f"{name}.md"
+        f.write_bytes(text.encode())
+        lines = text.split("\n")
+        end = parse_frontmatter(lines)[1]
+        assert bool(end) == has, name
+        assert retrieval._frontmatter_end(bytes(f)) == end, name
+        body_matches += sum(len(re.findall(r"(?i)\b[a-z0-9_]*walrus[a-z0-9_]*\b", ln)) for ln in lines[end:])
+    r = search("walrus", dir=tmp_path, expand="never", limit=50)
+    assert r.total_matches == body_matches
+    assert str(tmp_path / "closed at the end.md") not in {h.path for h in r.hits}
+
+
+def test_frontmatter_heads_are_read_once_and_only_when_rows_could_be_inside(home, tmp_path, monkeypatch):
+    """The cost bound: a file's head is read at most once per search (the sample, the main
+    scan and a full rescan share what was read), and never for a file whose first matched
+    line lies beyond any frontmatter (FRONTMATTER_LINES)."""
+    reads, runs = [], []
+    real_end, real_run = retrieval._frontmatter_end, retrieval._run
+    monkeypatch.setattr(retrieval, "_frontmatter_end", lambda path: reads.append(path) or real_end(path))
+    monkeypatch.setattr(retrieval, "_run", lambda *a, **kw: runs.append(kw) or real_run(*a, **kw))
+    v = tmp_path / "v"
+    late = write(v, "aaaa1111-0000", T, [Turn.user("filler line\n" * retrieval.FRONTMATTER_LINES
+                                                  + "the walrus at the end", T)])
+    early = {bytes(write(v, f"beef{i:04d}-0000", T + dt.timedelta(hours=i),
+                         [Turn.user(f"a walrus {'and a narwhal' if i % 10 == 7 else 'again'}", T),
+                          Turn.agent(["walrus " * 3], T)]))
+             for i in range(40)}
+    # a vault "large" enough to be sampled first: walrus is common, so the main scan lists
+    # narwhal alone, finds too few hits and lists everything again
+    monkeypatch.setattr(retrieval, "SAMPLE_AFTER", 41)  # (of 42 entries: the sessions, chrollo.base)
+    monkeypatch.setattr(retrieval, "SAMPLE_ENDINGS", tuple(f"{d}.md" for d in "0123456789"))
+    r = search("walrus narwhal", dir=v, expand="never", limit=30)
+    assert r.hits[0].terms == ["walrus", "narwhal"] and len(r.hits) == 30
+    assert [kw.get("shortcut", True) for kw in runs] == [True, False]
+    assert len(reads) == len(set(reads)) and set(reads) == early  # each once; never the late one
 
 
 # ----------------------------------------------------------------------------- both formats rank alike
@@ -175,10 +341,6 @@ def _ranking(vault, query):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="#23 open: since identifier parts (#21) match inside words of the "
-                   "document, another session's title slug in a `previous` link and the project in `tags` "
-                   "count in document frequencies and neighbourhoods; frontmatter rows must be dropped "
-                   "without reading every file's head")
 def test_format_2_frontmatter_does_not_change_ranking(home, tmp_path):
     vaults = {}
     for fmt in (1, 2):
