@@ -12,7 +12,7 @@ Times, per LoCoMo dev question (shuffled with a fixed seed) and in one run:
            this tree and each --src tree (e.g. a `git archive main` copy: before/after), each in
            its own worker process, the trees taking turns round by round
 
-and counts, per search, the files folded (rg's per-file rows) and the bytes of rows rg printed.
+and counts, per search, the files folded (rg's per-file rows) and the frontmatter heads read.
 ``--format2 DIR`` also writes DIR, a format-2 copy of the vault (once, through the real
 writer: titles, links, `previous`), and times it too. Not a test: it prints figures.
 """
@@ -78,14 +78,16 @@ def worker(src: str, vault: str, qs: list) -> dict:
     from chrollo.rg import rg_path
     from chrollo.terms import query_terms
 
-    files, printed = [0], [0]
-    add, seen = r._Collector.add, r._Collector.seen
+    files, heads = [0], [0]
+    add = r._Collector.add
     r._Collector.add = lambda self, path, rows: files.__setitem__(0, files[0] + 1) or add(self, path, rows)
-    r._Collector.seen = lambda self, buf: printed.__setitem__(0, printed[0] + len(buf)) or seen(self, buf)
+    if hasattr(r, "_frontmatter_end"):
+        end = r._frontmatter_end
+        r._frontmatter_end = lambda path: heads.__setitem__(0, heads[0] + 1) or end(path)
     rg = rg_path()
     for q in qs[:2]:
         r.search(q, dir=vault)
-    files[0] = printed[0] = 0
+    files[0] = heads[0] = 0
     out = {"search": [], "rg": [], "py_cpu": [], "rg_cpu": []}
     for q in qs:
         t0, c0, k0 = time.perf_counter(), time.process_time(), children_cpu()
@@ -99,7 +101,7 @@ def worker(src: str, vault: str, qs: list) -> dict:
         t0 = time.perf_counter()
         subprocess.run(cmd + ["--", vault], capture_output=True)
         out["rg"].append(time.perf_counter() - t0)
-    out["files"], out["kib"] = files[0] / len(qs), printed[0] / len(qs) / 1024
+    out["files"], out["heads"] = files[0] / len(qs), heads[0] / len(qs)
     return out
 
 
@@ -135,14 +137,14 @@ def main() -> None:
                 run = runs.setdefault((vault, tree), {"search": [], "rg": [], "py_cpu": [], "rg_cpu": []})
                 for k in ("search", "rg", "py_cpu", "rg_cpu"):
                     run[k] += got[k]
-                run["files"], run["kib"] = got["files"], got["kib"]
+                run["files"], run["heads"] = got["files"], got["heads"]
     ms = lambda xs: statistics.median(xs) * 1000  # noqa: E731
     print(f"{a.queries} questions x {a.rounds} rounds; load average {os.getloadavg()[0]:.1f}")
-    print("| vault | tree | files folded / search | KiB from rg / search | bare rg p50 ms | search p50 ms "
+    print("| vault | tree | files folded / search | heads read / search | bare rg p50 ms | search p50 ms "
           "| search / rg | search CPU p50 ms: Python + its rg |")
     print("|---|---|---|---|---|---|---|---|")
     for (vault, tree), run in runs.items():
-        print(f"| {vault} | {tree} | {run['files']:.0f} | {run['kib']:.0f} | {ms(run['rg']):.0f} "
+        print(f"| {vault} | {tree} | {run['files']:.0f} | {run['heads']:.0f} | {ms(run['rg']):.0f} "
               f"| {ms(run['search']):.0f} | {ms(run['search']) / ms(run['rg']):.2f}x "
               f"| {ms(run['py_cpu']):.0f} + {ms(run['rg_cpu']):.0f} |")
 
