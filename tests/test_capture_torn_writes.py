@@ -138,14 +138,17 @@ def _stop_process(home, cwd, sid: str, answer: str):
 def test_repeated_kill_9_never_leaves_torn_or_twice_written_turns(home, tmp_path):
     rng = random.Random(18)
     answers = [f"answer number {i} " + ("x" * 7 + " ") * 60000 for i in range(12)]  # ~480 KB each
-    # How long a Stop runs after its payload is handed over, on this machine now (an idle CI
-    # box is several times faster than a loaded one): kills are drawn inside that span.
+    # How long a Stop that appends to an existing session runs after its payload is handed
+    # over, on this machine now (an idle CI box is several times faster than a loaded one, and
+    # an append faster than a file's creation): kills are drawn inside that span.
+    cal = tmp_path / "calibration"
     spans = []
-    for j in range(3):
+    for j in range(4):
+        _prompt(cal, tmp_path, f"calibration prompt {j}")
         t0 = time.monotonic()
-        _stop_process(tmp_path / "calibration", tmp_path, f"calibration-{j}", answers[0]).wait()
+        _stop_process(cal, tmp_path, SID, answers[j]).wait()
         spans.append(time.monotonic() - t0)
-    span = sorted(spans)[1]
+    span = sorted(spans[1:])[1]  # (the first run created the file)
     killed = 0
     for i, answer in enumerate(answers):
         _prompt(home, tmp_path, f"prompt number {i}")
