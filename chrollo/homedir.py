@@ -41,15 +41,21 @@ def logs_dir() -> "Path":
     return home() / "logs"
 
 
-def git_root(start: str) -> str | None:
+def nearest_holding(start: str, name: str, test=os.path.exists) -> str | None:
+    """The nearest folder at or above ``start`` holding ``name`` (``test``: what must hold of
+    it, e.g. os.path.isdir), or None."""
     d = start
     while True:
-        if os.path.exists(os.path.join(d, ".git")):
+        if test(os.path.join(d, name)):
             return d
         parent = os.path.dirname(d)
         if parent == d:
             return None
         d = parent
+
+
+def git_root(start: str) -> str | None:
+    return nearest_holding(start, ".git")
 
 
 def find_project(start: str) -> str | None:

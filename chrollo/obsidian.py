@@ -217,14 +217,7 @@ def ensure_base(vault: str) -> bool:
 
 def obsidian_root(path: str) -> str | None:
     """The nearest folder at or above ``path`` that is an Obsidian vault (has ``.obsidian/``)."""
-    d = os.path.realpath(path)
-    while True:
-        if os.path.isdir(os.path.join(d, ".obsidian")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    return _vault.nearest_holding(os.path.realpath(path), ".obsidian", os.path.isdir)
 
 
 def visibility(vault: str) -> dict:

@@ -22,7 +22,7 @@ from .errors import ChrolloError
 # (re-exported: callers ask the vault module; they live in homedir so that trust can use them too)
 from .homedir import (DIR_MODE, FILE_MODE, LOG_MAX, PEERS, append_log, ensure_dir, find_project,  # noqa: F401
                    git_root, home, home_path, iter_session_files, logs_dir, make_private_dirs,
-                   open_lock, read_json, state_dir, state_key, write_private)
+                   nearest_holding, open_lock, read_json, state_dir, state_key, write_private)
 
 TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the hot path too)
 if TYPE_CHECKING:
