@@ -52,7 +52,10 @@ class Capture:
         self.session_id, self.harness, self.cwd, self.parent = session_id, harness, cwd, parent
         self.vault, self.fsync, self.dry_run = vault, fsync, dry_run
         self.indexes = indexes  # vault -> VaultIndex, shared across a bulk run (import)
-        self.existing = None  # what an already written file holds, when state/ has no record
+        # what an already written file holds, when state/ has no record: read on first need
+        # (a new session's first prompt has nothing to check, and finding the file lists the vault)
+        self.existing = None
+        self._check_file = False
         self.last_transcript = None
         key = _vault.state_key(session_id)
         home = _vault.home_path()
@@ -78,8 +81,7 @@ class Capture:
         intent = self.state.pop("intent", None)
         if intent is not None:
             self._recover(intent)
-        if not self.state:
-            self.existing = self._existing()
+        self._check_file = not self.state
         return self
 
     def __exit__(self, *exc) -> None:
@@ -261,6 +263,8 @@ class Capture:
             if u.key is not None:
                 seen.add(u.key)
                 keys.append(u.key)
+            if self._check_file:
+                self.existing, self._check_file = self._existing(), False
             if self.existing is not None:
                 u = self._in_file(u)
                 if u is None:
