@@ -60,7 +60,7 @@ def main(argv: list) -> int:
             return 0
         harness, event = opts.get("harness"), opts.get("event")
         raw = opts["payload"] if opts.get("payload") is not None else _read_stdin()
-        out = run(raw, event=event, harness=harness, budget=opts.get("budget"))
+        out = run(raw, event=event, harness=harness, budget=opts.get("budget"), started=started)
         if out:
             sys.stdout.write(out)
             sys.stdout.flush()
@@ -127,8 +127,10 @@ def decode(raw: bytes) -> dict:
     return obj
 
 
-def run(raw: bytes, event: str | None = None, harness: str | None = None, budget=None) -> str:
-    """Handle one hook call; returns what to print (possibly "")."""
+def run(raw: bytes, event: str | None = None, harness: str | None = None, budget=None,
+        started: float | None = None) -> str:
+    """Handle one hook call; returns what to print (possibly ""). ``started``: when the hook
+    started (time.monotonic()), which the recall's deadline counts from."""
     payload = decode(raw)
     name = canonical(harness or str(payload.get("harness") or ""))
     if name is None:
@@ -169,7 +171,7 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
 
             if not quiet:
                 out = _reply(name, recall(privacy.scrub_private(prompt) if prompt else prompt, sid,
-                                          cwd=cwd or None, budget=budget))
+                                          cwd=cwd or None, budget=budget, started=started))
         except Exception as e:  # recall failing must not stop the capture below
             _log_error(name, event, "recall", e)
         if off:

@@ -32,6 +32,7 @@ import json
 import math
 import os
 import re
+import time
 
 from . import vault as _vault
 from .fileformat import HEADER_RE, RECALL_HEADER, parse_frontmatter
@@ -51,7 +52,9 @@ MAX_QUERY = 1000           # characters of the prompt searched (a pasted log is 
 LINE_CHARS = 400           # one injected line at most
 MAX_LINES = 24             # lines of one excerpt at most
 SEARCH_TIMEOUT = 10.0
-DEADLINE = 0.5             # seconds: the search answers from the newest sessions by then
+DEADLINE = 0.4             # seconds from the hook's start: the search answers from the newest
+                           # sessions by then, however large the vault (DESIGN §10: ≤ 0.4 s at 100 MB)
+MIN_DEADLINE = 0.05        # (a hook slow to start still searches; the newest sessions always are)
 MAX_REMEMBERED = 500       # injected excerpts remembered per session
 TRIVIAL = {
     "ok", "okay", "k", "yes", "yep", "yeah", "no", "nope", "thanks", "thank you", "thx", "ty",
@@ -88,17 +91,21 @@ def worth_searching(prompt) -> str | None:
 
 
 def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
-           vault: str | None = None) -> str:
-    """The recall block for ``prompt`` in session ``session_id`` ("" when nothing is worth it)."""
+           vault: str | None = None, started: float | None = None) -> str:
+    """The recall block for ``prompt`` in session ``session_id`` ("" when nothing is worth it).
+
+    ``started`` (a time.monotonic()): when the hook started; the search's deadline is what is
+    left of DEADLINE since then (now if not given)."""
     query = worth_searching(prompt)
     if query is None:
         return ""
     from .retrieval import search
 
     chars, max_hits = budget_of(budget)
+    spent = time.monotonic() - started if started is not None else 0.0
     try:
         result = search(query, limit=max_hits + 3, context=3, dir=vault, cwd=cwd,
-                        timeout=SEARCH_TIMEOUT, deadline=DEADLINE)
+                        timeout=SEARCH_TIMEOUT, deadline=max(MIN_DEADLINE, DEADLINE - spent))
     except Exception as e:  # no vault yet, rg missing…: no memory, but the prompt goes on
         from .errors import ChrolloError
 

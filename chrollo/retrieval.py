@@ -817,7 +817,7 @@ def _scan_newest(col: _Collector, q: _Query, folder: str, globs: list, include_p
             break
         todo = [p for p in batch if _small_regular(p)]
         n, err = _scan_into(col, q.forms(), q.part_forms(), todo, globs, **dict(
-            scan, timeout=left, quiet_timeout=True)) if todo else (0, [])
+            scan, timeout=left, quiet_timeout=True, until=stop if complete else None)) if todo else (0, [])
         errors += err
         if n or not todo:  # (a scan cut short prints no count)
             searched, complete = searched + n, complete + len(batch)
@@ -832,13 +832,23 @@ def _scan_newest(col: _Collector, q: _Query, folder: str, globs: list, include_p
 
 
 def _scan_into(col: _Collector, forms: list, parts: list, paths: list, globs: list, *, since_ts,
-               harness, timeout, warnings: list, quiet_timeout: bool = False) -> tuple[int, list]:
-    """Feed one rg scan into the collector; returns (files searched, rg errors)."""
+               harness, timeout, warnings: list, quiet_timeout: bool = False,
+               until: float | None = None) -> tuple[int, list]:
+    """Feed one rg scan into the collector; returns (files searched, rg errors).
+
+    ``until`` (a time.monotonic()): stop reading there, rows rg has written but the collector
+    not yet taken included (folding them could overrun a deadline by a tenth of a second);
+    the scan then counts as cut short (0 files searched).
+    """
     info = _rg.Scan()
     fold = col.fold
-    for path, rows in _rg.scan(forms, [str(p) for p in paths], globs=tuple(globs),
-                               timeout=timeout, info=info, on_data=lambda b: col.seen(fold(b)),
-                               parts=parts):
+    rows_of = _rg.scan(forms, [str(p) for p in paths], globs=tuple(globs), timeout=timeout,
+                       info=info, on_data=lambda b: col.seen(fold(b)), parts=parts)
+    for path, rows in rows_of:
+        if until is not None and time.monotonic() >= until:
+            rows_of.close()  # (kills rg)
+            info.files_searched = 0
+            break
         if since_ts is not None:
             try:
                 if os.stat(path).st_mtime < since_ts:
