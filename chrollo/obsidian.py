@@ -101,17 +101,25 @@ def find_previous(folder: str, before: str, cwd: str, names: list | None = None)
     started before ``before`` (a session file name) in the same project as ``cwd``.
 
     Reads at most PREVIOUS_SCAN frontmatters, newest first; ``names``: the folder's session
-    file names if the caller has them (a bulk import lists the folder once).
+    file names if the caller has them (a bulk import lists the folder once); else the
+    newest come from the cached listing (chrollo/listing.py: no listing of 250,000 names
+    for each new session), and the folder is listed only when they are not enough.
     """
     root = project_root(cwd)
     if not root:
         return None
+    stamp = before[:17]  # YYYY-MM-DD_HHMMSS
     if names is None:
+        from .listing import cached
+
         try:
-            names = [n for n in os.listdir(folder) if _vault.SESSION_NAME_RE.match(n)]
+            newest, total = cached(folder, True)
+            names = [n for n in newest if "\0" not in n and n[:17] < stamp]
+            if len(names) < PREVIOUS_SCAN and total > len(newest):
+                names = os.listdir(folder)  # (an old session imported into a large vault)
         except OSError:
             return None
-    stamp = before[:17]  # YYYY-MM-DD_HHMMSS
+        names = [n for n in names if _vault.SESSION_NAME_RE.match(n)]
     earlier = sorted(n for n in names if n[:17] < stamp and n.endswith(".md"))
     roots: dict = {}
     for name in reversed(earlier[-PREVIOUS_SCAN:]):

@@ -37,6 +37,7 @@ import re
 import time
 from itertools import filterfalse, islice
 
+from . import listing as _listing
 from . import rg as _rg
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
@@ -72,10 +73,7 @@ DEADLINE_BATCH = 1000
 DEADLINE_MAX_BATCH = 12_000  # (paths go on rg's command line: stay far below ARG_MAX)
 DEADLINE_MAX_FILE = 4 << 20
 SCAN_RESERVE = 0.3           # share of the deadline kept for ranking and reading the hits
-# Listing 250,000 names costs more than the deadline itself, so a deadline search keeps the
-# newest LISTING_CACHE names in state/listing/ and reuses them while no folder of the vault
-# has changed (a session's later prompts: capture appends to files, it creates none).
-LISTING_CACHE = 20_000
+# (the vault's listing is cached: see chrollo/listing.py)
 
 # Turn-length normalisation (BM25's document-length idea, with the turn as the document): a
 # line of a turn longer than TURN_PIVOT lines weighs (TURN_PIVOT / turn lines) ** TURN_POWER.
@@ -696,100 +694,19 @@ def _sample_files(folder: str) -> list:
     return []
 
 
-def _session_files(folder: str, include_peers: bool, dirs: dict | None = None) -> list:
-    """The vault's ``*.md`` files as sort keys, dot-folders and symlinked folders skipped
-    (symlinked files are dropped per batch, see _newest_first). A key is the file name —
-    sessions are named by their start time — and, below the top folder, ``name\0relpath``.
-    (Plain strings from os.listdir: 3× faster than DirEntry objects or tuples at 250,000.)
-    ``dirs`` gets each folder listed (relative) and its mtime."""
-    out = []
-    stack = [""]
-    while stack:
-        rel = stack.pop()
-        try:
-            names = os.listdir(os.path.join(folder, rel))
-            if dirs is not None:
-                dirs[rel] = os.stat(os.path.join(folder, rel)).st_mtime_ns
-        except OSError:
-            continue
-        if rel:
-            out += [f"{n}\0{rel}/{n}" for n in names if n.endswith(".md")]
-        else:
-            out += [n for n in names if n.endswith(".md")]
-        for n in names:
-            if not n.endswith(".md") and not n.startswith(".") and (include_peers or rel or n != _vault.PEERS):
-                p = os.path.join(folder, rel, n)
-                if os.path.isdir(p) and not os.path.islink(p):
-                    stack.append(f"{rel}/{n}" if rel else n)
-    return out
-
-
-def _cached_listing(folder: str, include_peers: bool) -> tuple[list, int]:
-    """(the newest LISTING_CACHE keys of _session_files, how many files there are), from
-    state/listing/ while every folder listed then has its mtime still, else listed afresh."""
-    import json
-
-    path = os.path.join(_vault.home_path(), "state", "listing",
-                        _vault.state_key(f"{folder}\0{include_peers}") + ".json")
-    got = _vault.read_json(path)
-    try:
-        # (a folder changed in the second before it was listed could change again within
-        # its mtime's granularity unseen: such a listing is not trusted)
-        if got.get("folder") == folder and all(
-                os.stat(os.path.join(folder, rel)).st_mtime_ns == t < got["listed"] - 10**9
-                for rel, t in got["dirs"].items()):
-            return got["newest"], got["total"]
-    except (OSError, KeyError, TypeError, AttributeError):
-        pass
-    listed = time.time_ns()
-    dirs: dict = {}
-    files = _session_files(folder, include_peers, dirs)
-    newest = files
-    if len(files) > LISTING_CACHE:
-        newest = next(_newest_keys(files, LISTING_CACHE))
-    newest = sorted(newest, reverse=True)
-    try:
-        _vault.write_private(path, json.dumps({"folder": folder, "listed": listed, "dirs": dirs, "total": len(files),
-                                               "newest": newest}))
-    except OSError:
-        pass  # (state/ not writable: the next search lists again)
-    return (newest, len(files)) if len(files) > LISTING_CACHE else (files, len(files))
-
-
-def _newest_keys(files: list, first: int):
-    """``files`` (_session_files keys) in batches, newest first: ``first``, then 4× more each
-    time. Cut-offs come from a sorted sample of the keys, so a vault of 250,000 sessions is
-    never sorted whole (only each batch is)."""
-    n = len(files)
-    sample = sorted(files[::max(1, n // 2048)])
-    upper, done, size = None, 0, first
-    while done < n:
-        want = done + size
-        cut = sample[max(0, len(sample) - max(1, want * len(sample) // n))] if want < n else None
-        if upper is None:
-            batch = files if cut is None else [f for f in files if f >= cut]
-        else:
-            batch = [f for f in files if f < upper and (cut is None or f >= cut)]
-        batch.sort(reverse=True)
-        yield batch
-        done += len(batch)
-        if cut is None:
-            return
-        upper, size = cut, 4 * size
-
-
 def _newest_first(folder: str, files: list, total: int | None = None, include_peers: bool = True):
-    """Paths of ``files`` (_session_files keys) in batches, newest first (see _newest_keys);
+    """Paths of ``files`` (listing.session_files keys) in batches, newest first (see
+    listing.newest_keys);
     when ``files`` holds only the newest of ``total`` (a cached listing), the vault is listed
     once they are done, for the older ones."""
     sep = folder + os.sep
-    for batch in _newest_keys(files, DEADLINE_BATCH):
+    for batch in _listing.newest_keys(files, DEADLINE_BATCH):
         paths = [sep + (f.rpartition("\0")[2]) for f in batch]
         for i in range(0, len(paths), DEADLINE_MAX_BATCH):
             yield paths[i:i + DEADLINE_MAX_BATCH]
     if total is not None and total > len(files) and files:
         oldest = min(files)
-        older = [f for f in _session_files(folder, include_peers) if f < oldest]
+        older = [f for f in _listing.session_files(folder, include_peers) if f < oldest]
         yield from _newest_first(folder, older)
 
 
@@ -807,7 +724,7 @@ def _scan_newest(col: _Collector, q: _Query, folder: str, globs: list, include_p
                  stop: float, scan: dict) -> tuple[int, list]:
     """The scan of a search with a deadline: newest sessions first, in growing batches,
     until the deadline (the batch running then is cut short, its rows so far kept)."""
-    files, total = _cached_listing(folder, include_peers)
+    files, total = _listing.cached(folder, include_peers)
     searched, errors, complete, skipped = 0, [], 0, 0
     for batch in _newest_first(folder, files, total, include_peers):
         # The first batch (the newest DEADLINE_BATCH sessions) is always searched in full —

@@ -45,6 +45,7 @@ import fcntl
 import itertools
 import json
 import os
+from contextlib import nullcontext
 from pathlib import Path
 
 from . import vault as _vault
@@ -314,22 +315,31 @@ class SessionWriter:
             if self.fsync:
                 os.fsync(fd)
             names = ([previous.name] if previous else []) + [session_file_name(self.meta, slug=self._slug)]
-            for name in itertools.chain(names, (session_file_name(self.meta, n, self._slug)
-                                                for n in range(2, 1000))):
-                try:
-                    _link(src, folder, name)
-                except FileExistsError:
-                    continue
-                if self.record:
-                    self._save_record(folder / name)
-                if self.index is not None and folder == self.index.vault:
-                    self.index.add(name)
-                if folder == self.vault:
-                    from .obsidian import ensure_base
+            # A top-level creation is noted for the cached listings (chrollo/listing.py), unless
+            # a named temp file came and went in the folder (then the next search lists it).
+            from .listing import Creating
 
-                    ensure_base(str(folder))
-                return folder / name
-            raise OSError(f"no free file name for session {self.meta.session_id!r}")
+            with Creating(str(folder)) if folder == self.vault and tmp is None else nullcontext() as noting:
+                for name in itertools.chain(names, (session_file_name(self.meta, n, self._slug)
+                                                    for n in range(2, 1000))):
+                    try:
+                        _link(src, folder, name)
+                    except FileExistsError:
+                        continue
+                    if folder == self.vault:
+                        from .obsidian import ensure_base
+
+                        ensure_base(str(folder))
+                    if noting is not None:
+                        noting.done(name)
+                    break
+                else:
+                    raise OSError(f"no free file name for session {self.meta.session_id!r}")
+            if self.record:
+                self._save_record(folder / name)
+            if self.index is not None and folder == self.index.vault:
+                self.index.add(name)
+            return folder / name
         finally:
             os.close(fd)
             if tmp is not None:

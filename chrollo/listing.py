@@ -1,0 +1,193 @@
+"""A vault's session files, newest first, without listing 250,000 names on every prompt.
+
+Listing a vault of 250,000 sessions costs ~0.2 s of os.listdir and more to sort, so the
+recall hook and the Obsidian ``previous`` link keep the newest CACHE_NEWEST names in
+``state/listing/`` and reuse them while no folder of the vault has changed (an append to a
+session changes no folder). A session file chrollo itself creates changes the folder; so that
+the next prompt does not list again for it, the writer notes the creation in a journal
+(``Creating``) with the folder's mtime just before and just after it: a cached listing
+plus an unbroken chain of such creations is the folder as it is now. Anything else that
+changes the folder (an import, a forget, a rename in Obsidian, a file synced in) breaks the
+chain, and the next reader lists afresh. Explicit searches never use this: they let rg walk.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from . import homedir as _home
+
+CACHE_NEWEST = 20_000   # names kept (the deadline scan rarely gets past the newest few thousand)
+JOURNAL_MAX = 200       # creations a listing may be carried forward by before it is redone
+_JOURNAL_TAIL = 64 << 10
+
+
+def session_files(folder: str, include_peers: bool, dirs: dict | None = None) -> list:
+    """The vault's ``*.md`` files as sort keys, dot-folders and symlinked folders skipped
+    (a symlinked file is the reader's to drop). A key is the file name — sessions are named
+    by their start time — and, below the top folder, ``name\\0relpath``.
+    (Plain strings from os.listdir: 3× faster than DirEntry objects or tuples at 250,000.)
+    ``dirs`` gets each folder listed (relative) and its mtime."""
+    out = []
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            names = os.listdir(os.path.join(folder, rel))
+            if dirs is not None:
+                dirs[rel] = os.stat(os.path.join(folder, rel)).st_mtime_ns
+        except OSError:
+            continue
+        if rel:
+            out += [f"{n}\0{rel}/{n}" for n in names if n.endswith(".md")]
+        else:
+            out += [n for n in names if n.endswith(".md")]
+        for n in names:
+            if not n.endswith(".md") and not n.startswith(".") and (include_peers or rel or n != _home.PEERS):
+                p = os.path.join(folder, rel, n)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    stack.append(f"{rel}/{n}" if rel else n)
+    return out
+
+
+def newest_keys(files: list, first: int):
+    """``files`` (session_files keys) in batches, newest first: ``first``, then 4× more each
+    time. Cut-offs come from a sorted sample of the keys, so a vault of 250,000 sessions is
+    never sorted whole (only each batch is)."""
+    n = len(files)
+    sample = sorted(files[::max(1, n // 2048)])
+    upper, done, size = None, 0, first
+    while done < n:
+        want = done + size
+        cut = sample[max(0, len(sample) - max(1, want * len(sample) // n))] if want < n else None
+        if upper is None:
+            batch = files if cut is None else [f for f in files if f >= cut]
+        else:
+            batch = [f for f in files if f < upper and (cut is None or f >= cut)]
+        batch.sort(reverse=True)
+        yield batch
+        done += len(batch)
+        if cut is None:
+            return
+        upper, size = cut, 4 * size
+
+
+def _state(name: str) -> str:
+    return os.path.join(_home.home_path(), "state", "listing", name)
+
+
+def _journal(folder: str) -> str:
+    return _state(_home.state_key(os.path.realpath(folder)) + ".created")
+
+
+def cached(folder: str, include_peers: bool) -> tuple[list, int]:
+    """(the newest CACHE_NEWEST keys of session_files, newest first, and how many files
+    there are), from state/listing/ while the vault is as it was listed — or as it was
+    listed plus the creations chrollo noted since — else listed afresh."""
+    folder = os.path.realpath(folder)  # (the writer's and the searches' spellings of one vault)
+    path = _state(_home.state_key(f"{folder}\0{include_peers}") + ".json")
+    got = _home.read_json(path)
+    try:
+        if got.get("folder") == folder:
+            top = None
+            for rel, t in got["dirs"].items():
+                # (a folder changed in the second before it was listed could change again
+                # within its mtime's granularity unseen: such a listing is not trusted)
+                if not t < got["listed"] - 10**9:
+                    raise KeyError(rel)
+                now = os.stat(os.path.join(folder, rel)).st_mtime_ns
+                if now != t:
+                    if rel:
+                        raise KeyError(rel)
+                    top = now
+            if top is None:
+                return got["newest"], got["total"]
+            added = _carried(folder, got["dirs"][""], top)
+            if added is not None:
+                newest = sorted(set(got["newest"]).union(added), reverse=True)[:CACHE_NEWEST]
+                return newest, got["total"] + len(added)
+    except (OSError, KeyError, TypeError, AttributeError):
+        pass
+    listed = time.time_ns()
+    dirs: dict = {}
+    files = session_files(folder, include_peers, dirs)
+    newest = next(newest_keys(files, CACHE_NEWEST), []) if len(files) > CACHE_NEWEST else files
+    newest = sorted(newest, reverse=True)
+    try:
+        _home.write_private(path, json.dumps({"folder": folder, "listed": listed, "dirs": dirs,
+                                              "total": len(files), "newest": newest}))
+    except OSError:
+        pass  # (state/ not writable: the next search lists again)
+    return newest, len(files)
+
+
+def _carried(folder: str, listed_mtime: int, now_mtime: int) -> list | None:
+    """The names chrollo created in ``folder`` since it had ``listed_mtime``, if its creations
+    noted since lead from that mtime to ``now_mtime`` unbroken (None if not)."""
+    try:
+        with open(_journal(folder), "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - _JOURNAL_TAIL))
+            lines = fh.read().splitlines()[-JOURNAL_MAX:]
+    except OSError:
+        return None
+    chain: dict = {}
+    for line in lines:
+        try:
+            name, before, after = json.loads(line)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(name, str) and name.endswith(".md") and "/" not in name and "\0" not in name:
+            chain[before] = (name, after)
+    added, at = [], listed_mtime
+    while at != now_mtime:
+        step = chain.pop(at, None)
+        if step is None:
+            return None
+        added.append(step[0])
+        at = step[1]
+    return added
+
+
+class Creating:
+    """``with Creating(folder) as c: <create folder/name>; c.done(name)`` — notes a session file
+    chrollo creates at the top of a vault (see the module doc). Creations are serialised per
+    folder, so two writers' notes never claim each other's change. Never raises for the note."""
+
+    def __init__(self, folder: str):
+        self.folder = os.path.realpath(folder)
+        self.fd: int | None = None
+        self.before: int | None = None
+
+    def __enter__(self) -> "Creating":
+        import fcntl
+
+        try:
+            self.fd = _home.open_lock(_journal(self.folder) + ".lock")
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            self.before = os.stat(self.folder).st_mtime_ns
+        except OSError:
+            self.before = None
+        return self
+
+    def done(self, name: str) -> None:
+        """``name`` was created (and nothing else done to the folder since __enter__)."""
+        try:
+            after = os.stat(self.folder).st_mtime_ns
+            if self.before is None or after == self.before:
+                return  # (the same mtime tick as a change before: a reader must list)
+            path = _journal(self.folder)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, _home.FILE_MODE)
+            try:
+                if os.fstat(fd).st_size > 4 * _JOURNAL_TAIL:
+                    os.ftruncate(fd, 0)  # (only the tail is ever read; a lost line costs a listing)
+                os.write(fd, (json.dumps([name, self.before, after]) + "\n").encode("utf-8"))
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # (releases the lock)
