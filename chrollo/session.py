@@ -223,6 +223,7 @@ class SessionWriter:
         self.meta, self.index, self.known, self.record = meta, index, known, record
         self.vault = Path(vault) if vault else _vault.memories_dir(meta.cwd or None)
         self.fsync = fsync
+        self._listed: list | None = None  # the vault's top-level names (see _vault_names)
         self.fmt = fmt  # the format of a file this writer creates (1: for comparisons and tests)
         self._slug = ""
         key = _vault.state_key(meta.session_id)
@@ -285,7 +286,18 @@ class SessionWriter:
             return recorded
         # (a recorded file that is gone may have been renamed: `forget --lines` takes a
         # title's words out of the name; only if it is nowhere is it recreated where it was)
-        return find_session_file(self.vault, self.meta.session_id, self.index) or recorded
+        return find_session_file(self.vault, self.meta.session_id, self.index,
+                                 None if self.index is not None else self._vault_names()) or recorded
+
+    def _vault_names(self) -> list:
+        """The vault's top-level names, listed once per writer (finding the session's file,
+        its parent's and stale temp files would list a vault of 250,000 sessions thrice)."""
+        if self._listed is None:
+            try:
+                self._listed = os.listdir(self.vault)
+            except OSError:
+                self._listed = []
+        return self._listed
 
     def _save_record(self, path: Path) -> None:
         _vault.write_private(str(self._record), json.dumps({"path": str(path), "meta": self.meta.to_json()}))
@@ -297,7 +309,7 @@ class SessionWriter:
         links = self._links(folder, body) if self.fmt >= 2 else None
         data = render_frontmatter(self.meta, links).encode("utf-8") + body
         prefix = safe_id_prefix(self.meta.session_id)
-        _set_aside_stale_tmp(folder, prefix)
+        _set_aside_stale_tmp(folder, prefix, self._vault_names() if folder == self.vault else None)
         # An unnamed file (O_TMPFILE) that a crash or a full disk can never leave behind in
         # the vault; a named hidden one where the filesystem has no O_TMPFILE.
         fd, tmp = None, None
@@ -356,8 +368,9 @@ class SessionWriter:
         self._slug = obsidian.slug(title)
         parent = None
         if self.meta.parent_session:
-            p = find_session_file(folder, self.meta.parent_session,
-                                  self.index if self.index is not None and folder == self.index.vault else None)
+            own = self.index if self.index is not None and folder == self.index.vault else None
+            p = find_session_file(folder, self.meta.parent_session, own,
+                                  self._vault_names() if own is None and folder == self.vault else None)
             parent = p.stem if p else None
         previous = None
         if not self.meta.parent_session:
@@ -424,11 +437,13 @@ def cut_back(session_id: str, path: str, size: int) -> bytes:
         os.close(lock_fd)
 
 
-def _set_aside_stale_tmp(folder: Path, prefix: str) -> None:
+def _set_aside_stale_tmp(folder: Path, prefix: str, names: list | None = None) -> None:
     """Hidden ``.<id>.<pid>.tmp`` files a crashed writer (before O_TMPFILE, or on a filesystem
-    without it) left in the vault: moved out to ``state/torn/``."""
+    without it) left in the vault: moved out to ``state/torn/``. ``names``: the folder's, if
+    the caller has listed it."""
     try:
-        names = [n for n in os.listdir(folder) if n.startswith(f".{prefix}.") and n.endswith(".tmp")]
+        names = [n for n in (os.listdir(folder) if names is None else names)
+                 if n.startswith(f".{prefix}.") and n.endswith(".tmp")]
     except OSError:
         return
     for name in names:
@@ -490,16 +505,21 @@ class VaultIndex:
         return sorted(set(names))
 
 
-def find_session_file(vault: Path, session_id: str, index: VaultIndex | None = None) -> Path | None:
-    """The local (non-peer) file whose frontmatter holds ``session_id``, if any."""
+def find_session_file(vault: Path, session_id: str, index: VaultIndex | None = None,
+                      names: list | None = None) -> Path | None:
+    """The local (non-peer) file whose frontmatter holds ``session_id``, if any; ``names``:
+    the vault's top-level names if the caller has listed it."""
     prefix = safe_id_prefix(session_id)
     if index is not None:
         names = index.candidates(session_id)
     else:
         try:
-            names = sorted(os.listdir(vault))
+            names = os.listdir(vault) if names is None else names
         except OSError:
             return None
+        # (only names holding the id can match: a substring test first, then sort those —
+        # not 250,000 regex matches and a sort of them all)
+        names = sorted(n for n in names if prefix in n or session_id[:8] in n)
     for name in names:
         m = _vault.SESSION_NAME_RE.fullmatch(name)
         part = m.group(3).rpartition("_")[2] if m else ""  # (format 2: after the title's slug)
