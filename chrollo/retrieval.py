@@ -6,6 +6,7 @@ Ranking
             × a recency multiplier in [1, 1 + RECENCY_BOOST]
             × its session's factor in [1/(1 + SESSION_WEIGHT), 1] (a file-level BM25 of the
               query terms, see _by_session) × its turn's length factor (see TURN_POWER)
+            × 1 / (1 + DATE_WEIGHT) if the query names dates and its session is from none
     idf(t) = ln(1 + sessions searched / sessions containing t): a term found in every
     session (a speaker's name, "test") weighs little, a rare one a lot. Ties: newer session
     first, then path, then line.
@@ -47,7 +48,7 @@ from .terms import _parts, identifiers, inflections, query_terms
 MAX_LIMIT = 50
 MAX_TERMS = 100              # searchable words of one query at most (the rest are ignored, with a warning)
 MAX_CONTEXT = 50
-HITS_PER_FILE = 5
+HITS_PER_FILE = 8            # (5 dropped the further answers a long session held: docs/ranking.md)
 MERGE_FACTOR = 1             # a candidate whose line is inside a hit's window merges into it
 MAX_LINE_CHARS = 2000        # context lines are clipped to this in hits (not in `chrollo read`)
 RECENCY_BOOST = 0.2          # newest sessions score up to ×1.2
@@ -93,6 +94,13 @@ RERANK_POOL = 60
 # candidates. Half weight: at 1.0 code dev loses a question.
 SESSION_WEIGHT = 0.5
 SESSION_K1 = 1.2
+# Named dates (docs/ranking.md, "Dates"): a query naming a month, a day or a year ("in July",
+# "on 9 November, 2022", "2023-06-03") is about what was said then. A session started outside
+# every date the query names has its lines scaled by 1 / (1 + DATE_WEIGHT), from the session's
+# own time (its file name), for the same POOL candidates as the session score. A named day
+# covers DATE_SLACK days either side (people misremember by a day or two).
+DATE_WEIGHT = 1.0
+DATE_SLACK = 3
 FRONTMATTER_LINES = 400      # (parse_frontmatter looks this far for the closing ---)
 SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
 # Terms on the lines around a line (the question it answers, the answer it got) count half:
@@ -645,8 +653,9 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
     ranked = _ranked(col.buckets, idf, now, common)
     if common:
         ranked = _rescore(ranked, col, idf, now, views)
-    if SESSION_WEIGHT:
-        ranked = _by_session(ranked, col, idf)
+    dates = _named_dates(result.query) if DATE_WEIGHT else []
+    if SESSION_WEIGHT or dates:
+        ranked = _by_session(ranked, col, idf, dates)
     if TURN_POWER:
         ranked = _by_turn_length(ranked, views)
     result.hits = _emit(ranked, terms, limit, context, since, vault, views)
@@ -832,9 +841,11 @@ def _rescore(ranked, col: _Collector, idf: list, now: dt.datetime, views: dict):
         yield -_weight(m, idf) * recency_multiplier(_key_time(key, path), now), key, path, ln, m
 
 
-def _by_session(ranked, col: _Collector, idf: list):
-    """The best POOL candidates scaled by their file's session score (see SESSION_WEIGHT),
-    re-sorted; the rest follow as they come (the factor is at most 1, as in _by_turn_length)."""
+def _by_session(ranked, col: _Collector, idf: list, dates: list = ()):
+    """The best POOL candidates scaled by their file's session score (see SESSION_WEIGHT)
+    and, when the query names dates, by whether the session is from one of them (see
+    DATE_WEIGHT), re-sorted; the rest follow as they come (the factor is at most 1, as in
+    _by_turn_length)."""
     n, k1 = len(idf), SESSION_K1
     # (the terms a sampled scan left out are counted in the sample's files only: not used)
     idf = [0.0 if col.common >> i & 1 else w for i, w in enumerate(idf)]
@@ -843,19 +854,85 @@ def _by_session(ranked, col: _Collector, idf: list):
     pool = []
     for neg, key, path, ln, m in islice(ranked, POOL):
         f = factors.get(path)
-        if f is None:
-            sfx, counts = col.tf.get(path, ((), ()))
-            found = [(fm, c) for (_s, fm), c in zip(sfx, counts)]
-            tf = [0] * n
-            for fm, c in found:
-                for i in range(n):
-                    if fm >> i & 1:
-                        tf[i] += c
-            score = sum(w * t * (k1 + 1) / (t + k1) for w, t in zip(idf, tf) if t > 0)
-            f = factors[path] = (1 + SESSION_WEIGHT * score / best) / (1 + SESSION_WEIGHT) if best else 1.0
+        if f is None and dates:
+            f = factors[path] = _session_factor(col, path, idf, best) * (
+                1.0 if _on_dates(_key_time(key, path), dates) else 1 / (1 + DATE_WEIGHT))
+        elif f is None:
+            f = factors[path] = _session_factor(col, path, idf, best)
         pool.append((neg * f, key, path, ln, m))
     pool.sort()
     yield from heapq.merge(pool, ranked)
+
+
+def _session_factor(col: _Collector, path: bytes, idf: list, best: float) -> float:
+    """(1 + SESSION_WEIGHT × the file's BM25 over the query terms / ``best``) / (1 + SESSION_WEIGHT)."""
+    if not best or not SESSION_WEIGHT:
+        return 1.0
+    n, k1 = len(idf), SESSION_K1
+    sfx, counts = col.tf.get(path, ((), ()))
+    tf = [0] * n
+    for (_s, fm), c in zip(sfx, counts):
+        for i in range(n):
+            if fm >> i & 1:
+                tf[i] += c
+    score = sum(w * t * (k1 + 1) / (t + k1) for w, t in zip(idf, tf) if t > 0)
+    return (1 + SESSION_WEIGHT * score / best) / (1 + SESSION_WEIGHT)
+
+
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    "january february march april may june july august september october november december".split())}
+_FULL_MONTHS = frozenset(_MONTHS)
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())}, sept=9)
+_ORD = r"(?:st|nd|rd|th)?"
+_DATE_RE = re.compile(
+    r"\b(?P<iso>(?P<iy>\d{4})-(?P<im>\d{2})(?:-(?P<id>\d{2}))?)\b"
+    r"|(?:\b(?P<d1>\d{1,2})" + _ORD + r"\s+(?:of\s+)?)?\b(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True))
+    + r")\b\.?(?:\s+(?P<d2>\d{1,2})" + _ORD + r"\b(?![.:\d]))?(?:(?:,\s*|\s+)(?P<y>\d{4})\b)?"
+    r"|\b(?:in|of|since|during|from|until|before|after|year)\s+(?P<yo>(?:19[7-9]|20\d)\d)\b(?!-\d)", re.I)
+# (words that make "may" a month: "in May", not "what may happen")
+_MAY = re.compile(r"(?:in|of|since|during|from|until|before|after|early|late|mid|last|this|next|by)\W*$", re.I)
+
+
+def _named_dates(query: str) -> list:
+    """The dates a query names, as (year or None, month or None, day or None): "in July",
+    "on 9 November, 2022", "August 11 and August 15 2023", "2023-06-03", "in 2022". A
+    mention without a year takes the query's one other year, if it names exactly one."""
+    out = []
+    for m in _DATE_RE.finditer(query[:1000]):
+        if m["iso"]:
+            y, mo, d = int(m["iy"]), int(m["im"]), int(m["id"]) if m["id"] else None
+            if not 1 <= mo <= 12:
+                continue
+        elif m["mon"]:
+            word = m["mon"].lower()
+            day = m["d1"] or m["d2"]
+            if not (day or m["y"]) and (word not in _FULL_MONTHS or word in ("may", "march")
+                                         and not _MAY.search(query[:m.start()])):
+                continue  # alone, abbreviations ("Jan"), "may" and "march" are more often words
+            y, mo, d = int(m["y"]) if m["y"] else None, _MONTHS[word], int(day) if day else None
+        else:
+            y, mo, d = int(m["yo"]), None, None
+        out.append((y, mo, d))
+    years = {y for y, _m, _d in out if y}
+    if len(years) == 1:
+        (year,) = years
+        out = [(y or (year if mo else None), mo, d) for y, mo, d in out]
+    return out
+
+
+def _on_dates(when: dt.datetime, dates: list) -> bool:
+    """Whether a session started at ``when`` is from one of ``dates`` (see _named_dates)."""
+    for y, mo, d in dates:
+        if d:
+            try:
+                named = dt.date(y or when.year, mo, d)
+            except ValueError:
+                continue
+            if abs((when.date() - named).days) <= DATE_SLACK:
+                return True
+        elif (y is None or when.year == y) and (mo is None or when.month == mo):
+            return True
+    return False
 
 
 def _by_turn_length(ranked, views: dict):

@@ -70,3 +70,70 @@ def test_the_session_score_costs_no_second_rg_pass(vault, monkeypatch):
     monkeypatch.setattr(retrieval._rg, "scan", counted)
     assert "aaaa0000" in first_hit(vault).path
     assert len(calls) == 1
+
+
+# ---- named dates: a query naming a month, a day or a year prefers the sessions of that date
+
+@pytest.fixture
+def dated(home, tmp_path):
+    v = tmp_path / "dated"
+    # the same line in a July session and in a newer September one (recency alone picks September)
+    write_session(v, "dddd0000-july", "2026-07-14T10:00:00", chat(["we repotted the fern on the balcony"]))
+    write_session(v, "eeee0000-sept", "2026-09-20T10:00:00", chat(["we repotted the fern on the balcony"]))
+    write_session(v, "ffff0000-oct", "2026-10-02T10:00:00", chat(["we talked about football"]))
+    return v
+
+
+@pytest.mark.parametrize("query", ["when was the fern repotted in July?",
+                                   "which fern was repotted on 15 July, 2026?",
+                                   "repotted fern 2026-07-13"])
+def test_a_session_from_the_date_the_query_names_ranks_first(dated, query):
+    hits = search(query, dir=dated, expand="never", context=0).hits
+    assert "dddd0000" in hits[0].path and "eeee0000" in hits[1].path
+
+
+def test_without_a_named_date_recency_decides(dated, monkeypatch):
+    assert "eeee0000" in search("when was the fern repotted?", dir=dated, expand="never").hits[0].path
+    monkeypatch.setattr(retrieval, "DATE_WEIGHT", 0.0)
+    assert "eeee0000" in search("fern repotted in July", dir=dated, expand="never").hits[0].path
+
+
+def test_a_named_date_only_lowers_scores_and_costs_no_second_rg_pass(dated, monkeypatch):
+    calls = []
+    real = retrieval._rg.scan
+    monkeypatch.setattr(retrieval._rg, "scan", lambda *a, **k: calls.append(1) or real(*a, **k))
+    dated_hits = {h.path: h.score for h in search("fern in July", dir=dated, expand="never").hits}
+    assert len(calls) == 1
+    plain = {h.path: h.score for h in search("fern", dir=dated, expand="never").hits}
+    assert dated_hits.keys() == plain.keys()
+    assert all(dated_hits[p] <= plain[p] for p in plain) and any(dated_hits[p] < plain[p] for p in plain)
+
+
+@pytest.mark.parametrize("query, dates", [
+    ("When did Melanie go camping in July?", [(None, 7, None)]),
+    ("What did Gina find on 1 February, 2023?", [(2023, 2, 1)]),
+    ("the photo from December 1,2023", [(2023, 12, 1)]),
+    ("Where was John between August 11 and August 15 2023?", [(2023, 8, 11), (2023, 8, 15)]),
+    ("what broke in 2024-03-05's deploy", [(2024, 3, 5)]),
+    ("what did we ship in 2022", [(2022, None, None)]),
+    ("what did we plan in May?", [(None, 5, None)]),
+    ("Mar 3 outage", [(None, 3, 3)]),
+    # words that only look like months or years
+    ("what may happen if the march is cancelled", []),
+    ("Jan said the oct tree parser fails", []),
+    ("error 2048 at line 2023", []),
+    ("version 2023-13 of the schema", []),
+])
+def test_named_dates(query, dates):
+    assert retrieval._named_dates(query) == dates
+
+
+# ---- hits per file: a session holding many answers keeps them while they outscore the rest
+
+def test_a_session_keeps_up_to_eight_hits_while_they_outscore_other_sessions(home, tmp_path):
+    v = tmp_path / "many"
+    write_session(v, "aaaa1111-many", "2026-09-01T10:00:00",
+                  chat([f"the kiln firing number {i} cracked a glazed pot" for i in range(9)]))
+    write_session(v, "bbbb1111-other", "2026-10-01T10:00:00", chat(["the kiln is in the shed"]))
+    hits = search("kiln glazed pot cracked", dir=v, expand="never", context=0).hits
+    assert [("aaaa1111" in h.path) for h in hits] == [True] * 8 + [False]
