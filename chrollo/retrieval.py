@@ -94,7 +94,7 @@ RERANK_POOL = 60
 # candidates. Half weight: at 1.0 code dev loses a question.
 SESSION_WEIGHT = 0.5
 SESSION_K1 = 1.2
-# Named dates (docs/ranking.md, "Dates"): a query naming a month, a day or a year ("in July",
+# Named dates (docs/ranking.md, "Sessions"): a query naming a month, a day or a year ("in July",
 # "on 9 November, 2022", "2023-06-03") is about what was said then. A session started outside
 # every date the query names has its lines scaled by 1 / (1 + DATE_WEIGHT), from the session's
 # own time (its file name), for the same POOL candidates as the session score. A named day
@@ -846,19 +846,16 @@ def _by_session(ranked, col: _Collector, idf: list, dates: list = ()):
     and, when the query names dates, by whether the session is from one of them (see
     DATE_WEIGHT), re-sorted; the rest follow as they come (the factor is at most 1, as in
     _by_turn_length)."""
-    n, k1 = len(idf), SESSION_K1
     # (the terms a sampled scan left out are counted in the sample's files only: not used)
     idf = [0.0 if col.common >> i & 1 else w for i, w in enumerate(idf)]
-    best = sum(idf) * (k1 + 1)
+    best = sum(idf) * (SESSION_K1 + 1)
     factors: dict = {}
     pool = []
     for neg, key, path, ln, m in islice(ranked, POOL):
         f = factors.get(path)
-        if f is None and dates:
+        if f is None:
             f = factors[path] = _session_factor(col, path, idf, best) * (
-                1.0 if _on_dates(_key_time(key, path), dates) else 1 / (1 + DATE_WEIGHT))
-        elif f is None:
-            f = factors[path] = _session_factor(col, path, idf, best)
+                1.0 if not dates or _on_dates(_key_time(key, path), dates) else 1 / (1 + DATE_WEIGHT))
         pool.append((neg * f, key, path, ln, m))
     pool.sort()
     yield from heapq.merge(pool, ranked)
@@ -889,7 +886,7 @@ _DATE_RE = re.compile(
     r"|(?:\b(?P<d1>\d{1,2})" + _ORD + r"\s+(?:of\s+)?)?\b(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True))
     + r")\b\.?(?:\s+(?P<d2>\d{1,2})" + _ORD + r"\b(?![.:\d]))?(?:(?:,\s*|\s+)(?P<y>\d{4})\b)?"
     r"|\b(?:in|of|since|during|from|until|before|after|year)\s+(?P<yo>(?:19[7-9]|20\d)\d)\b(?!-\d)", re.I)
-# (words that make "may" a month: "in May", not "what may happen")
+# (words that make "may" or "march" a month: "in May", not "what may happen")
 _MAY = re.compile(r"(?:in|of|since|during|from|until|before|after|early|late|mid|last|this|next|by)\W*$", re.I)
 
 
