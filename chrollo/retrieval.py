@@ -382,6 +382,8 @@ def _present(mask: int, n: int) -> int:
 FRONTMATTER_HEAD = 4096
 FRONTMATTER_MAX = 64 << 10   # (a "frontmatter" longer than this is not one chrollo wrote: it counts)
 _CLOSING = re.compile(rb"\n---\r*\n")
+_OPENING = re.compile(rb"---\r*(?:\n|\Z)")          # a first line "---" (trailing CRs aside)
+_CLOSING_LINE = re.compile(rb"\n---\r*(?:\n|\Z)")  # a later line "---"
 
 
 def _frontmatter_end(path: bytes) -> int:
@@ -397,11 +399,13 @@ def _frontmatter_end(path: bytes) -> int:
             os.close(fd)
     except OSError:
         return 0
-    lines = head.split(b"\n", FRONTMATTER_LINES)
-    if lines[0].rstrip(b"\r") != b"---":
+    # (regexes, not a split into lines: this runs for most matching files of a search)
+    opening = _OPENING.match(head)
+    closing = opening and _CLOSING_LINE.search(head, opening.end() - 1)
+    if not closing:
         return 0
-    return next((i + 1 for i in range(1, min(len(lines), FRONTMATTER_LINES))
-                 if lines[i].rstrip(b"\r") == b"---"), 0)
+    k = head.count(b"\n", 0, closing.start() + 1)  # the closing line's index
+    return k + 1 if k < FRONTMATTER_LINES else 0
 
 
 def _rows_after(rows: bytes, end: int) -> bytes:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import sys
-import threading
+import time
 
 from .errors import ChrolloError
 
@@ -112,14 +113,6 @@ def _spawn(cmd: list, stdin: bytes | None = None) -> tuple[int, int, int]:
     return pid, out_r, err_r
 
 
-def _drain(fd: int, into: list) -> None:
-    while True:
-        data = os.read(fd, 65536)
-        if not data:
-            return
-        into.append(data)
-
-
 def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
          timeout: float = 30.0, max_bytes: int = 1 << 30, info: Scan | None = None,
          chunk: int = 1 << 20, on_data=None, parts: list = ()):
@@ -146,27 +139,44 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         cmd += ["-g", g]
     cmd += ["--", *paths]
     pid, out_fd, err_fd = _spawn(cmd, regex.encode("utf-8") + b"\n" if long else None)
+    # One poll loop reads both pipes and keeps the time (no drain thread, no timer thread:
+    # starting two threads per scan and importing threading cost the recall path more than
+    # the loop does). The timeout is checked between reads, so it fires at the latest one
+    # consumer step late; rows rg wrote before it was killed are still read.
+    poller = select.poll()
+    poller.register(out_fd, select.POLLIN)
+    poller.register(err_fd, select.POLLIN)
     err_chunks: list[bytes] = []
-    drain = threading.Thread(target=_drain, args=(err_fd, err_chunks), daemon=True)
-    drain.start()
-    lock = threading.Lock()
-    state = {"reaped": False}
-
-    def _kill():
-        with lock:
-            if not state["reaped"]:
-                info.timed_out = True
-                os.kill(pid, 9)
-
-    timer = threading.Timer(timeout, _kill)
-    timer.start()
+    err_open, killed = True, False
+    kill_at = time.monotonic() + timeout
     read, finished = 0, False
     try:
         # Stream shape: PATH\0 ROWS \n PATH\0 ROWS \n ... \n STATS. Rows never hold a blank
         # line, so in every piece between two NULs the first "\n\n" ends the rows.
         pending, path = b"", None
         while True:
-            data = os.read(out_fd, chunk)  # what is there: parse while rg still scans
+            if killed:
+                ready = poller.poll()
+            else:
+                left = kill_at - time.monotonic()
+                ready = poller.poll(max(0, int(left * 1000) + 1)) if left > 0 else []
+                if not ready and time.monotonic() >= kill_at:
+                    info.timed_out = killed = True
+                    os.kill(pid, 9)
+                    continue
+            data = None
+            for fd, _ev in ready:
+                if fd == err_fd:
+                    got = os.read(err_fd, 65536)
+                    if got:
+                        err_chunks.append(got)
+                    else:
+                        poller.unregister(err_fd)
+                        err_open = False
+                else:
+                    data = os.read(out_fd, chunk)  # what is there: parse while rg still scans
+            if data is None:
+                continue
             if not data:
                 break
             read += len(data)
@@ -195,18 +205,16 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
                 info.files_searched = int(ln.split()[0])
         finished = not info.truncated
     finally:
-        timer.cancel()
-        with lock:
-            if not finished:
-                try:
-                    os.kill(pid, 9)  # early stop, or the consumer closed the generator
-                except ProcessLookupError:
-                    pass
-            os.close(out_fd)
-            _pid, status = os.waitpid(pid, 0)
-            state["reaped"] = True
+        if not finished and not killed:
+            try:
+                os.kill(pid, 9)  # early stop, or the consumer closed the generator
+            except ProcessLookupError:
+                pass
+        os.close(out_fd)
+        _pid, status = os.waitpid(pid, 0)
         info.returncode = os.waitstatus_to_exitcode(status)
-        drain.join(timeout=5)
+        while err_open and (got := os.read(err_fd, 65536)):  # (rg is gone: EOF comes)
+            err_chunks.append(got)
         os.close(err_fd)
         errors = b"".join(err_chunks).decode("utf-8", "replace").splitlines()
         info.errors = [e.rstrip() for e in errors if e.strip()]
