@@ -36,7 +36,9 @@ import math
 import os
 import re
 import time
-from itertools import filterfalse, islice
+from functools import reduce
+from itertools import filterfalse, islice, repeat
+from operator import or_
 
 from . import listing as _listing
 from . import rg as _rg
@@ -486,13 +488,13 @@ class _Collector:
 
     def add(self, path: bytes, rows: bytes) -> None:
         c = rows.find(b":")
-        if 0 < c and int(rows[:c]) <= FRONTMATTER_LINES:  # (see FRONTMATTER_LINES)
+        if 0 < c and (first := int(rows[:c])) <= FRONTMATTER_LINES:  # (see FRONTMATTER_LINES)
             end = self.fm_ends.get(path)
             if end is None:
                 end = self.fm_ends[path] = _frontmatter_end(path)
-            if end and not (rows := _rows_after(rows, end)):
+            if end >= first and not (rows := _rows_after(rows, end)):
                 return
-        low = self.fold(rows)
+        low = rows.lower() if self.q.ascii or rows.isascii() else self.fold(rows)
         counts = list(map(low.count, self.sfxs))
         n_big = max(counts, default=0)
         if n_big == 0:
@@ -559,25 +561,24 @@ class _Collector:
         """
         n, w = self.n, NEIGHBOR_LINES
         other = {int(ln): (m | big if ln in big_lines else m) for ln, m in masks.items()}
-        alone_i = set(map(int, alone))
-        every = sorted(alone_i.union(other))
+        ol, al = sorted(other), sorted(map(int, alone))
         lo, hi = bisect.bisect_left, bisect.bisect_right
         by_key: dict[int, list] = {}
         near: dict[int, int] = {}  # big-only line near another form -> the terms near it
-        get = other.get
+        of, low = other.__getitem__, (1 << n) - 1
         for ln, m in other.items():
-            nm = 0
-            for x in every[lo(every, ln - w):hi(every, ln + w)]:  # (matched lines only)
-                o = get(x)
-                if o is None:
-                    nm |= big
+            # the terms of the other-form lines in the window, its own included (they drop
+            # out with ~pm below), OR-ed in C; then the big-only lines in it, one by one
+            nm = reduce(or_, map(of, ol[lo(ol, ln - w):hi(ol, ln + w)]))
+            a, b = lo(al, ln - w), hi(al, ln + w)
+            if a < b:
+                nm |= big
+                for x in al[a:b]:
                     near[x] = near.get(x, 0) | m
-                elif x != ln:
-                    nm |= o
             pm = m | m >> 2 * n
-            by_key.setdefault(m | (((nm | nm >> 2 * n) & ~pm & ((1 << n) - 1)) << n), []).append(ln)
-        if alone_i:
-            plain = sorted(alone_i.difference(near)) if near else sorted(alone_i)
+            by_key.setdefault(m | (((nm | nm >> 2 * n) & ~pm & low) << n), []).append(ln)
+        if al:
+            plain = [x for x in al if x not in near] if near else al
             if plain:
                 by_key.setdefault(big, []).extend(plain[:LINES_PER_FILE_MASK])
             for x, nm in near.items():
@@ -593,7 +594,7 @@ class _Collector:
         elif key > self.cut.get(mask, b"\xff"):
             return  # older than everything this mask keeps
         self.tf[path] = self.counted
-        b.extend((key, path, ln) for ln in lines)
+        b.extend(zip(repeat(key), repeat(path), lines))
         if len(b) > 2 * BUCKET_KEEP:
             b.sort()
             del b[BUCKET_KEEP:]
