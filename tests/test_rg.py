@@ -32,6 +32,20 @@ def test_whole_words_case_insensitive(tmp_path):
     assert rows == b"1:ALPHA\n1:alpha\n"
 
 
+def test_identifier_parts_report_whole_identifiers(tmp_path):
+    # every part match is the whole identifier, whichever way the part is placed in it; a
+    # part glued to lowercase letters (reconfigure, parse_configuration, xCONFIG) is not one
+    (tmp_path / "a.md").write_text(
+        "parse_config PARSE_CONFIG parse_configuration configLoader ConfigLoader reconfigure myConfigX "
+        "xCONFIG config_ _config config cfg_config_x loadSettings load_settings_now settingsStore "
+        "settingsstore café_config_x y2Config x_Config_y\n")
+    rows = dict(rg.scan(["config", "settings"], [str(tmp_path)], parts=["config", "settings"]))
+    assert rows[str(tmp_path / "a.md").encode()].decode().split() == [
+        f"1:{w}" for w in ("parse_config PARSE_CONFIG configLoader ConfigLoader myConfigX config_ _config config "
+                           "cfg_config_x loadSettings load_settings_now settingsStore _config_x y2Config "
+                           "x_Config_y").split()]
+
+
 def test_no_match_is_not_an_error(folder):
     info = rg.Scan()
     assert list(rg.scan(["zzzz"], [str(folder)], info=info)) == []
