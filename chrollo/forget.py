@@ -62,6 +62,10 @@ def forget(targets=(), since: str | None = None, until: str | None = None, proje
         _forget_lines(vault, files, pattern, lines, regex, report)
     else:
         _forget_sessions(vault, files, report)
+    if not dry_run:
+        from .listing import drop
+
+        drop()  # (cached listings hold file names; a format-2 name holds the title)
     return report
 
 
@@ -223,6 +227,10 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
                 except FileNotFoundError:
                     pass
             _drop_state(sid)
+    if removed:
+        from .listing import drop
+
+        drop()
     return removed
 
 

@@ -191,3 +191,19 @@ class Creating:
     def __exit__(self, *exc) -> None:
         if self.fd is not None:
             os.close(self.fd)  # (releases the lock)
+
+
+def drop() -> None:
+    """Forget every cached listing and journal (they hold file names, which hold a format-2
+    session's title): `chrollo forget` calls this, and the next reader lists afresh."""
+    folder = os.path.dirname(_state("x"))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for n in names:
+        if n.endswith((".json", ".created")):
+            try:
+                os.unlink(os.path.join(folder, n))
+            except OSError:
+                pass

@@ -85,3 +85,17 @@ def test_a_new_session_file_lists_the_vault_at_most_once(vault, monkeypatch):
     stale.write_text("half a turn from a writer that died")
     write_session(vault, "sub00001-x", "2026-10-01T10:00:00", [("user", "10:00:00", "a subagent's task")])
     assert calls == [str(vault)] and not stale.exists()
+
+
+def test_forget_drops_the_cached_listings(vault, home):
+    """A cached listing or journal holds file names, and a format-2 name holds the title."""
+    from chrollo import forget
+
+    names(vault)
+    secret = write_session(vault, "tell0000-x", "2026-10-01T10:00:00",
+                           [("user", "10:00:00", "the launch codes are in the blue binder")], fmt=2)
+    assert any("blue_binder" in p.read_text() for p in (home / "state" / "listing").iterdir() if p.is_file())
+    forget.forget([str(secret)], dir=str(vault))
+    assert not secret.exists()
+    assert not any("blue_binder" in p.read_text() for p in (home / "state" / "listing").iterdir() if p.is_file())
+    assert secret.name not in names(vault)
