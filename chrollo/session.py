@@ -250,6 +250,7 @@ class SessionWriter:
         lock_fd = _vault.open_lock(self._lock)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            self._listed = None  # (listed afresh under each lock: a forget may rename the file)
             # Lines `chrollo forget --lines` removed stay removed; read under the lock, so an
             # append that waited on a running forget scrubs what that forget just added.
             scrub = rules(reload=True).scrub_lines
@@ -290,7 +291,7 @@ class SessionWriter:
                                  None if self.index is not None else self._vault_names()) or recorded
 
     def _vault_names(self) -> list:
-        """The vault's top-level names, listed once per writer (finding the session's file,
+        """The vault's top-level names, listed once per append (finding the session's file,
         its parent's and stale temp files would list a vault of 250,000 sessions thrice)."""
         if self._listed is None:
             try:
