@@ -124,19 +124,21 @@ class Capture:
         if index is not None:  # a bulk run (import) lists the vault once, not per session
             if not index.candidates(self.session_id):
                 return None
+            names = None
         else:
             prefix = safe_id_prefix(self.session_id)
             try:
-                if not any(prefix in name for name in os.listdir(vault)):
-                    return None
+                names = os.listdir(vault)  # (once: find_session_file below reads the same names)
             except OSError:
+                return None
+            if not any(prefix in name for name in names):
                 return None
         from .session import find_session_file, read_session
 
         try:
             from pathlib import Path
 
-            path = find_session_file(Path(vault), self.session_id, self._index(vault))
+            path = find_session_file(Path(vault), self.session_id, index, names)
             if path is None:
                 return None
             turns = read_session(path).turns
@@ -425,12 +427,14 @@ def _until_answer(adapter, path: str, offset: int, agent_id, tr, answer: str):
 
     deadline = time.monotonic() + ANSWER_WAIT
     size = os.path.getsize(path)
-    while not _holds(_last_turn_texts(tr.units), answer) and time.monotonic() < deadline:
+    held = _holds(_last_turn_texts(tr.units), answer)
+    while not held and time.monotonic() < deadline:
         time.sleep(0.05)
         grown = os.path.getsize(path)
-        if grown != size:
+        if grown != size:  # (looked at again only when the transcript was read again)
             size = grown
             tr = adapter.read_transcript(path, offset, agent_id)
+            held = _holds(_last_turn_texts(tr.units), answer)
     return tr
 
 

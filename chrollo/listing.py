@@ -73,8 +73,12 @@ def newest_keys(files: list, first: int):
         upper, size = cut, 4 * size
 
 
+def _folder() -> str:
+    return os.path.join(_home.home_path(), "state", "listing")
+
+
 def _state(name: str) -> str:
-    return os.path.join(_home.home_path(), "state", "listing", name)
+    return os.path.join(_folder(), name)
 
 
 def _journal(folder: str) -> str:
@@ -196,7 +200,7 @@ class Creating:
 def drop() -> None:
     """Forget every cached listing and journal (they hold file names, which hold a format-2
     session's title): `chrollo forget` calls this, and the next reader lists afresh."""
-    folder = os.path.dirname(_state("x"))
+    folder = _folder()
     try:
         names = os.listdir(folder)
     except OSError:

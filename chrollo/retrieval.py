@@ -494,7 +494,7 @@ class _Collector:
                 end = self.fm_ends[path] = _frontmatter_end(path)
             if end >= first and not (rows := _rows_after(rows, end)):
                 return
-        low = rows.lower() if self.q.ascii or rows.isascii() else self.fold(rows)
+        low = self.fold(rows)
         counts = list(map(low.count, self.sfxs))
         n_big = max(counts, default=0)
         if n_big == 0:
