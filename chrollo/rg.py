@@ -155,7 +155,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
     err_chunks: list[bytes] = []
     err_open, killed = True, False
     kill_at = time.monotonic() + timeout
-    read, finished = 0, False
+    read, finished, searched = 0, False, False
     try:
         # Stream shape: PATH\0 ROWS \n PATH\0 ROWS \n ... \n STATS. Rows never hold a blank
         # line, so in every piece between two NULs the first "\n\n" ends the rows.
@@ -209,6 +209,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         for ln in tail.split(b"\n"):
             if ln.endswith(b" files searched"):
                 info.files_searched = int(ln.split()[0])
+                searched = True
         finished = not info.truncated
     finally:
         if not finished and not killed:
@@ -226,3 +227,10 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
         info.errors = [e.rstrip() for e in errors if e.strip()]
         if finished and not info.timed_out and info.returncode not in (0, 1) and not info.errors:
             info.errors = [f"rg exited with code {info.returncode}"]
+    if finished and not searched and not read and not info.errors and not info.timed_out:
+        # rg always ends with its --stats, even when nothing matches: a program that ends
+        # without them did not search (a CHROLLO_RG that is not rg), and its exit 1 is not
+        # rg's "no match"
+        env = os.environ.get("CHROLLO_RG")
+        raise ChrolloError("rg_error", f"{cmd[0]} exited with code {info.returncode} without searching",
+                           f"CHROLLO_RG={env} is not ripgrep: unset it or point it at rg." if env else RG_HINT)

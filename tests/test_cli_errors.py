@@ -64,6 +64,20 @@ def test_missing_rg(home, tmp_path):
     assert p.returncode == 1 and "CHROLLO_RG" in p.stderr
 
 
+@pytest.mark.parametrize("fake", ["/bin/false", "/bin/true"])
+def test_rg_that_does_not_search_is_an_error_not_no_matches(home, tmp_path, fake):
+    # #33 item 11: a CHROLLO_RG that exits without searching (1 = rg's "no match", or 0)
+    # is an rg_error, never an empty success
+    vault = tmp_path / "v"
+    write_session(vault, "fakerg00-x", "2026-10-01T10:00:00", [("user", "10:00:00", "a real match here")])
+    p = run(["search", "match", "--dir", vault, "--json"], home, CHROLLO_RG=fake)
+    err = envelope(p, "rg_error", 1)
+    assert fake in err["message"] and "CHROLLO_RG" in err["hint"]
+    p = run(["search", "match", "--dir", vault], home, CHROLLO_RG=fake)
+    assert p.returncode == 1 and p.stdout == "" and "no matches" not in p.stderr
+    assert "Traceback" not in p.stderr and "CHROLLO_RG" in p.stderr
+
+
 @pytest.mark.parametrize("args,kind", [
     (["search", "x", "--limit", "0"], "bad_limit"),
     (["search", "x", "--limit", "abc"], "usage"),
