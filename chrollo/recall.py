@@ -214,7 +214,7 @@ def _forms(result):
     their inflections and identifier spellings) and each spelling → the terms it stands for."""
     from .terms import identifiers, inflections
 
-    idents = identifiers(result.query)
+    idents = identifiers(result.query, result.terms)
     out: dict = {}
     for t in result.terms:
         aliases, parts = idents.get(t, ((), ()))

@@ -284,7 +284,7 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
                                f"only the first {MAX_TERMS} were searched")
     if not terms:
         return result
-    idents = identifiers(query)
+    idents = identifiers(query, terms)  # (the cut terms: a kept identifier's parts may be past it)
     args = (folder, vault, limit, context, since_d, harness, peers and peer is None, now, timeout, stop)
     df = _run(result, terms, idents, {}, *args)
     # Step 3: synonyms, only when exact terms find too little (or when asked to).

@@ -39,13 +39,15 @@ def _words(query: str):
             yield word, _parts(word)
 
 
-def identifiers(query: str) -> dict[str, tuple[list[str], list[str]]]:
+def identifiers(query: str, terms: list | None = None) -> dict[str, tuple[list[str], list[str]]]:
     """For each multi-part identifier term: (other spellings, its part terms).
 
     ``parseConfig`` → ``{"parseconfig": (["parse_config", "parse-config"], ["parse", "config"])}``,
     so a query in one naming convention finds the identifier written in another.
+    ``terms``: the terms searched (a long query is cut to its first ones); only those are
+    identifiers or parts (default: all of ``query_terms(query)``).
     """
-    terms = set(query_terms(query))
+    terms = set(query_terms(query) if terms is None else terms)
     out = {}
     for word, pieces in _words(query):
         whole = word.lower()
