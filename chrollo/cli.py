@@ -574,7 +574,7 @@ def mesh_key():
 
 @mesh.command("serve")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
-@click.option("--port", type=int, default=47470, show_default=True, help="Port (0: any free port).")
+@click.option("--port", type=click.IntRange(0, 65535), default=47470, show_default=True, help="Port (0: any free port).")
 @click.option("--dir", "dir_", metavar="PATH", help="Serve this memory folder (default: the vault).")
 @click.option("--announce", is_flag=True, help="Also announce this node over mDNS (needs zeroconf).")
 def mesh_serve(bind, port, dir_, announce):

@@ -220,6 +220,34 @@ class Handler(BaseHTTPRequestHandler):
     do_PUT = do_DELETE = do_HEAD = lambda self: self._send(405)
 
 
+def _listen(bind: str, port: int, make):
+    """``make()`` (a server binding ``bind:port``), its failure to listen told in the error
+    contract: a port in use (runtime, 1); an address that is not this machine's (usage, 2)."""
+    import errno
+
+    from ..errors import ChrolloError, UsageError
+
+    try:
+        return make()
+    except socket.gaierror as e:
+        raise UsageError(f"--bind {bind}: not an address or a host name that resolves ({e.strerror})",
+                         BIND_HINT, kind="bad_address") from None
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise ChrolloError("port_in_use", f"{bind}:{port} is already in use (another `chrollo mesh serve`?)",
+                               "Stop what listens there, or pick another port: --port N (0: any free one).") from None
+        if e.errno == errno.EADDRNOTAVAIL:
+            raise UsageError(f"--bind {bind}: not an address of this machine", BIND_HINT,
+                             kind="bad_address") from None
+        if e.errno == errno.EACCES:
+            raise ChrolloError("port_denied", f"not allowed to listen on {bind}:{port}",
+                               "Ports below 1024 need privileges: use --port 47470 (the default).") from None
+        raise
+
+
+BIND_HINT = "--bind takes one of this machine's addresses: 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)."
+
+
 def serve(bind: str, port: int, vault: str | None = None, ready=None, announce: bool = False) -> None:
     """Serve until interrupted; ``ready(host, port, id)`` is called once listening; ``announce``
     also publishes the node over mDNS."""
@@ -234,7 +262,7 @@ def serve(bind: str, port: int, vault: str | None = None, ready=None, announce: 
     def log(msg: str) -> None:
         _vault.append_log("mesh", msg, who="chrollo mesh")
 
-    httpd = MeshServer((bind, port), ident, cfg.name, vault, home, log)
+    httpd = _listen(bind, port, lambda: MeshServer((bind, port), ident, cfg.name, vault, home, log))
     host, real_port = httpd.server_address[:2]
     beacon = None
     try:

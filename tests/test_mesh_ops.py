@@ -1,0 +1,66 @@
+"""Operating the mesh as a user would: a server that cannot listen, more than one git remote,
+re-pairing, and what `mesh status` keeps — real CLI subprocesses, real git, real sockets."""
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+
+import pytest
+
+from conftest import run, run_json
+from meshkit import Node
+
+
+@pytest.fixture
+def mesh(tmp_path):
+    nodes = []
+
+    def make(name):
+        n = Node(tmp_path, name)
+        nodes.append(n)
+        return n
+    yield make
+    for n in nodes:
+        n.stop()
+
+
+def bare(path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
+    return path
+
+
+def no_traceback(p):
+    assert "Traceback" not in p.stderr and "Traceback" not in p.stdout, p.stderr
+
+
+# ------------------------------------------------------------------ mesh serve (#33 item 3)
+
+def serve_fails(node, *args):
+    p = run(["mesh", "serve", *map(str, args)], node.home)
+    no_traceback(p)
+    assert p.stdout == "" and "chrollo: error:" in p.stderr, p.stderr
+    return p
+
+
+def test_serve_on_a_taken_port_or_a_bad_address_is_a_clear_error(mesh):
+    a = mesh("alpha")
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        p = serve_fails(a, "--port", port)
+        assert p.returncode == 1 and f"127.0.0.1:{port} is already in use" in p.stderr
+        assert "hint:" in p.stderr and "--port" in p.stderr
+    finally:
+        taken.close()
+    for bad in ("999.1.1.1", "no-such-host.invalid", "192.0.2.1"):  # (TEST-NET-1: not this machine's)
+        p = serve_fails(a, "--bind", bad, "--port", 0)
+        assert p.returncode == 2 and bad in p.stderr and "--bind" in p.stderr, (bad, p.stderr)
+    p = run(["mesh", "serve", "--port", "70000"], a.home)
+    no_traceback(p)
+    assert p.returncode == 2 and "70000" in p.stderr
