@@ -64,3 +64,35 @@ def test_serve_on_a_taken_port_or_a_bad_address_is_a_clear_error(mesh):
     p = run(["mesh", "serve", "--port", "70000"], a.home)
     no_traceback(p)
     assert p.returncode == 2 and "70000" in p.stderr
+
+
+# ------------------------------------------------------------------ git: more than one remote (#33 item 5)
+
+def branch_files(remote, node_id) -> set:
+    p = subprocess.run(["git", "--git-dir", str(remote), "ls-tree", "--name-only", f"chrollo-mesh:{node_id}"],
+                       capture_output=True, text=True)
+    return set(p.stdout.split())
+
+
+def test_a_second_git_remote_works_and_so_does_one_after_a_failed_fetch(mesh, tmp_path):
+    a, b = mesh("alpha"), mesh("bravo")
+    a.session("aaaa0001-x", "alpha deploys the kubernetes ingress with helm")
+    b.session("bbbb0001-x", "bravo rotates the postgres replication password monthly")
+    a.pair(b)
+    b.pair(a)
+    r1, r2 = bare(tmp_path / "r1.git"), bare(tmp_path / "r2.git")
+    for n in (a, b, a, b):
+        p, out = n.sync("--git", r1)
+        assert p.returncode == 0, out
+    for n in (a, b, a, b):  # the same sealed files, through a second remote
+        p, out = n.sync("--git", r2)
+        assert p.returncode == 0 and out["errors"] == [], out
+    assert len(branch_files(r2, a.id)) == 2 and branch_files(r2, a.id) == branch_files(r1, a.id)
+    # a remote that cannot be fetched says so (not "git mktree failed … unavailable") …
+    r3 = tmp_path / "r3.git"
+    p, out = a.sync("--git", r3)
+    assert p.returncode == 1 and "fetch" in out["errors"][0] and "mktree" not in json.dumps(out), out
+    # … and works once it exists
+    bare(r3)
+    p, out = a.sync("--git", r3)
+    assert p.returncode == 0 and out["errors"] == [] and len(branch_files(r3, a.id)) == 2, out

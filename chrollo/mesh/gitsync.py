@@ -40,6 +40,11 @@ class Repo:
             self.git("init", "-q", "--bare", self.path, bare_path=False)
         self._cat = None
 
+    def blob_cache(self) -> str:
+        """Where the ids of the blobs this node wrote into this mirror are kept: beside them, so
+        one remote's cache never names another mirror's blobs."""
+        return self.path + ".blobs.json"
+
     def git(self, *args: str, input: bytes | None = None, check: bool = True, bare_path: bool = True,
             timeout: float = NET_TIMEOUT) -> subprocess.CompletedProcess:
         env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_CONFIG_NOSYSTEM="1")
@@ -106,37 +111,49 @@ def _blob_oid(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def publish(repo: Repo, node_id: str, pub, home: str) -> bool:
+def publish(repo: Repo, node_id: str, pub) -> bool:
     """Push this node's folder if it changed (retrying over others' pushes); True if pushed."""
-    cache_path = os.path.join(home, "state", "mesh", "git-blobs.json")
-    oids = _vault.read_json(cache_path)  # token of sealed bytes -> git blob id
-    lines, new = [], {}
+    cache_path = repo.blob_cache()
+    oids = _vault.read_json(cache_path)  # token of sealed bytes -> git blob id, in this mirror
+    rows = [[MANIFEST, None, _blob_oid(pub.envelope), pub.envelope]]  # [name, token, blob id, bytes]
     for e in pub.entries:
-        oid = oids.get(e["token"])
+        oid, data = oids.get(e["token"]), None
         if oid is None:
             try:
                 data = pub.data(e["name"])
             except Refused:
                 continue
             oid = _blob_oid(data)
-            new[oid] = data
-            oids[e["token"]] = oid
-        lines.append(b"100644 blob %s\t%s" % (oid.encode(), e["name"].encode()))
-    env_oid = _blob_oid(pub.envelope)
-    new[env_oid] = pub.envelope
-    lines.append(b"100644 blob %s\t%s" % (env_oid.encode(), MANIFEST.encode()))
-    have = repo.git("cat-file", "--batch-check", input="".join(o + "\n" for o in new).encode()).stdout
-    missing = [o for o, line in zip(new, have.splitlines()) if line.endswith(b"missing")]
-    if missing:
+        rows.append([e["name"], e["token"], oid, data])
+    # every blob is checked, cached ones too: one the mirror lacks (pruned, or a mirror made
+    # afresh) is written again rather than named in a tree git cannot build
+    ids = list(dict.fromkeys(r[2] for r in rows))
+    have = repo.git("cat-file", "--batch-check", input="".join(o + "\n" for o in ids).encode()).stdout
+    missing = {o for o, line in zip(ids, have.splitlines()) if line.endswith(b"missing")}
+    new = {}
+    for r in rows:
+        if r[2] in missing:
+            if r[3] is None:
+                try:
+                    r[3] = pub.data(r[0])
+                except Refused:
+                    r[2] = None
+                    continue
+                r[2] = _blob_oid(r[3])
+            new[r[2]] = r[3]
+    rows = [r for r in rows if r[2]]
+    if new:
         with tempfile.TemporaryDirectory(prefix="chrollo-git-") as tmp:
             paths = []
-            for o in missing:
+            for o, data in new.items():
                 p = os.path.join(tmp, o)
                 with open(p, "wb") as fh:
-                    fh.write(new[o])
+                    fh.write(data)
                 paths.append(p)
             repo.git("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(paths).encode())
+    oids.update((r[1], r[2]) for r in rows if r[1])
     _vault.write_private(cache_path, json.dumps(oids))
+    lines = [b"100644 blob %s\t%s" % (oid.encode(), name.encode()) for name, _t, oid, _d in rows]
     mine = repo.git("mktree", "-z", input=b"\0".join(lines) + b"\0").stdout.decode().strip()
     base = repo.head()
     for _ in range(5):

@@ -39,10 +39,11 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
         try:
             try:
                 repo.fetch()
-            except TransportError as e:
+            except TransportError as e:  # (a push would fail too, with a murkier message)
                 out["errors"].append(str(e))
+                return out
             _shared(out, ident, cfg, peers, vault, home, lambda: GitSource(repo),
-                    lambda pub: publish_git(repo, ident.id, pub, home))
+                    lambda pub: publish_git(repo, ident.id, pub))
         finally:
             repo.close()
     else:
