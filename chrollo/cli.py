@@ -632,15 +632,26 @@ def mesh_peers_add(address, node_id, name, as_json):
 
 @mesh_peers.command("remove")
 @click.argument("peer", metavar="NAME|ID")
+@click.option("--keep-files", is_flag=True, help="Keep the files received from it (still searchable).")
+@click.option("--dir", "dir_", metavar="PATH", help="The memory folder its files are in (default: the vault).")
 @click.option("--json", "as_json", is_flag=True, help="Print the removed peer as JSON.")
-def mesh_peers_remove(peer, as_json):
-    """Unpair a peer: it is refused from now on (its files already received stay in peers/)."""
+def mesh_peers_remove(peer, keep_files, dir_, as_json):
+    """Unpair a peer: it is refused from now on, and the files received from it
+    (<vault>/peers/NAME/) are deleted unless --keep-files."""
+    from . import vault as _v
     from .mesh.config import MeshConfig
+    from .mesh.trust import drop_peer
 
     cfg = MeshConfig.load()
     gone = cfg.remove_peer(peer)
     cfg.save()
-    _dump(gone) if as_json else click.echo(f"peer {gone['name']} removed")
+    gone = dict(gone, files_removed=drop_peer(gone, dir_ or _v.memories_path(), _v.home_path(), keep_files))
+    if as_json:
+        _dump(gone)
+    else:
+        click.echo(f"peer {gone['name']} removed" + ("" if keep_files else
+                   f"; {gone['files_removed']} {'file' if gone['files_removed'] == 1 else 'files'} "
+                   f"received from it deleted"))
 
 
 @mesh_peers.command("set")

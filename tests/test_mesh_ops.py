@@ -96,3 +96,45 @@ def test_a_second_git_remote_works_and_so_does_one_after_a_failed_fetch(mesh, tm
     bare(r3)
     p, out = a.sync("--git", r3)
     assert p.returncode == 0 and out["errors"] == [] and len(branch_files(r3, a.id)) == 2, out
+
+
+# ------------------------------------------------------------------ re-pairing and removing (#33 item 8)
+
+def hits(node, *query):
+    p, out = run_json(["search", *query], node.home)
+    assert p.returncode == 0, out
+    return sorted({(h.get("peer"), h["session_id"]) for h in out["hits"]})  # one per file
+
+
+def test_pairing_a_known_id_under_a_new_name_is_refused_and_remove_takes_its_files(mesh, tmp_path):
+    a, b = mesh("alpha"), mesh("bravo")
+    b.session("bbbb0001-x", "bravo rotates the postgres replication password monthly")
+    a.pair(b)
+    b.pair(a)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for n in (a, b, a, b, a):
+        n.sync("--folder", shared)
+    assert hits(a, "postgres", "replication") == [("bravo", "bbbb0001-x")]
+    p, out = run_json(["mesh", "peers", "add", "--id", b.id, "--name", "desktop"], a.home)
+    assert p.returncode == 2 and out["error"]["kind"] == "already_paired", out
+    assert "bravo" in out["error"]["message"] and "peers remove bravo" in out["error"]["hint"]
+    p = a.cli("mesh", "peers", "add", "--id", b.id, "--name", "desktop")
+    assert p.returncode == 2 and "already paired as 'bravo'" in p.stderr
+    assert [x["name"] for x in json.loads(a.cli("mesh", "peers", "--json").stdout)["peers"]] == ["bravo"]
+    a.sync("--folder", shared)
+    assert hits(a, "postgres", "replication") == [("bravo", "bbbb0001-x")]  # one copy, not two
+    # the same name and ID again is fine (it may bring an address)
+    assert a.cli("mesh", "peers", "add", "--id", b.id, "--name", "bravo").returncode == 0
+    # remove: the peer is unpaired and what it sent goes from the vault
+    p, out = run_json(["mesh", "peers", "remove", "bravo"], a.home)
+    assert p.returncode == 0 and out["name"] == "bravo" and out["files_removed"] == 1, out
+    assert not (a.vault / "peers" / "bravo").exists() and hits(a, "postgres", "replication") == []
+    # paired again under a new name, its files come back once, under that name
+    a.cli("mesh", "peers", "add", "--id", b.id, "--name", "desktop")
+    p, out = a.sync("--folder", shared)
+    assert p.returncode == 0 and out["peers"][0]["downloaded"] == 1, out
+    assert hits(a, "postgres", "replication") == [("desktop", "bbbb0001-x")]
+    # --keep-files keeps them
+    p, out = run_json(["mesh", "peers", "remove", "desktop", "--keep-files"], a.home)
+    assert p.returncode == 0 and out["files_removed"] == 0 and (a.vault / "peers" / "desktop").is_dir()

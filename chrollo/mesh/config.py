@@ -97,9 +97,13 @@ class MeshConfig:
             address = f"{host}:{port}"
         for p in self.peers:
             if p["id"] == node_id:
-                if p["name"] != name and any(q["name"] == name for q in self.peers):
-                    raise UsageError(f"another peer is already called {name!r}", kind="bad_name")
-                p.update(name=name, **({"address": address} if address else {}))
+                if p["name"] != name:  # (a silent rename left its files twice: peers/old/ and peers/new/)
+                    raise UsageError(f"this ID is already paired as {p['name']!r}",
+                                     f"Keep that name, or rename it: `chrollo mesh peers remove {p['name']}`, "
+                                     f"then add it as {name!r} (its files come again under that name).",
+                                     kind="already_paired")
+                if address:
+                    p["address"] = address
                 return p
             if p["name"] == name:
                 raise UsageError(f"another peer is already called {name!r}", kind="bad_name")

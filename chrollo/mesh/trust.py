@@ -267,6 +267,48 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
     return out
 
 
+def drop_peer(peer: dict, vault: str, home: str, keep_files: bool = False) -> int:
+    """Forget what was taken from an unpaired ``peer``: its sync state and status, and (unless
+    ``keep_files``) the files it sent, ``<vault>/peers/<name>/``; returns how many were deleted.
+    Links are never followed: a link in that folder is removed, not its target."""
+    try:
+        os.unlink(_state(home, "peers", f"{peer['id']}.json"))  # (paired again, it sends all again)
+    except FileNotFoundError:
+        pass
+    path = _state(home, "status.json")
+    status = _vault.read_json(path)
+    if status.pop(peer["id"], None) is not None:
+        _vault.write_private(path, json.dumps(status))
+    if keep_files:
+        return 0
+    from .files import open_dir
+
+    try:
+        top = open_dir(None, os.path.join(vault, _vault.PEERS))
+    except OSError:
+        return 0  # nothing received, or peers/ is not a real folder
+    removed = 0
+    try:
+        fd = open_dir(top, peer["name"])
+    except OSError:
+        os.close(top)
+        return 0
+    try:
+        for name in os.listdir(fd):
+            try:
+                os.unlink(name, dir_fd=fd)
+                removed += name.endswith(".md")
+            except IsADirectoryError:
+                pass  # (pull never makes one: someone else's; left alone)
+        os.rmdir(peer["name"], dir_fd=top)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+        os.close(top)
+    return removed
+
+
 def record_status(home: str, result: dict) -> None:
     path = _state(home, "status.json")
     status = _vault.read_json(path)
