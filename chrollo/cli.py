@@ -752,15 +752,21 @@ def mesh_status(as_json):
     from .mesh.config import MeshConfig
     from .mesh.trust import status
 
+    from .sanitize import clean
+
     st = status(MeshConfig.load())
     if as_json:
         _dump(st)
         return
     click.echo(f"this node: {st['name']}")
     for p in st["peers"]:
-        click.echo(f"{p['name']} ({p['id']}): last sync {p.get('last_sync') or 'never'} · "
-                   f"{p.get('files', 0)} files · {p.get('bytes', 0) / 1e6:.1f} MB received · "
-                   f"{p.get('errors', 0)} errors" + (f" (last: {p['last_error']})" if p.get("last_error") else ""))
+        line = (f"{p['name']} ({p['id']}): last sync {p.get('last_sync') or 'never'} · "
+                f"{p.get('files', 0)} files · {p.get('bytes', 0) / 1e6:.1f} MB received")
+        if p.get("last_failure"):
+            line += f" · last attempt failed at {p['last_failure']}: {p.get('last_error')}"
+        else:
+            line += f" · {p.get('errors', 0)} errors" + (f" (last: {p['last_error']})" if p.get("last_error") else "")
+        click.echo(clean(line))  # (errors quote what a peer sent)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},

@@ -138,3 +138,29 @@ def test_pairing_a_known_id_under_a_new_name_is_refused_and_remove_takes_its_fil
     # --keep-files keeps them
     p, out = run_json(["mesh", "peers", "remove", "desktop", "--keep-files"], a.home)
     assert p.returncode == 0 and out["files_removed"] == 0 and (a.vault / "peers" / "desktop").is_dir()
+
+
+# ------------------------------------------------------------------ mesh status (#33 item 10)
+
+def test_status_keeps_the_last_good_sync_and_shows_a_failure_apart(mesh, tmp_path):
+    a, b = mesh("alpha"), mesh("bravo")
+    b.session("bbbb0001-x", "bravo rotates the postgres replication password monthly")
+    b.session("bbbb0002-x", "bravo tunes autovacuum", start="2026-10-02T10:00:00")
+    a.pair(b)
+    b.pair(a)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for n in (a, b, a, b):
+        n.sync("--folder", shared)
+    p, out = a.sync("--folder", shared)
+    assert p.returncode == 0 and out["peers"][0]["files"] == 2
+    good = json.loads(a.cli("mesh", "status", "--json").stdout)["peers"][0]
+    assert good["last_sync"] and good["files"] == 2 and good["errors"] == 0 and not good.get("last_error")
+    (shared / b.id / "manifest.json").write_bytes(b"not a signed manifest")  # the next sync fails
+    p, out = a.sync("--folder", shared)
+    assert p.returncode == 1 and out["peers"][0]["errors"]
+    st = json.loads(a.cli("mesh", "status", "--json").stdout)["peers"][0]
+    assert (st["last_sync"], st["files"], st["bytes"]) == (good["last_sync"], 2, good["bytes"])
+    assert st["errors"] == 1 and st["last_error"] and st["last_failure"]
+    text = a.cli("mesh", "status").stdout
+    assert f"last sync {good['last_sync']} · 2 files" in text and "last attempt failed" in text, text

@@ -310,15 +310,24 @@ def drop_peer(peer: dict, vault: str, home: str, keep_files: bool = False) -> in
 
 
 def record_status(home: str, result: dict) -> None:
+    """Keep the last sync that reached the peer (its time, files, bytes) and, apart from it,
+    the last attempt's failure: a sync that never got the peer's manifest (unreachable,
+    refused) overwrites none of the last good one's figures."""
     path = _state(home, "status.json")
     status = _vault.read_json(path)
     entry = status.get(result["id"], {})
-    entry.update(name=result["peer"], last_sync=time.strftime("%Y-%m-%dT%H:%M:%S"), transport=result["transport"],
-                 files=result["files"], downloaded=result["downloaded"],
-                 bytes=entry.get("bytes", 0) + result["bytes"], errors=len(result["errors"]),
-                 last_error=result["errors"][-1] if result["errors"] else None)
-    if not result["errors"]:
-        entry["last_ok"] = entry["last_sync"]
+    now = time.strftime("%Y-%m-%dT%H:%M:%S")
+    errors = result["errors"]
+    entry.update(name=result["peer"], transport=result["transport"], errors=len(errors),
+                 last_error=errors[-1] if errors else None)
+    if errors and result["seq"] is None:
+        entry["last_failure"] = now
+    else:
+        entry.pop("last_failure", None)
+        entry.update(last_sync=now, files=result["files"], downloaded=result["downloaded"],
+                     bytes=entry.get("bytes", 0) + result["bytes"])
+        if not errors:
+            entry["last_ok"] = now
     status[result["id"]] = entry
     _vault.write_private(path, json.dumps(status))
 
