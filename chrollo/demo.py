@@ -9,6 +9,7 @@ import click
 
 from . import obsidian
 from . import vault as _vault
+from .errors import ChrolloError
 from .excerpt import read
 from .output import emit, read_lines, search_lines
 from .retrieval import search
@@ -44,15 +45,39 @@ def older_files(dest: Path) -> list:
     return [p.relative_to(dest) for p in sorted(dest.rglob("*.md")) if file_format(p) < 2]
 
 
+KEEP_HINT = "Give --keep a folder you can write to (it is created if missing), e.g. --keep ~/chrollo-sample."
+
+
+def keep_folder(keep: str) -> Path:
+    """``--keep``'s folder, created; a path where no folder can be is a usage error (2), one
+    that cannot be created or written a runtime error (1)."""
+    dest = Path(keep).expanduser().absolute()
+    up = dest
+    while not up.exists() and up.parent != up:
+        up = up.parent
+    if not up.is_dir():
+        raise ChrolloError("not_a_directory", f"--keep {keep}: {up} is a file, not a folder", KEEP_HINT,
+                           exit_code=2)
+    try:
+        return _vault.ensure_dir(dest.resolve())
+    except OSError as e:
+        raise ChrolloError("cannot_write", f"--keep {keep}: cannot create the folder ({e.strerror})",
+                           KEEP_HINT) from None
+
+
 def run_demo(keep: str | None = None) -> None:
     tmp = None
     if keep:
-        dest = _vault.ensure_dir(Path(keep).expanduser().resolve())
+        dest = keep_folder(keep)
     else:
         tmp = tempfile.mkdtemp(prefix="chrollo-demo-")
         dest = Path(tmp)
     try:
-        copy_sample(dest)
+        try:
+            copy_sample(dest)
+        except OSError as e:
+            raise ChrolloError("cannot_write", f"cannot copy the sample memory to {dest}: {e.strerror}",
+                               KEEP_HINT) from None
         say = click.echo
         n = len(list(dest.rglob("*.md")))
         say(f"chrollo demo: a sample memory of {n} coding-agent sessions (Claude Code, Codex, "

@@ -124,3 +124,14 @@ def test_readme_shows_the_sample_as_it_is():
     sub = split(sample["2026-10-12_110508_find_where_requests_carry_the_api_key_in_shop_3d9e6b2f.md"])[0]
     assert sub["parent"] == "[[2026-10-12_110500_add_rate_limiting_to_the_public_search_endpoint_3d9e6b2f]]"
     assert "Open folder as vault" in readme
+
+
+def test_demo_keep_where_no_folder_can_be_is_a_clear_error(home, tmp_path):
+    # #33 item 4: --keep FILE was a NotADirectoryError, --keep /proc/x a FileNotFoundError
+    f = tmp_path / "a-file"
+    f.write_text("mine\n")
+    for where, code in ((f, 2), (f / "below", 2), ("/proc/x", 1)):
+        p = run(["demo", "--keep", where], home)
+        assert p.returncode == code and "Traceback" not in p.stderr, (where, p.stderr)
+        assert p.stdout == "" and "chrollo: error:" in p.stderr and str(where) in p.stderr and "hint:" in p.stderr
+    assert f.read_text() == "mine\n"
