@@ -34,6 +34,7 @@ import json
 import os
 
 from . import vault as _vault
+from . import layout as _layout
 from .fileformat import safe_id_prefix
 from .harness.common import Unit, digest, norm
 
@@ -57,11 +58,8 @@ class Capture:
         self.existing = None
         self._check_file = False
         self.last_transcript = None
-        key = _vault.state_key(session_id)
-        home = _vault.home_path()
-        self.state_path = os.path.join(home, "state", "capture", key + ".json")
-        # sharded like the writer's locks (see SessionWriter); always taken before the writer's
-        self.lock_path = os.path.join(home, "state", "locks", f"capture-{key[:2]}.lock")
+        self.state_path = _layout.capture_record(session_id)
+        self.lock_path = _layout.capture_lock(session_id)  # (lock 1 of the order: chrollo.layout)
         self.state: dict = {}
         self._other_vaults: dict = {}
         self._lock_fd: int | None = None
@@ -108,7 +106,7 @@ class Capture:
 
                 torn = cut_back(self.session_id, path, size)
                 if torn:
-                    folder = _vault.make_private_dirs(os.path.join(_vault.home_path(), "state", "torn"))
+                    folder = _vault.make_private_dirs(_layout.torn_dir())
                     name = f"{os.path.basename(path)}.{size}.torn"
                     _vault.write_private(os.path.join(folder, name), torn.decode("utf-8", "replace"))
         self.state = {}

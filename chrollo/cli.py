@@ -292,6 +292,24 @@ _harness_command("uninstall", """Remove what `chrollo install` added to HARNESS'
     otherwise only chrollo's entries are taken out (an edited pi extension is kept).""")
 
 
+def _config_files(key, value, unset, as_json):
+    """`chrollo config --files` (see `config`'s help)."""
+    import os
+
+    from .layout import settings_files
+
+    if key or value or unset:
+        raise UsageError("--files takes no setting", "Run `chrollo config --files` alone.", kind="usage")
+    rows = [{"file": f, "exists": os.path.exists(f), "holds": what, "changed_by": how}
+            for f, what, how in settings_files()]
+    if as_json:
+        _dump({"files": rows})
+        return
+    for r in rows:
+        click.echo(f"{r['file']}{'' if r['exists'] else ' (not yet written)'}\n"
+                   f"    {r['holds']} — {r['changed_by']}")
+
+
 def _config_vault(path, unset, as_json):
     """`chrollo config vault [PATH] [--unset]` (see `config`'s help)."""
     from . import vault as _v
@@ -481,8 +499,10 @@ SETTINGS = {"redact-capture": "redact_capture"}  # the settings `chrollo config`
 @click.argument("key", required=False, type=click.Choice(sorted([*SETTINGS, "vault"])))
 @click.argument("value", required=False)
 @click.option("--unset", is_flag=True, help="With vault: back to the default, $CHROLLO_HOME/memories.")
+@click.option("--files", "files", is_flag=True,
+              help="List every file chrollo keeps settings in, what it holds and what changes it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as one JSON object.")
-def config(key, value, unset, as_json):
+def config(key, value, unset, files, as_json):
     """Show or change chrollo's settings.
 
     \b
@@ -495,7 +515,11 @@ def config(key, value, unset, as_json):
                     Only session files and chrollo.base go there; state/, logs and keys
                     stay in $CHROLLO_HOME. A project's .chrollo/ vault and
                     CHROLLO_MEMORIES_DIR still come first. --unset: the default again.
+    --files         every settings file (they live in $CHROLLO_HOME), whether it exists,
+                    what it holds and the command that changes it.
     """
+    if files:
+        return _config_files(key, value, unset, as_json)
     if key == "vault":
         return _config_vault(value, unset, as_json)
     if unset:

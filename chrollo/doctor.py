@@ -77,7 +77,9 @@ def _general() -> list:
         out.append(_check("vault", "ok", f"{vault} ({why}; created on the first captured turn)"))
     out.append(_obsidian_check(vault))
     out += _project_check()
-    log = Path(_vault.home_path()) / "logs" / "hooks.log"
+    from .layout import log_file
+
+    log = Path(log_file("hooks"))
     errors = _recent_errors(log)
     out.append(_check("hook log", "warn" if errors else "ok",
                       f"{errors} hook errors in the last 24 h ({log})" if errors else f"no recent errors ({log})",

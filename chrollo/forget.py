@@ -148,10 +148,10 @@ def _resolve(vault: Path, target: str, files: list, metas: dict) -> list:
 # ----------------------------------------------------------------------------- sessions
 
 def _locks(session_id: str):
-    """The capture lock, then the writer's: the order capture takes them in."""
-    key = _vault.state_key(session_id)
-    locks = os.path.join(_vault.home_path(), "state", "locks")
-    return [os.path.join(locks, f"capture-{key[:2]}.lock"), os.path.join(locks, f"write-{key[:2]}.lock")]
+    """The capture lock, then the writer's: the order capture takes them in (chrollo.layout)."""
+    from .layout import session_locks
+
+    return session_locks(session_id)
 
 
 class _Held:
@@ -236,11 +236,11 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
 
 def _drop_state(session_id: str) -> None:
     """chrollo's own records of a session (watermarks, the pending prompt, recall dedup)."""
-    key = _vault.state_key(session_id)
-    state = os.path.join(_vault.home_path(), "state")
-    for sub in ("capture", "sessions", "recall"):
+    from .layout import session_records
+
+    for path in session_records(session_id):
         try:
-            os.unlink(os.path.join(state, sub, key + ".json"))
+            os.unlink(path)
         except OSError:
             pass
 

@@ -17,7 +17,9 @@ STALE_AFTER = 600  # seconds a transcript may be newer than the last capture (re
 
 
 def _path(harness: str) -> str:
-    return os.path.join(_vault.home_path(), "state", "hooks", f"{harness}.json")
+    from .layout import hook_record
+
+    return hook_record(harness)
 
 
 def record_capture(harness: str, session_id: str) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from .layout import home_path, log_file, state_key  # noqa: F401  (home_path, state_key: re-exported)
+
 TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the hot path too)
 if TYPE_CHECKING:
     from pathlib import Path
@@ -21,24 +23,11 @@ FILE_MODE = 0o600
 PEERS = "peers"  # <vault>/peers/<peer>/: the files other machines shared
 
 
-def home_path() -> str:
-    env = os.environ.get("CHROLLO_HOME", "").strip()
-    return os.path.expanduser(env) if env else os.path.join(os.path.expanduser("~"), ".chrollo")
-
-
 def home() -> "Path":
     """chrollo's home folder (not created)."""
     from pathlib import Path
 
     return Path(home_path())
-
-
-def state_dir() -> "Path":
-    return home() / "state"
-
-
-def logs_dir() -> "Path":
-    return home() / "logs"
 
 
 def nearest_holding(start: str, name: str, test=os.path.exists) -> str | None:
@@ -132,13 +121,6 @@ def read_json(path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def state_key(session_id: str) -> str:
-    """The file-name-safe key of a session in state/ (a hash of the full id)."""
-    import hashlib
-
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
 LOG_MAX = 1 << 20
 
 
@@ -150,8 +132,8 @@ def append_log(name: str, message: str, who: str = "chrollo") -> None:
 
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message.rstrip()}\n"
     try:
-        folder = make_private_dirs(os.path.join(home_path(), "logs"))
-        path = os.path.join(folder, name + ".log")
+        path = log_file(name)
+        make_private_dirs(os.path.dirname(path))
         try:
             if os.path.getsize(path) > LOG_MAX:
                 os.replace(path, path + ".1")

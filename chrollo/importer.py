@@ -255,4 +255,6 @@ def _since(since) -> float | None:
 
 
 def _seen_path() -> Path:
-    return _vault.state_dir() / "import" / "files.json"
+    from .layout import import_record
+
+    return Path(import_record())

@@ -419,4 +419,6 @@ def _sha(text: str | None) -> str | None:
 
 def _record(path: Path, kind: str) -> Path:
     key = hashlib.sha256(str(path.resolve() if path.exists() else path.absolute()).encode()).hexdigest()[:24]
-    return _vault.state_dir() / "install" / f"{kind}-{key}.json"
+    from .layout import install_record
+
+    return Path(install_record(kind, key))

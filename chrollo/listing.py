@@ -17,6 +17,7 @@ import os
 import time
 
 from . import homedir as _home
+from . import layout as _layout
 
 CACHE_NEWEST = 20_000   # names kept (the deadline scan rarely gets past the newest few thousand)
 JOURNAL_MAX = 200       # creations a listing may be carried forward by before it is redone
@@ -73,16 +74,8 @@ def newest_keys(files: list, first: int):
         upper, size = cut, 4 * size
 
 
-def _folder() -> str:
-    return os.path.join(_home.home_path(), "state", "listing")
-
-
-def _state(name: str) -> str:
-    return os.path.join(_folder(), name)
-
-
 def _journal(folder: str) -> str:
-    return _state(_home.state_key(os.path.realpath(folder)) + ".created")
+    return _layout.listing_journal(os.path.realpath(folder))
 
 
 def cached(folder: str, include_peers: bool) -> tuple[list, int]:
@@ -90,7 +83,7 @@ def cached(folder: str, include_peers: bool) -> tuple[list, int]:
     there are), from state/listing/ while the vault is as it was listed — or as it was
     listed plus the creations chrollo noted since — else listed afresh."""
     folder = os.path.realpath(folder)  # (the writer's and the searches' spellings of one vault)
-    path = _state(_home.state_key(f"{folder}\0{include_peers}") + ".json")
+    path = _layout.listing_cache(folder, include_peers)
     got = _home.read_json(path)
     try:
         if got.get("folder") == folder:
@@ -168,7 +161,7 @@ class Creating:
         import fcntl
 
         try:
-            self.fd = _home.open_lock(_journal(self.folder) + ".lock")
+            self.fd = _home.open_lock(_layout.listing_journal_lock(self.folder))
             fcntl.flock(self.fd, fcntl.LOCK_EX)
             self.before = os.stat(self.folder).st_mtime_ns
         except OSError:
@@ -200,7 +193,7 @@ class Creating:
 def drop() -> None:
     """Forget every cached listing and journal (they hold file names, which hold a format-2
     session's title): `chrollo forget` calls this, and the next reader lists afresh."""
-    folder = _folder()
+    folder = _layout.listing_dir()
     try:
         names = os.listdir(folder)
     except OSError:

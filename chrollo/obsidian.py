@@ -204,7 +204,9 @@ def ensure_base(vault: str) -> bool:
     Written once: a file already there (the user's edits) is never replaced, and a base the
     user deleted does not come back (chrollo remembers, in state/, that it wrote one).
     """
-    marker = os.path.join(_vault.home_path(), "state", "obsidian", _vault.state_key(os.path.realpath(vault)))
+    from .layout import obsidian_marker
+
+    marker = obsidian_marker(os.path.realpath(vault))
     if os.path.exists(marker):
         return False
     path = os.path.join(vault, BASE_NAME)

@@ -29,6 +29,7 @@ import os
 import re
 
 from . import vault as _vault
+from . import layout as _layout
 
 MARKER = "[forgotten by chrollo]"
 PRIVATE_MARKER = "<private>[not stored]</private>"
@@ -43,11 +44,11 @@ _rules: "Rules | None" = None
 
 
 def tombstones_path() -> str:
-    return os.path.join(_vault.home_path(), "state", "forgotten.json")
+    return _layout.tombstones_file()
 
 
 def settings_path() -> str:
-    return os.path.join(_vault.home_path(), "privacy.json")
+    return _layout.privacy_file()
 
 
 class Rules:
@@ -220,7 +221,7 @@ def _update_tombstones(change) -> None:
     import fcntl
 
     path = tombstones_path()
-    fd = _vault.open_lock(os.path.join(_vault.home_path(), "state", "locks", "forgotten.lock"))
+    fd = _vault.open_lock(_layout.tombstones_lock())
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         data = _vault.read_json(path)

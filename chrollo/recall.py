@@ -354,7 +354,9 @@ def _clean(line: str) -> str:
 
 
 def _state_path(session_id: str) -> str:
-    return os.path.join(_vault.home_path(), "state", "recall", _vault.state_key(session_id) + ".json")
+    from .layout import recall_record
+
+    return recall_record(session_id)
 
 
 def _load(path: str) -> list:

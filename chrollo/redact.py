@@ -142,8 +142,9 @@ def detect_secrets_rules() -> dict:
 
 
 def _config(home: str) -> dict:
-    for rel in ("redact.json", os.path.join("mesh", "redact.json")):
-        path = os.path.join(home, rel)
+    from .layout import redact_rule_files
+
+    for path in redact_rule_files(home):
         try:
             with open(path, encoding="utf-8") as fh:
                 data = json.load(fh)

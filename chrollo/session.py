@@ -49,6 +49,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from . import vault as _vault
+from . import layout as _layout
 from .fileformat import (FORMAT_VERSION, HEADER_RE, HEADING, TOOL_LINE_RE, TS_FMT, ToolCall,
                          file_date, name_id, parse_frontmatter, read_frontmatter, safe_id_prefix,
                          yaml_quote)
@@ -226,11 +227,10 @@ class SessionWriter:
         self._listed: list | None = None  # the vault's top-level names (see _vault_names)
         self.fmt = fmt  # the format of a file this writer creates (1: for comparisons and tests)
         self._slug = ""
-        key = _vault.state_key(meta.session_id)
-        self._record = _vault.state_dir() / "sessions" / f"{key}.json"
+        self._record = Path(_layout.writer_record(meta.session_id))
         # 256 shared lock files, not one per session: creating a file costs ~0.4 ms here, and
         # an import creates thousands of sessions. Unrelated sessions rarely wait on each other.
-        self._lock = _vault.state_dir() / "locks" / f"write-{key[:2]}.lock"
+        self._lock = _layout.writer_lock(meta.session_id)  # (lock 2 of the order: chrollo.layout)
 
     # -- public -------------------------------------------------------------
     def append(self, turns: list[Turn], before=None) -> Path | None:
@@ -421,7 +421,7 @@ def _link(src, folder: Path, name: str) -> None:
 def cut_back(session_id: str, path: str, size: int) -> bytes:
     """Truncate ``path`` to ``size`` under the session's writer lock; returns the bytes cut
     (what a killed writer left of a turn it never finished)."""
-    lock_fd = _vault.open_lock(_vault.state_dir() / "locks" / f"write-{_vault.state_key(session_id)[:2]}.lock")
+    lock_fd = _vault.open_lock(_layout.writer_lock(session_id))
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
         fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
@@ -451,7 +451,7 @@ def _set_aside_stale_tmp(folder: Path, prefix: str, names: list | None = None) -
         pid = name[len(prefix) + 2:-len(".tmp")]
         if pid.isdigit() and _alive(int(pid)):
             continue
-        dest = _vault.make_private_dirs(str(_vault.state_dir() / "torn"))
+        dest = _vault.make_private_dirs(_layout.torn_dir())
         try:
             os.replace(folder / name, os.path.join(dest, name.lstrip(".")))
         except OSError:  # (another filesystem) a partial copy of a turn that is written again

@@ -27,7 +27,9 @@ def load() -> dict:
     if _words is None:
         with open(_bundled(), encoding="utf-8") as fh:
             words = json.load(fh)["words"]
-        user = os.path.join(_vault.home_path(), "thesaurus.json")
+        from .layout import thesaurus_file
+
+        user = thesaurus_file()
         try:
             with open(user, encoding="utf-8") as fh:
                 extra = json.load(fh)

@@ -24,13 +24,13 @@ import stat
 
 from . import homedir as _homedir
 from .errors import ChrolloError
+from .layout import ignored_project_marker, trusted_projects_file
 
-FILE = "trusted-projects.json"
 TRUSTED, UNTRUSTED, UNSAFE = "trusted", "untrusted", "unsafe"
 
 
 def _file() -> str:
-    return os.path.join(_homedir.home_path(), FILE)
+    return trusted_projects_file()
 
 
 def _records() -> dict:
@@ -74,7 +74,7 @@ def status(root: str) -> tuple[str, str]:
 
 def note_ignored(root: str, why: str) -> None:
     """Log an ignored project vault — once per project (a marker in state/), not per prompt."""
-    marker = os.path.join(_homedir.home_path(), "state", "ignored-projects", _homedir.state_key(root))
+    marker = ignored_project_marker(root)
     if os.path.exists(marker):
         return
     _homedir.append_log("hooks", f"- - ignoring the project vault {root}/.chrollo/memories ({why}); "
@@ -87,7 +87,7 @@ def note_ignored(root: str, why: str) -> None:
 
 def _forget_note(root: str) -> None:
     try:
-        os.unlink(os.path.join(_homedir.home_path(), "state", "ignored-projects", _homedir.state_key(root)))
+        os.unlink(ignored_project_marker(root))
     except OSError:
         pass
 

@@ -19,10 +19,11 @@ import re
 import stat
 
 from .errors import ChrolloError
+from .layout import config_file, default_vault
 # (re-exported: callers ask the vault module; they live in homedir so that trust can use them too)
 from .homedir import (DIR_MODE, FILE_MODE, LOG_MAX, PEERS, append_log, ensure_dir, find_project,  # noqa: F401
-                   git_root, home, home_path, iter_session_files, logs_dir, make_private_dirs,
-                   nearest_holding, open_lock, read_json, state_dir, state_key, write_private)
+                   git_root, home, home_path, iter_session_files, make_private_dirs,
+                   nearest_holding, open_lock, read_json, state_key, write_private)
 
 TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the hot path too)
 if TYPE_CHECKING:
@@ -80,12 +81,12 @@ def global_vault_path() -> tuple[str, str]:
     configured = read_json(config_path()).get("vault")
     if isinstance(configured, str) and os.path.isabs(configured):
         return configured, "config"
-    return os.path.join(home_path(), "memories"), "default"
+    return default_vault(), "default"
 
 
 def config_path() -> str:
     """chrollo's settings (``chrollo config``): ``$CHROLLO_HOME/config.json``."""
-    return os.path.join(home_path(), "config.json")
+    return config_file()
 
 
 def set_global_vault(path: str | None) -> str:
@@ -100,7 +101,7 @@ def set_global_vault(path: str | None) -> str:
     if path is None:
         settings.pop("vault", None)
         write_private(config_path(), json.dumps(settings, indent=1) + "\n")
-        return os.path.join(home_path(), "memories")
+        return default_vault()
     real = os.path.realpath(os.path.expanduser(path))
     home = os.path.realpath(home_path())
     inside = real == home or real.startswith(home + os.sep) or home.startswith(real + os.sep)

@@ -13,6 +13,7 @@ import re
 import socket
 
 from .. import vault as _vault
+from .. import layout as _layout
 from ..errors import ChrolloError, UsageError
 from .identity import parse_id
 
@@ -31,7 +32,7 @@ MIGRATE_HINT = ("This node still holds the old shared swarm key (chrollo-mesh-v1
 
 
 def mesh_dir() -> str:
-    return os.path.join(_vault.home_path(), "mesh")
+    return _layout.mesh_dir()
 
 
 def valid_name(name) -> bool:
@@ -52,7 +53,7 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 def _legacy() -> bool:
-    return os.path.exists(os.path.join(mesh_dir(), "swarm.key"))
+    return os.path.exists(_layout.mesh_legacy_key())
 
 
 class MeshConfig:
@@ -62,11 +63,11 @@ class MeshConfig:
 
     @staticmethod
     def exists() -> bool:
-        return os.path.exists(os.path.join(mesh_dir(), "config.json"))
+        return os.path.exists(_layout.mesh_config_file())
 
     @classmethod
     def load(cls) -> "MeshConfig":
-        path = os.path.join(mesh_dir(), "config.json")
+        path = _layout.mesh_config_file()
         try:
             with open(path, encoding="utf-8") as fh:
                 data = json.load(fh)
@@ -83,7 +84,7 @@ class MeshConfig:
         return cls(data.get("name", ""), peers)
 
     def save(self) -> None:
-        _vault.write_private(os.path.join(mesh_dir(), "config.json"),
+        _vault.write_private(_layout.mesh_config_file(),
                              json.dumps({"version": 2, "name": self.name, "peers": self.peers}, indent=2) + "\n")
 
     def add_peer(self, node_id: str, name: str | None = None, address: str | None = None) -> dict:
@@ -140,11 +141,10 @@ def init(name: str | None, force: bool = False):
         raise UsageError(f"bad node name {name!r}: 1-32 of a-z, 0-9 and -", kind="bad_name")
     ident = Identity.generate(name)
     ident.save(mesh_dir())
-    for old in ("swarm.key",):
-        try:
-            os.unlink(os.path.join(mesh_dir(), old))
-        except FileNotFoundError:
-            pass
+    try:
+        os.unlink(_layout.mesh_legacy_key())
+    except FileNotFoundError:
+        pass
     cfg = MeshConfig(name, [])
     cfg.save()
     return cfg, ident
@@ -154,7 +154,7 @@ def peer_settings() -> dict:
     """{peer name: its settings} from the config — cheap, for the search and recall hot path;
     an unreadable or missing config gives {} (callers apply DEFAULTS to unknown peers)."""
     try:
-        with open(os.path.join(mesh_dir(), "config.json"), encoding="utf-8") as fh:
+        with open(_layout.mesh_config_file(), encoding="utf-8") as fh:
             peers = json.load(fh).get("peers", [])
         return {p["name"]: dict(DEFAULTS, **p) for p in peers if isinstance(p, dict) and valid_name(p.get("name"))}
     except (OSError, ValueError, AttributeError, KeyError, TypeError):

@@ -40,8 +40,9 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
     finally:
         os.close(root)
     written = 0
-    index_path = os.path.join(home, "state", "mesh", "folders",
-                              hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16] + ".json")
+    from ..layout import mesh_folder_index
+
+    index_path = mesh_folder_index(hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16], home)
     index, fresh = _vault.read_json(index_path), {}
     try:
         for e in pub.entries:

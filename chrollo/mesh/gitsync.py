@@ -34,7 +34,9 @@ class Repo:
         if shutil.which("git") is None:
             raise ChrolloError("git_missing", "git is not installed", "Install git, or use another transport.")
         self.remote = remote
-        self.path = os.path.join(home, "mesh", "git", hashlib.sha256(remote.encode()).hexdigest()[:16] + ".git")
+        from ..layout import mesh_git_mirror
+
+        self.path = mesh_git_mirror(hashlib.sha256(remote.encode()).hexdigest()[:16], home)
         if not os.path.isdir(self.path):
             _vault.make_private_dirs(os.path.dirname(self.path))
             self.git("init", "-q", "--bare", self.path, bare_path=False)

@@ -63,7 +63,9 @@ class Identity:
 
     @staticmethod
     def paths(mesh_dir: str) -> tuple[str, str]:
-        return os.path.join(mesh_dir, "node.key"), os.path.join(mesh_dir, "node.crt")
+        from ..layout import mesh_identity_files
+
+        return mesh_identity_files(mesh_dir)
 
     @classmethod
     def generate(cls, name: str) -> "Identity":

@@ -74,7 +74,9 @@ class MeshServer(ThreadingHTTPServer):
         self.ident, self.node, self.vault, self.home = ident, name, vault, home
         self.guard, self.slots = Guard(), threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.log = log or (lambda msg: None)
-        self._cfg_path = os.path.join(mesh_dir(), "config.json")
+        from ..layout import mesh_config_file
+
+        self._cfg_path = mesh_config_file()
         self._cfg_stamp, self._paired = None, set()
         self._load_config = MeshConfig.load
         self.pub_lock, self.pub = threading.Lock(), None

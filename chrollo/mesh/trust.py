@@ -26,6 +26,7 @@ import json
 import os
 import time
 
+from .. import layout as _layout
 from .. import vault as _vault
 from ..redact import Redactor
 from . import identity as _identity
@@ -48,10 +49,6 @@ class Source:
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
         raise NotImplementedError
-
-
-def _state(home: str, *parts: str) -> str:
-    return os.path.join(home, "state", "mesh", *parts)
 
 
 # ------------------------------------------------------------------------------ publishing
@@ -84,7 +81,7 @@ def outgoing(path: str, redactor: Redactor) -> bytes:
 def publish(ident, name: str, vault: str, home: str) -> Publication:
     """Sign this node's current manifest (cached by size, mtime and redaction rules)."""
     redactor = Redactor.from_config(home)
-    cache_path = _state(home, "manifest-cache.json")
+    cache_path = _layout.mesh_manifest_cache(home)
     cache = _vault.read_json(cache_path)
     if cache.get("rules") != redactor.digest:
         cache = {"rules": redactor.digest}  # new rules: every hash computed under the old ones is void
@@ -109,8 +106,8 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         _vault.write_private(cache_path, json.dumps({"rules": redactor.digest, "files": fresh}))
     withdrawn = withdrawn_names({e["name"] for e in entries})
     digest = hashlib.sha256(json.dumps([ident.id, name, entries, withdrawn]).encode()).hexdigest()
-    pub_path = _state(home, "published.json")
-    lock = _vault.open_lock(_state(home, "publish.lock"))
+    pub_path = _layout.mesh_published(home)
+    lock = _vault.open_lock(_layout.mesh_publish_lock(home))
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # `serve` and `sync` may publish at once: one seq per change
         last = _vault.read_json(pub_path)
@@ -208,7 +205,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             out["note"] = getattr(source, "notes", {}).get(peer["id"], "nothing published yet")
             return out
         m = verify_envelope(raw, peer["id"])
-        state_path = _state(home, "peers", f"{peer['id']}.json")
+        state_path = _layout.mesh_peer_record(peer["id"], home)
         known = _vault.read_json(state_path)
         last = known.get("seq", 0)
         if m["seq"] < last:
@@ -313,7 +310,7 @@ def record_status(home: str, result: dict) -> None:
     """Keep the last sync that reached the peer (its time, files, bytes) and, apart from it,
     the last attempt's failure: a sync that never got the peer's manifest (unreachable,
     refused) overwrites none of the last good one's figures."""
-    path = _state(home, "status.json")
+    path = _layout.mesh_status(home)
     status = _vault.read_json(path)
     entry = status.get(result["id"], {})
     now = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -333,5 +330,5 @@ def record_status(home: str, result: dict) -> None:
 
 
 def status(cfg) -> dict:
-    st = _vault.read_json(_state(_vault.home_path(), "status.json"))
+    st = _vault.read_json(_layout.mesh_status())
     return {"name": cfg.name, "peers": [{**p, **st.get(p["id"], {})} for p in cfg.peers]}

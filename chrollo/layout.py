@@ -1,0 +1,279 @@
+"""Every file chrollo keeps in ``$CHROLLO_HOME``: its records, locks and settings, named once.
+
+No other module joins a ``state/`` path or spells a state or settings file's name: each asks a
+function here (``tests/test_state_layout.py`` fails otherwise), so renaming a record or a lock
+cannot silently break whoever else takes it (``chrollo forget`` takes capture's and the session
+writer's locks by the names below). See docs/design.md, "Home and state".
+
+``$CHROLLO_HOME`` (default ``~/.chrollo``)::
+
+  memories/                  the global vault (unless ``chrollo config vault`` moved it)
+  config.json                settings: the global vault (``chrollo config vault``)
+  privacy.json               settings: excluded projects, ``redact_capture`` (``chrollo config``)
+  redact.json                the secret detector's extra/disabled rules (mesh/redact.json too)
+  thesaurus.json             the user's own thesaurus overlay
+  trusted-projects.json      the project vaults the user opted in to (``chrollo init``)
+  mesh/config.json           this node's name, its peers and their switches
+  mesh/node.key, node.crt    this node's identity (swarm.key: the retired shared key)
+  mesh/git/<key>.git         a bare mirror per git remote (<key>.git.blobs.json: its blob cache)
+  logs/<name>.log            hook and mesh logs
+  state/                     disposable records (except forgotten.json), locks:
+    capture/<key>.json       a capture's watermarks, digests, the turn in flight
+    sessions/<key>.json      the session writer's record of a file it created
+    recall/<key>.json        the excerpts injected into a session
+    hooks/<harness>.json     the last capture of each harness (freshness)
+    import/files.json        transcripts already imported (size, mtime)
+    install/<kind>-<key>.json   what install wrote into a harness config
+    obsidian/<key>           chrollo.base was written once into that vault
+    ignored-projects/<key>   an untrusted project vault was logged once
+    listing/                 cached vault listings (<key>.json), creation journals (<key>.created[.lock])
+    torn/                    torn bytes cut off a session file
+    forgotten.json           tombstones (NOT disposable)
+    mesh/...                 the mesh's caches, its peers' manifests and its status
+    locks/                   capture-XX, write-XX (256 shards each), forgotten
+
+**Lock order.** A process holding several of these locks takes them in this order and never
+the other way round (every lock is an exclusive ``flock``):
+
+  1. ``capture_lock(session)``   — capture, ``forget``
+  2. ``writer_lock(session)``    — the session writer, ``forget``, cutting torn bytes back
+  3. ``listing_journal_lock(folder)`` — the writer, while it creates a session file
+  4. ``tombstones_lock()``       — capture marking a session private (``forget_ids``)
+
+``mesh_publish_lock()`` is taken alone. ``<key>`` is :func:`state_key`, a hash of the session
+id (or folder); the lock files are sharded by its first two hex digits.
+
+Stdlib only and cheap: the hooks import it on every call.
+"""
+from __future__ import annotations
+
+import os
+
+STATE = "state"
+
+
+def home_path() -> str:
+    """``$CHROLLO_HOME``, default ``~/.chrollo`` (not created)."""
+    env = os.environ.get("CHROLLO_HOME", "").strip()
+    return os.path.expanduser(env) if env else os.path.join(os.path.expanduser("~"), ".chrollo")
+
+
+def state_key(session_id: str) -> str:
+    """The file-name-safe key of a session (or folder) in state/ (a hash of the full id)."""
+    import hashlib
+
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _state(*parts: str, home: str | None = None) -> str:
+    return os.path.join(home or home_path(), STATE, *parts)
+
+
+# ----------------------------------------------------------------------------- home
+
+def state_dir() -> str:
+    return _state()
+
+
+def logs_dir() -> str:
+    return os.path.join(home_path(), "logs")
+
+
+def log_file(name: str) -> str:
+    """``logs/<name>.log`` (``hooks``, ``mesh``…; rotated to ``.1`` past 1 MiB)."""
+    return os.path.join(logs_dir(), name + ".log")
+
+
+def default_vault() -> str:
+    return os.path.join(home_path(), "memories")
+
+
+def mesh_dir() -> str:
+    """$CHROLLO_HOME/mesh: the node's keys and its mesh settings."""
+    return os.path.join(home_path(), "mesh")
+
+
+# ----------------------------------------------------------------------------- settings
+
+def config_file() -> str:
+    """chrollo's settings (``chrollo config vault``)."""
+    return os.path.join(home_path(), "config.json")
+
+
+def privacy_file() -> str:
+    """Excluded projects and ``redact_capture`` (``chrollo exclude``, ``chrollo config``)."""
+    return os.path.join(home_path(), "privacy.json")
+
+
+def redact_rule_files(home: str | None = None) -> list:
+    """The secret detector's rule files, in the order they are looked for (the first found wins)."""
+    home = home or home_path()
+    return [os.path.join(home, "redact.json"), os.path.join(home, "mesh", "redact.json")]
+
+
+def thesaurus_file() -> str:
+    """The user's own thesaurus overlay."""
+    return os.path.join(home_path(), "thesaurus.json")
+
+
+def trusted_projects_file() -> str:
+    """The project vaults the user opted in to (``chrollo init``)."""
+    return os.path.join(home_path(), "trusted-projects.json")
+
+
+def mesh_config_file() -> str:
+    """This node's name and its peers (``chrollo mesh``)."""
+    return os.path.join(mesh_dir(), "config.json")
+
+
+def mesh_legacy_key() -> str:
+    """The shared swarm key of the first mesh (its presence means: migrate)."""
+    return os.path.join(mesh_dir(), "swarm.key")
+
+
+def mesh_identity_files(folder: str) -> tuple[str, str]:
+    """(the node's private key, its certificate) in ``folder`` (normally :func:`mesh_dir`)."""
+    return os.path.join(folder, "node.key"), os.path.join(folder, "node.crt")
+
+
+def settings_files() -> list:
+    """(file, what it holds, the command that changes it) for every settings file, as
+    ``chrollo config --files`` lists them."""
+    return [
+        (config_file(), "the global vault", "chrollo config vault PATH"),
+        (privacy_file(), "excluded projects; redact-capture", "chrollo exclude, chrollo config redact-capture"),
+        (trusted_projects_file(), "project vaults opted in", "chrollo init"),
+        (mesh_config_file(), "this node's name, its peers and their switches", "chrollo mesh init, chrollo mesh peers"),
+        *((f, "extra and disabled secret rules", "edit by hand") for f in redact_rule_files()),
+        (thesaurus_file(), "your own synonyms", "edit by hand"),
+    ]
+
+
+# ----------------------------------------------------------------------------- per-session records
+
+def capture_record(session_id: str) -> str:
+    return _state("capture", state_key(session_id) + ".json")
+
+
+def writer_record(session_id: str) -> str:
+    """The session writer's record of the file it created (to recreate a deleted one)."""
+    return _state("sessions", state_key(session_id) + ".json")
+
+
+def recall_record(session_id: str) -> str:
+    return _state("recall", state_key(session_id) + ".json")
+
+
+def session_records(session_id: str) -> list:
+    """Every record chrollo keeps about one session (``forget`` removes them with it)."""
+    return [capture_record(session_id), writer_record(session_id), recall_record(session_id)]
+
+
+# ----------------------------------------------------------------------------- locks
+
+def capture_lock(session_id: str) -> str:
+    """Lock 1 of the order: one capture pass at a time per session (256 shards)."""
+    return _state("locks", f"capture-{state_key(session_id)[:2]}.lock")
+
+
+def writer_lock(session_id: str) -> str:
+    """Lock 2 of the order: one append at a time per session file (256 shards)."""
+    return _state("locks", f"write-{state_key(session_id)[:2]}.lock")
+
+
+def session_locks(session_id: str) -> list:
+    """A session's locks in the order they are taken: capture's, then the writer's."""
+    return [capture_lock(session_id), writer_lock(session_id)]
+
+
+def tombstones_lock() -> str:
+    """Lock 4 of the order: updating the tombstones."""
+    return _state("locks", "forgotten.lock")
+
+
+# ----------------------------------------------------------------------------- other records
+
+def tombstones_file() -> str:
+    """Forgotten sessions and line patterns: the one record in state/ that is not disposable."""
+    return _state("forgotten.json")
+
+
+def torn_dir() -> str:
+    return _state("torn")
+
+
+def hook_record(harness: str) -> str:
+    """The last capture that wrote turns for ``harness`` (freshness)."""
+    return _state("hooks", f"{harness}.json")
+
+
+def import_record() -> str:
+    return _state("import", "files.json")
+
+
+def install_record(kind: str, key: str) -> str:
+    return _state("install", f"{kind}-{key}.json")
+
+
+def obsidian_marker(vault: str) -> str:
+    """Present once chrollo wrote chrollo.base into ``vault`` (its real path)."""
+    return _state("obsidian", state_key(vault))
+
+
+def ignored_project_marker(root: str) -> str:
+    return _state("ignored-projects", state_key(root))
+
+
+def listing_dir() -> str:
+    return _state("listing")
+
+
+def listing_cache(folder: str, include_peers: bool) -> str:
+    return os.path.join(listing_dir(), state_key(f"{folder}\0{include_peers}") + ".json")
+
+
+def listing_journal(folder: str) -> str:
+    """Session files created in ``folder`` since its listing."""
+    return os.path.join(listing_dir(), state_key(folder) + ".created")
+
+
+def listing_journal_lock(folder: str) -> str:
+    """Lock 3 of the order: noting a creation in ``folder``'s journal."""
+    return listing_journal(folder) + ".lock"
+
+
+# ----------------------------------------------------------------------------- the mesh's
+
+def mesh_state(name: str, home: str | None = None) -> str:
+    """A record of the mesh in state/mesh/: ``manifest-cache.json``, ``published.json``,
+    ``status.json`` (use the named functions below)."""
+    return _state("mesh", name, home=home)
+
+
+def mesh_manifest_cache(home: str | None = None) -> str:
+    return mesh_state("manifest-cache.json", home)
+
+
+def mesh_published(home: str | None = None) -> str:
+    return mesh_state("published.json", home)
+
+
+def mesh_publish_lock(home: str | None = None) -> str:
+    return mesh_state("publish.lock", home)
+
+
+def mesh_status(home: str | None = None) -> str:
+    return mesh_state("status.json", home)
+
+
+def mesh_git_mirror(remote_key: str, home: str | None = None) -> str:
+    """The bare mirror of one git remote (its blob cache sits beside it: ``<mirror>.blobs.json``)."""
+    return os.path.join(home or home_path(), "mesh", "git", remote_key + ".git")
+
+
+def mesh_peer_record(peer_id: str, home: str | None = None) -> str:
+    return _state("mesh", "peers", f"{peer_id}.json", home=home)
+
+
+def mesh_folder_index(folder_key: str, home: str | None = None) -> str:
+    return _state("mesh", "folders", f"{folder_key}.json", home=home)
