@@ -34,6 +34,7 @@ import json
 import os
 
 from . import vault as _vault
+from . import clock as _clock
 from . import layout as _layout
 from .fileformat import safe_id_prefix
 from .harness.common import Unit, digest, norm
@@ -240,7 +241,7 @@ class Capture:
         keys = st.setdefault("keys", [])
         seen = set(keys)
         tokens = st.setdefault("tokens", [])
-        now = when or _now()
+        now = when or _clock.now(strict=False)
         fresh: list = []
         user_texts = set()
         last_turn_text: list = []  # agent text after the last user unit, written or not
@@ -347,7 +348,7 @@ def to_turns(units: list) -> list:
 
     turns: list = []
     for u in units:
-        when = u.when or _now()
+        when = u.when or _clock.now(strict=False)
         if u.role == "user":
             if len(u.text.strip()) >= MIN_PROMPT:
                 turns.append(Turn.user(u.text, when, u.key))
@@ -456,16 +457,6 @@ def _first_agent(units: list) -> int:
     while i > 0 and units[i - 1].role == "agent":
         i -= 1
     return i
-
-
-def _now() -> dt.datetime:
-    env = os.environ.get("CHROLLO_NOW")
-    if env:
-        try:
-            return dt.datetime.fromisoformat(env)
-        except ValueError:
-            pass
-    return dt.datetime.now().astimezone()
 
 
 def _time(value) -> dt.datetime | None:

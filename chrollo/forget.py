@@ -13,6 +13,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from . import clock as _clock
 from . import privacy
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
@@ -171,7 +172,7 @@ class _Held:
 
 
 def _forget_sessions(vault: Path, files: list, report: Report) -> None:
-    when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    when = _clock.now().isoformat(timespec="seconds")
     entries = {}
     for p in files:
         sid = read_frontmatter(p).get("session_id")
@@ -208,7 +209,7 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
         names = os.listdir(folder)
     except OSError:
         names = []
-    when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    when = _clock.now(strict=False).isoformat(timespec="seconds")
     found: dict = {}
     for sid in ids:
         prefix = safe_id_prefix(sid)  # a session's and its subagents' files carry it
@@ -253,7 +254,7 @@ def _forget_lines(vault: Path, files, pattern, text: str, regex: bool, report: R
         files = _sessions(vault, peers=True) if vault.is_dir() else []
     if not report.dry_run:
         # remembered first, so a turn captured while the files are scrubbed is scrubbed too
-        when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+        when = _clock.now().isoformat(timespec="seconds")
         if privacy.add_line_tombstone(text, regex, when):
             report.pattern = text
     def line_out(line: str) -> str:

@@ -40,6 +40,7 @@ from functools import reduce
 from itertools import filterfalse, islice, repeat
 from operator import or_
 
+from . import clock as _clock
 from . import listing as _listing
 from . import rg as _rg
 from . import vault as _vault
@@ -273,7 +274,7 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
     if expand not in ("auto", "always", "never"):
         raise UsageError(f"expand must be auto, always or never, got {expand!r}", kind="usage")
     since_d = parse_since(since)
-    now = now or _now()
+    now = _clock.local(now or _clock.now())  # (naive wall-clock time, as the file names hold)
     vault, folder = resolve_roots(dir, peer, cwd)
     terms = query_terms(query)
     cut = len(terms) > MAX_TERMS  # a pasted log is not a query: bounded work whatever its size
@@ -309,16 +310,6 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
         return result  # no synonym occurs anywhere: the exact result stands
     wider.expanded = expanded
     return wider
-
-
-def _now() -> dt.datetime:
-    env = os.environ.get("CHROLLO_NOW")  # a frozen clock for tests and reproducible runs
-    if env:
-        try:
-            return dt.datetime.fromisoformat(env)
-        except ValueError:
-            raise UsageError(f"CHROLLO_NOW is not an ISO date/time: {env!r}", kind="bad_clock")
-    return dt.datetime.now()
 
 
 def parse_since(since) -> dt.date | None:

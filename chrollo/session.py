@@ -49,6 +49,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from . import vault as _vault
+from . import clock as _clock
 from . import layout as _layout
 from .fileformat import (FORMAT_VERSION, HEADER_RE, HEADING, TOOL_LINE_RE, TS_FMT, ToolCall,
                          file_date, name_id, parse_frontmatter, read_frontmatter, safe_id_prefix,
@@ -110,9 +111,7 @@ class SessionMeta:
 
 # ----------------------------------------------------------------------------- rendering
 
-def local_time(when: dt.datetime) -> dt.datetime:
-    """Aware datetimes are converted to local time; naive ones are taken as local."""
-    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+local_time = _clock.local  # (aware datetimes are converted to local time; naive ones taken as local)
 
 
 class Links:
