@@ -269,10 +269,10 @@ def drop_peer(peer: dict, vault: str, home: str, keep_files: bool = False) -> in
     ``keep_files``) the files it sent, ``<vault>/peers/<name>/``; returns how many were deleted.
     Links are never followed: a link in that folder is removed, not its target."""
     try:
-        os.unlink(_state(home, "peers", f"{peer['id']}.json"))  # (paired again, it sends all again)
+        os.unlink(_layout.mesh_peer_record(peer["id"], home))  # (paired again, it sends all again)
     except FileNotFoundError:
         pass
-    path = _state(home, "status.json")
+    path = _layout.mesh_status(home)
     status = _vault.read_json(path)
     if status.pop(peer["id"], None) is not None:
         _vault.write_private(path, json.dumps(status))
