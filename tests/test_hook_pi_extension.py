@@ -102,3 +102,28 @@ def test_pi_extension_survives_a_missing_chrollo(tmp_path, home):
 
 def test_root_pi_shim_is_a_link_to_the_packaged_file():
     assert (ROOT / "hooks" / "pi" / "chrollo.ts").resolve() == (ROOT / "chrollo" / "data" / "pi-extension.ts").resolve()
+
+
+def test_pi_package_without_chrollo_says_once_how_to_install_it(tmp_path):
+    """The shipped file (as `pi install` loads it) finds no chrollo: the prompt goes on, the user
+    is told once per session, and a second copy of the extension (the package and `chrollo
+    install pi` both) registers nothing twice."""
+    (tmp_path / "ext.mjs").write_text((ROOT / "chrollo" / "data" / "pi-extension.ts").read_text())
+    (tmp_path / "again.mjs").write_text((ROOT / "chrollo" / "data" / "pi-extension.ts").read_text())
+    (tmp_path / "fake.mjs").write_text(r"""
+import ext from "./ext.mjs";
+import again from "./again.mjs";
+const handlers = {}, tools = [];
+const pi = { on: (ev, fn) => { (handlers[ev] ||= []).push(fn); }, registerTool: (t) => tools.push(t.name) };
+await ext(pi);
+await again(pi);
+const ctx = { cwd: "/x", hasUI: false, sessionManager: { getSessionId: () => "s1", getSessionFile: () => null } };
+const out = [];
+for (let i = 0; i < 2; i++) out.push(await handlers.before_agent_start[0]({ prompt: "hi", images: [] }, ctx));
+console.log(JSON.stringify({ out, tools, n: handlers.before_agent_start.length }));
+""")
+    p = subprocess.run(["node", "fake.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env={"PATH": os.path.dirname(shutil.which("node")), "HOME": str(tmp_path)})
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"out": [None, None], "tools": ["read_memory", "read_memory_file"], "n": 1}
+    assert p.stderr.count("chrollo is not installed") == 1 and "uv tool install chrollo" in p.stderr

@@ -178,22 +178,6 @@ def test_pi_extension_edited_by_the_user_is_kept(home, tmp_path):
     assert _one(p)["action"] == "kept" and ext.exists()
 
 
-@pytest.mark.parametrize("harness,shim", [("claude-code", "claude-code/hooks/hooks.json"),
-                                          ("codex", "codex/hooks.json"), ("gemini", "gemini/settings.json")])
-def test_shipped_shims_match_what_install_writes(home, tmp_path, harness, shim):
-    from conftest import ROOT
-
-    cfg = tmp_path / "cfg.json"
-    _cli(home, "install", harness, "--config", cfg)
-    installed = json.loads(cfg.read_text())
-    shipped = json.loads((ROOT / "hooks" / shim).read_text())
-    for groups in installed["hooks"].values():
-        for g in groups:
-            for h in g["hooks"]:
-                h["command"] = "chrollo" + h["command"].split(" hook ", 1)[1].join([" hook ", ""])
-    assert shipped == installed
-
-
 def test_shipped_pi_extension_is_the_packaged_one():
     from conftest import ROOT
 

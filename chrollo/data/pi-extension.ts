@@ -1,20 +1,41 @@
 // chrollo for pi: capture every turn and recall past ones. Zero logic here — each pi event
 // becomes one JSON object piped to `chrollo hook <event> --harness pi` (format: chrollo's
 // pi shim v1); read_memory runs `chrollo search --compact` and read_memory_file `chrollo read`,
-// so the model gets the same compact text as from `chrollo mcp`. Install with
-// `chrollo install pi` (writes ~/.pi/agent/extensions/chrollo.ts); remove with
-// `chrollo uninstall pi`. Written as plain JavaScript so it runs unchanged under pi's loader.
+// so the model gets the same compact text as from `chrollo mcp`. Install it as a pi package
+// (`pi install <chrollo checkout or git URL>`: package.json's "pi" key names this file) or
+// with `chrollo install pi` (writes ~/.pi/agent/extensions/chrollo.ts with chrollo's absolute
+// path); remove it with `pi remove …` / `chrollo uninstall pi`. Both at once load it once.
+// Written as plain JavaScript so it runs unchanged under pi's loader.
 import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import { homedir } from "node:os";
 
 const CHROLLO = ["chrollo"];
 const TIMEOUT_MS = 5000;
+const HOW_TO_INSTALL = "chrollo is not installed, so this session is not remembered. Install it with one of: " +
+  "uv tool install chrollo | pipx install chrollo | pip install chrollo (or set CHROLLO_BIN to its path); then run: chrollo doctor";
+
+// The chrollo to run: $CHROLLO_BIN, the path `chrollo install pi` wrote, `chrollo` on PATH, or
+// ~/.local/bin/chrollo (where uv tool / pipx put it); null when there is none.
+function findChrollo() {
+  const runnable = (p) => { try { accessSync(p, constants.X_OK); return true; } catch { return false; } };
+  if (process.env.CHROLLO_BIN) return runnable(process.env.CHROLLO_BIN) ? [process.env.CHROLLO_BIN] : null;
+  if (CHROLLO[0] !== "chrollo") return CHROLLO;
+  for (const dir of [...(process.env.PATH || "").split(delimiter), join(homedir(), ".local", "bin")]) {
+    if (dir && runnable(join(dir, "chrollo"))) return [join(dir, "chrollo")];
+  }
+  return null;
+}
 
 function exec(args, input, ms) {
   return new Promise((done) => {
     let out = "", err = "";
     let p;
+    const chrollo = findChrollo();
+    if (!chrollo) return done({ out: "", err: HOW_TO_INSTALL, code: -1 });
     try {
-      p = spawn(CHROLLO[0], [...CHROLLO.slice(1), ...args], { stdio: ["pipe", "pipe", "pipe"] });
+      p = spawn(chrollo[0], [...chrollo.slice(1), ...args], { stdio: ["pipe", "pipe", "pipe"] });
     } catch (e) {
       return done({ out: "", err: String(e), code: -1 });
     }
@@ -77,7 +98,20 @@ function schema(T, props, required) {
 }
 
 export default async function chrollo(pi) {
+  // installed twice (the pi package and `chrollo install pi`): the first copy loaded does it all
+  if (globalThis.__chrolloPiLoaded) return;
+  globalThis.__chrolloPiLoaded = true;
+  const told = new Set();
   pi.on("before_agent_start", async (event, ctx) => {
+    if (!findChrollo()) {   // never break the prompt: say once per session how to install chrollo
+      const sid = ctx && ctx.sessionManager ? ctx.sessionManager.getSessionId() : "";
+      if (!told.has(sid)) {
+        told.add(sid);
+        if (ctx && ctx.hasUI) ctx.ui.notify(HOW_TO_INSTALL, "warning");
+        else process.stderr.write(HOW_TO_INSTALL + "\n");
+      }
+      return;
+    }
     const out = await send("before_agent_start", ctx, {
       prompt: event.prompt, image_count: event.images ? event.images.length : 0,
     });

@@ -45,7 +45,7 @@ def test_plain_turn(make, world, harness):
     assert text.count("\n## [") == 2  # the turns are headings: Obsidian's outline
     assert listed_by_base((world.vault / "chrollo.base").read_text(), props)
     assert any("say: the staging proxy" in q["prompt"] for q in world.server.model_requests())
-    assert world.proxy.attempts == []
+    assert drv.leaks() == []
 
 
 @pytest.mark.parametrize("harness", HARNESSES)

@@ -26,6 +26,10 @@ class Driver:
     # run() arguments that make the harness wait for MCP servers before its first request
     # (what the issue says users never set: only for scenarios about the tool's *result*)
     mcp_wait: dict = {}
+    # connections the harness itself makes once its plugin system is on (its own catalogue,
+    # not chrollo's doing): the refusing proxy sees them, the scenarios ignore them
+    own_traffic: tuple = ()
+    package_answers: str | None = None   # what the user types at the install command's prompts
 
     def __init__(self, world: World):
         self.w = world
@@ -52,6 +56,30 @@ class Driver:
     def config_files(self) -> list:
         """Every file ``chrollo install`` may edit."""
         raise NotImplementedError
+
+    # -- the native package (issue 31): installed with the harness's own command ---------------
+    def install_package(self) -> None:
+        """Install chrollo's package for this harness from the local checkout, as a user types it."""
+        for cmd in self.package_commands()[0]:
+            self._cli(cmd, input=self.package_answers)
+
+    def uninstall_package(self) -> None:
+        for cmd in self.package_commands()[1]:
+            self._cli(cmd)
+
+    def package_commands(self) -> tuple:
+        """([install commands], [uninstall commands]) with the harness's own CLI."""
+        raise NotImplementedError
+
+    def leaks(self) -> list:
+        """What reached the refusing proxy, less the harness's own catalogue traffic."""
+        return [a for a in self.w.proxy.attempts if a.split(" ", 1)[-1] not in self.own_traffic]
+
+    def _cli(self, cmd: list, input: str | None = None) -> subprocess.CompletedProcess:
+        p = self.w.run(cmd, timeout=180, input=input, **self.env())
+        if p.returncode != 0:
+            raise AssertionError(f"{' '.join(map(str, cmd))} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+        return p
 
     # -- running -------------------------------------------------------------------------------
     def run(self, prompt: str, *, resume: str | None = None, timeout: float = 180, **env) -> Result:

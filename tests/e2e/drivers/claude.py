@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from ..kit.world import ROOT
 from .base import Driver, Result
 
 MODEL = "claude-sonnet-4-5"
@@ -25,6 +26,11 @@ class Claude(Driver):
 
     def config_files(self) -> list:
         return [self.w.home / ".claude" / "settings.json", self.w.home / ".claude.json"]
+
+    def package_commands(self) -> tuple:
+        """The repository is a marketplace (``.claude-plugin/marketplace.json``) named chrollo."""
+        return ([["claude", "plugin", "marketplace", "add", ROOT], ["claude", "plugin", "install", "chrollo@chrollo"]],
+                [["claude", "plugin", "uninstall", "chrollo@chrollo"], ["claude", "plugin", "marketplace", "remove", "chrollo"]])
 
     def run(self, prompt: str, *, resume: str | None = None, cont: bool = False, timeout: float = 180,
             args: tuple = (), **env) -> Result:

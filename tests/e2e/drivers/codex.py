@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+from ..kit.world import ROOT
 from .base import Driver, Result
 
 MODEL = "gpt-5.4"
@@ -19,6 +20,7 @@ MODEL = "gpt-5.4"
 
 class Codex(Driver):
     name = "codex"
+    extra_args: list = []   # on every run (the package turns plugins on)
     mcp_wait = {"args": ("-c", "mcp_servers.chrollo.required=true")}
 
     def configure(self) -> None:
@@ -58,12 +60,22 @@ in_app_updates = false
     def config_files(self) -> list:
         return [self.w.home / ".codex" / "hooks.json", self.w.home / ".codex" / "config.toml"]
 
+    def package_commands(self) -> tuple:
+        """The repository is a marketplace (``.agents/plugins/marketplace.json``) named chrollo;
+        plugins are a feature this suite's config turns off (their catalogue sync reaches out)."""
+        on = ["--enable", "plugins"]
+        self.extra_args = on
+        self.own_traffic = ("github.com:443", "api.github.com:443", "chatgpt.com:443")  # curated plugins sync
+        self.mcp_wait = {}   # (`-c mcp_servers.chrollo.required=true` would declare a second server)
+        return ([["codex", "plugin", "marketplace", "add", ROOT, *on], ["codex", "plugin", "add", "chrollo@chrollo", *on]],
+                [["codex", "plugin", "remove", "chrollo@chrollo", *on], ["codex", "plugin", "marketplace", "remove", "chrollo", *on]])
+
     def run(self, prompt: str, *, resume: str | None = None, cont: bool = False, timeout: float = 180,
             bypass_trust: bool = True, args: tuple = (), **env) -> Result:
         cmd = ["codex", "exec"]
         if resume or cont:
             cmd += ["resume"]
-        cmd += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", *args]
+        cmd += ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", *self.extra_args, *args]
         if bypass_trust:
             cmd += ["--dangerously-bypass-hook-trust"]
         if resume:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import uuid
 
+from ..kit.world import ROOT
 from .base import Driver, Result, write_json
 
 MODEL = "gemini-2.5-flash"
@@ -43,6 +44,14 @@ class Gemini(Driver):
 
     def config_files(self) -> list:
         return [self.w.home / ".gemini" / "settings.json"]
+
+    def package_commands(self) -> tuple:
+        """The extension is ``hooks/gemini`` (``gemini-extension.json``), copied on install;
+        the user answers "y" when asked to trust the folder it comes from."""
+        self.package_answers = "y\n"
+        self.own_traffic = ("play.googleapis.com:443",)   # its usage log of the extension install
+        return ([["gemini", "extensions", "install", ROOT / "hooks" / "gemini", "--consent"]],
+                [["gemini", "extensions", "uninstall", "chrollo"]])
 
     def run(self, prompt: str, *, resume: str | None = None, cont: bool = False, timeout: float = 180,
             args: tuple = (), **env) -> Result:

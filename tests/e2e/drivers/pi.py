@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from ..kit.world import ROOT
 from .base import Driver, Result, write_json
 
 MODEL = "fake-model"
@@ -32,6 +33,10 @@ class Pi(Driver):
 
     def config_files(self) -> list:
         return [self.w.home / ".pi" / "agent" / "extensions" / "chrollo.ts"]
+
+    def package_commands(self) -> tuple:
+        """The repository is a pi package (package.json's "pi" key names the extension)."""
+        return [["pi", "install", ROOT]], [["pi", "remove", ROOT]]
 
     def run(self, prompt: str, *, resume: str | None = None, cont: bool = False, timeout: float = 180,
             args: tuple = (), **env) -> Result:
