@@ -756,15 +756,17 @@ def mesh_sync(peer, all_, remote, folder, dir_, as_json):
     if as_json:
         _dump(result)
     else:
+        from .sanitize import clean  # (errors may quote what a peer sent)
+
         if result["published"] is not None:
             click.echo(f"{result['transport']}: published ({result['published']})")
         for r in result["peers"]:
             click.echo(f"{r['peer']}: {r['files']} files · {r['downloaded']} new or grown "
                        f"· {r['bytes'] / 1e6:.1f} MB")
             for e in r["errors"]:
-                click.echo(f"  error: {e}", err=True)
+                click.echo(f"  error: {clean(e)}", err=True)
         for e in result["errors"]:
-            click.echo(f"error: {e}", err=True)
+            click.echo(f"error: {clean(e)}", err=True)
     if result["errors"] or any(r["errors"] for r in result["peers"]):
         sys.exit(1)
 

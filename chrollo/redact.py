@@ -32,7 +32,9 @@ import re
 
 # gitleaks-style rules: id -> (regex, keywords). A group 1, when present, is the secret.
 RULES = {
-    "private-key": (r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)",
+    # (no capturing group: the whole block is the secret — a group around " BLOCK" once made
+    # only that word go, and a PGP key's body was sent)
+    "private-key": (r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
                     ("private key",)),
     "aws-access-key-id": (r"\b((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16})\b",
                           ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "a3t")),

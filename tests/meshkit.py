@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import cli_env, run, run_json, write_session
 
@@ -114,3 +117,54 @@ def content_key_of(reader, outer: bytes) -> bytes:
     blob = base64.b64decode(env["keys"][reader.id])
     kek = S._kek(reader, env["cert"].encode(), cert_id(env["cert"].encode()), reader.id)
     return AESGCM(kek).decrypt(blob[:12], blob[12:], b"wrap")
+
+
+# ------------------------------------------------------------------ fixtures shared by the mesh tests
+
+@pytest.fixture
+def mesh(tmp_path):
+    nodes = []
+
+    def make(name):
+        n = Node(tmp_path, name)
+        nodes.append(n)
+        return n
+    yield make
+    for n in nodes:
+        n.stop()
+
+
+@pytest.fixture
+def remote(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    r = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(r)], check=True)
+    return r
+
+
+def transport_args(kind: str, tmp_path: Path, remote_path=None) -> list:
+    if kind == "git":
+        return ["--git", str(remote_path)]
+    shared = tmp_path / "shared"
+    shared.mkdir(exist_ok=True)
+    return ["--folder", str(shared)]
+
+
+def introduce(args, *nodes):
+    """On a shared medium a node seals for the peers whose certificates it has seen: one round
+    each publishes every certificate, the second carries the files."""
+    for n in nodes * 2:
+        n.sync(*args)
+
+
+def two(mesh, lan=False):
+    a, b = mesh("alpha"), mesh("bravo")
+    a.session("aaaa0001-x", "alpha deploys the kubernetes ingress with helm")
+    b.session("bbbb0001-x", "bravo rotates the postgres replication password monthly")
+    if lan:
+        a.serve()
+        b.serve()
+    a.pair(b, address=lan)
+    b.pair(a, address=lan)
+    return a, b

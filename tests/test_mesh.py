@@ -16,58 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_env, run, run_json
-from meshkit import GOOD, Node, content_key_of, entry, forge, seal_as
+from meshkit import GOOD, content_key_of, entry, forge, introduce, mesh, remote, seal_as, transport_args, two  # noqa: F401 (fixtures)
 
 NAME = "2026-01-01_000000_evil.md"
-
-
-@pytest.fixture
-def mesh(tmp_path):
-    nodes = []
-
-    def make(name):
-        n = Node(tmp_path, name)
-        nodes.append(n)
-        return n
-    yield make
-    for n in nodes:
-        n.stop()
-
-
-@pytest.fixture
-def remote(tmp_path):
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    r = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(r)], check=True)
-    return r
-
-
-def transport_args(kind: str, tmp_path: Path, remote_path=None) -> list:
-    if kind == "git":
-        return ["--git", str(remote_path)]
-    shared = tmp_path / "shared"
-    shared.mkdir(exist_ok=True)
-    return ["--folder", str(shared)]
-
-
-def introduce(args, *nodes):
-    """On a shared medium a node seals for the peers whose certificates it has seen: one round
-    each publishes every certificate, the second carries the files."""
-    for n in nodes * 2:
-        n.sync(*args)
-
-
-def two(mesh, lan=False):
-    a, b = mesh("alpha"), mesh("bravo")
-    a.session("aaaa0001-x", "alpha deploys the kubernetes ingress with helm")
-    b.session("bbbb0001-x", "bravo rotates the postgres replication password monthly")
-    if lan:
-        a.serve()
-        b.serve()
-    a.pair(b, address=lan)
-    b.pair(a, address=lan)
-    return a, b
 
 
 # ------------------------------------------------------------------ pairing and sync, per transport

@@ -92,3 +92,11 @@ def test_capture_redaction_is_a_setting_off_by_default(home):
     g = write_session(vault, "cap00002-x", "2026-10-01T11:00:00", [("user", "11:00:00", f"my key is {secret}")])
     text = g.read_text()
     assert secret not in text and "my key is [REDACTED:stripe-key]" in text
+
+
+def test_a_pgp_private_key_block_goes_whole(redactor):
+    """Only " BLOCK" of the BEGIN line was replaced once (a capturing group), and the body sent."""
+    body = "lQOYBGVx3mABCADkq8Ud9ZbJ2yK0m1+Vf4p7nQz/8XWc1kT0a9s2LrB3xH6eYv0p\n=Xq3r"
+    block = f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n-----END PGP PRIVATE KEY BLOCK-----"
+    out, counts = redactor.redact(f"here is my key:\n{block}\nkeep it safe")
+    assert out == "here is my key:\n[REDACTED:private-key]\nkeep it safe" and counts == {"private-key": 1}

@@ -12,10 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import stat
 
 from .. import vault as _vault
-from .files import MAX_MANIFEST, Refused, make_dir_at, open_dir, read_at, valid_file_name, write_at
-from .trust import MAX_CERT, Source, TransportError
+from .files import MAX_OUTER, Refused, make_dir_at, open_dir, read_at, valid_file_name, write_at
+from .trust import Source, TransportError
 
 MANIFEST = "manifest.json"
 
@@ -54,7 +56,9 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
                 stamp = None
             if stamp is None or index.get(name) != stamp:
                 try:
-                    write_at(fd, name, pub.data(name))
+                    data = pub.data(name)
+                    _clear(fd, name, dirs_only=True)
+                    write_at(fd, name, data)
                 except Refused:
                     continue  # changed while publishing: the next round carries it
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
@@ -64,17 +68,13 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
         listed = set(fresh)
         for name in os.listdir(fd):
             if name != MANIFEST and name not in listed and not name.startswith("."):
-                try:
-                    os.unlink(name, dir_fd=fd)  # ours to tidy: someone else's file, or an old one
-                except IsADirectoryError:
-                    pass
-                except OSError:
-                    pass
+                _clear(fd, name)  # ours to tidy: someone else's file, or an old one
         try:
-            current = read_at(fd, MANIFEST, MAX_MANIFEST + MAX_CERT + (1 << 20))
+            current = read_at(fd, MANIFEST, MAX_OUTER)
         except (OSError, Refused):
             current = None
         if current != pub.envelope:
+            _clear(fd, MANIFEST, dirs_only=True)
             write_at(fd, MANIFEST, pub.envelope)
     finally:
         os.close(fd)
@@ -82,6 +82,23 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
             _vault.make_private_dirs(os.path.dirname(index_path))
             _vault.write_private(index_path, json.dumps(fresh))
     return written
+
+
+def _clear(fd: int, name: str, dirs_only: bool = False) -> None:
+    """Remove whatever is at ``name`` in this node's own folder — a file, a link (never
+    followed) or a directory someone planted there (a folder where ``manifest.json`` belongs
+    made every sync die); it is this node's folder, nobody else's to fill."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(name, dir_fd=fd)  # (fd-based: never follows a link inside)
+        elif not dirs_only:  # (a file or link at a name about to be written is replaced by the rename)
+            os.unlink(name, dir_fd=fd)
+    except OSError:
+        pass
 
 
 class FolderSource(Source):
@@ -104,7 +121,7 @@ class FolderSource(Source):
         if fd is None:
             return None
         try:
-            return read_at(fd, MANIFEST, MAX_MANIFEST + MAX_CERT + (1 << 20))
+            return read_at(fd, MANIFEST, MAX_OUTER)
         except FileNotFoundError:
             return None
         except OSError as e:

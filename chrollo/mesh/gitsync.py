@@ -19,8 +19,8 @@ import tempfile
 
 from .. import vault as _vault
 from ..errors import ChrolloError
-from .files import MAX_MANIFEST, Refused, valid_file_name
-from .trust import MAX_CERT, Source, TransportError
+from .files import MAX_OUTER, Refused, valid_file_name
+from .trust import Source, TransportError
 
 BRANCH = "chrollo-mesh"
 REF = f"refs/remotes/origin/{BRANCH}"
@@ -94,18 +94,29 @@ class Repo:
         self._cat.stdin.write(oid.encode() + b"\n")
         self._cat.stdin.flush()
         head = self._cat.stdout.readline().split()
-        if len(head) != 3 or head[1] != b"blob":
+        if len(head) != 3 or head[0] != oid.encode() or head[1] != b"blob" or not head[2].isdigit() \
+                or int(head[2]) > limit:
+            # the object's bytes are still in the pipe: left there, the next read would take
+            # them for a header (a tree entry named "blob 99999999\n" blocked the reader for
+            # good), so this reader is dropped and the next blob starts a fresh one
+            self.close(kill=True)
+            if len(head) == 3 and head[1] == b"blob" and head[2].isdigit():
+                raise Refused(f"object {oid}: {int(head[2])} bytes (at most {limit})")
             raise Refused(f"object {oid} is not a blob")
         size = int(head[2])
         data = self._cat.stdout.read(size + 1)[:size]
-        if size > limit:
-            raise Refused(f"object {oid}: {size} bytes (at most {limit})")
         return data
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
         if self._cat is not None:
-            self._cat.stdin.close()
+            if kill:
+                self._cat.kill()
+            try:
+                self._cat.stdin.close()
+            except OSError:
+                pass
             self._cat.wait()
+            self._cat.stdout.close()
             self._cat = None
 
 
@@ -204,7 +215,7 @@ class GitSource(Source):
         return self.repo.blob(oid, limit)
 
     def manifest(self, peer_id: str) -> bytes | None:
-        return self._regular(peer_id, MANIFEST, MAX_MANIFEST + MAX_CERT + (1 << 20))
+        return self._regular(peer_id, MANIFEST, MAX_OUTER)
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
         if not valid_file_name(name):

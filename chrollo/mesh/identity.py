@@ -131,6 +131,25 @@ def verify(cert_pem: bytes, data: bytes, sig: bytes) -> str:
     return node_id(cert.public_bytes(serialization.Encoding.DER))
 
 
+_ONE_CERT = re.compile(rb"\s*-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]{64,16384}-----END CERTIFICATE-----\s*")
+
+
+def one_cert(pem: bytes) -> tuple[str, bytes]:
+    """(ID, canonical PEM) of ``pem`` if it is exactly one EC certificate and nothing else —
+    what a stranger sends is never stored or trusted as it came (junk after a real certificate
+    once stopped every later ``mesh serve``); ValueError otherwise."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    if not isinstance(pem, bytes) or not _ONE_CERT.fullmatch(pem):
+        raise ValueError("not exactly one PEM certificate")
+    cert = x509.load_pem_x509_certificate(pem)
+    if not isinstance(cert.public_key(), ec.EllipticCurvePublicKey):
+        raise ValueError("not an EC certificate")
+    return node_id(cert.public_bytes(serialization.Encoding.DER)), cert.public_bytes(serialization.Encoding.PEM)
+
+
 def cert_id(cert_pem: bytes) -> str:
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
@@ -154,10 +173,11 @@ def known_cert(nid: str) -> bytes | None:
 
 
 def remember_cert(pem: bytes) -> str:
-    """Keep a certificate (public; its ID pins it) under its own ID; returns the ID."""
+    """Keep a certificate (public; its ID pins it), re-encoded from what was parsed, under its
+    own ID; returns the ID. ValueError unless ``pem`` is exactly one certificate."""
     from .. import vault as _vault
 
-    nid = cert_id(pem)
+    nid, pem = one_cert(pem)
     if known_cert(nid) != pem:
         _vault.make_private_dirs(certs_dir())
         _vault.write_private(os.path.join(certs_dir(), nid + ".pem"), pem.decode())

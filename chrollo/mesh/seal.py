@@ -26,10 +26,11 @@ import os
 
 from .. import vault as _vault
 from . import identity as _identity
-from .files import MAX_MANIFEST, Refused, bounded_json
-from .trust import MAX_CERT, Publication, Source
+from .files import MAX_CERT, MAX_OUTER, MAX_RECIPIENTS, Refused, bounded_json
+from .trust import Publication, Source
 
 MAGIC = b"CHS2"
+OUTER_FIELDS = {"v", "sealed", "cert", "keys", "box", "names"}
 OVERHEAD = len(MAGIC) + 12 + 16
 SCHEME = "p256-ecdh+aes-256-gcm"
 
@@ -120,12 +121,16 @@ class SealedSource(Source):
         raw = self.raw.manifest(peer_id)
         if raw is None:
             return None
-        env = bounded_json(raw, MAX_MANIFEST + MAX_CERT + (1 << 20), depth=3)
+        env = bounded_json(raw, MAX_OUTER, depth=3)
         if not isinstance(env, dict) or env.get("sealed") != SCHEME or not isinstance(env.get("cert"), str) \
                 or not isinstance(env.get("keys"), dict) or not isinstance(env.get("box"), str):
             raise Refused("manifest is malformed (not a sealed chrollo v2 manifest)")
+        # every field bounded before anything parses it (a 10 MB "certificate" cost 1.2 GB in x509)
+        if len(env["cert"]) > MAX_CERT or len(env["keys"]) > MAX_RECIPIENTS or set(env) - OUTER_FIELDS \
+                or not all(isinstance(v, str) and len(v) <= 256 for v in env["keys"].values()):
+            raise Refused("manifest is malformed (a field is too large, or unknown)")
         try:
-            signer = _identity.cert_id(env["cert"].encode())
+            signer = _identity.one_cert(env["cert"].encode())[0]
         except Exception:  # noqa: BLE001 — junk is junk
             raise Refused("manifest certificate is malformed") from None
         if signer != peer_id:

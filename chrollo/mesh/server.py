@@ -86,12 +86,25 @@ class MeshServer(ThreadingHTTPServer):
         ctx.load_cert_chain(cp, kp)
         ctx.verify_mode = ssl.CERT_OPTIONAL
         ctx.load_verify_locations(cadata=ident.cert_pem.decode())
-        self.ctx = ctx
+        self.ctx, self.trusted = ctx, set()
         for nid in self.paired():
-            pem = _identity.known_cert(nid)
-            if pem:
-                ctx.load_verify_locations(cadata=pem.decode())
+            self.trust(nid, _identity.known_cert(nid))
         super().__init__(addr, Handler)
+
+    def trust(self, nid: str, pem: bytes | None) -> None:
+        """Let paired node ``nid`` authenticate with ``pem`` (once; a stored file that does not
+        hold exactly its certificate is skipped and logged, never fatal)."""
+        if not pem or nid in self.trusted:
+            return
+        try:
+            got, canonical = _identity.one_cert(pem)
+            if got != nid:
+                raise ValueError(f"it is the certificate of {got}")
+            self.ctx.load_verify_locations(cadata=canonical.decode())
+        except (ValueError, ssl.SSLError) as e:
+            self.log(f"stored certificate of {nid} skipped: {e}")
+            return
+        self.trusted.add(nid)
 
     def paired(self) -> set:
         """The paired IDs, re-read when the config changes (removing a peer revokes it at once)."""
@@ -206,17 +219,18 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(413)
         pem = self.rfile.read(length)
         try:
-            nid = _identity.cert_id(pem)
+            nid = _identity.one_cert(pem)[0]  # exactly one certificate: nothing more is looked at
         except Exception:  # noqa: BLE001 — junk is junk
             nid = None
         if nid not in srv.paired():  # a paired node's hello is always taken: junk never locks it out
             if srv.guard.blocked(ip):
                 return self._send(429)
             srv.guard.fail(ip)
-            srv.log(f"hello from {ip} refused: {nid or 'not a certificate'} is not paired")
+            srv.log(f"hello from {ip} refused: {nid or 'not exactly one certificate'} is not paired")
             return self._send(403)
-        _identity.remember_cert(pem)
-        srv.ctx.load_verify_locations(cadata=pem.decode())
+        if nid not in srv.trusted:  # (a repeated hello costs nothing)
+            srv.trust(nid, pem)
+            _identity.remember_cert(pem)
         return self._send(204)
 
     do_PUT = do_DELETE = do_HEAD = lambda self: self._send(405)

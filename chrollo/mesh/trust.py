@@ -29,11 +29,11 @@ import time
 from .. import layout as _layout
 from .. import vault as _vault
 from ..redact import Redactor
+from ..sanitize import clean
 from . import identity as _identity
-from .files import (MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
+from .files import (MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
                     peer_folder_fd, sha_at, valid_file_name, write_at)
 
-MAX_CERT = 16 << 10
 KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
 
 
@@ -181,12 +181,12 @@ def check_entries(entries) -> list:
             raise Refused("manifest entry is not an object")
         name, sha, size = x.get("name"), x.get("sha256"), x.get("size")
         if not valid_file_name(name):
-            raise Refused(f"file name refused: {str(name)[:80]!r}")
+            raise Refused(f"file name refused: {clean(repr(name)[:80])}")
         if name in seen:
             raise Refused(f"file listed twice: {name}")
         seen.add(name)
         if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_FILE:
-            raise Refused(f"size refused for {name}: {str(size)[:20]}")
+            raise Refused(f"size refused for {name}: {clean(repr(size)[:20])}")
         if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
             raise Refused(f"sha256 refused for {name}")
     return entries
