@@ -198,6 +198,9 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
         agent = payload.get("agent_id")
         if not plain_id(agent):
             raise Skip("SubagentStop without a plain agent_id")
+        why = getattr(mod, "left_out", lambda _agent: None)(agent)
+        if why:
+            raise Skip(f"SubagentStop: {why}")
         named = payload.get("agent_transcript_path")
         path = regular_file(named)
         if path is None and named:

@@ -80,9 +80,13 @@ def discover(harness: str, root: Path) -> list:
     patterns = {"claude-code": ["*/*.jsonl", "*/*/subagents/agent-*.jsonl"],
                 "codex": ["**/rollout-*.jsonl"], "gemini": ["*/chats/session-*.json", "*/chats/session-*.jsonl"],
                 "pi": ["*/*.jsonl"], "jsonl": ["**/*.jsonl"]}[harness]
+    from .harness import adapter
+
+    left_out = getattr(adapter(harness), "left_out", None)  # subagents live capture leaves out
     found = set()
     for pat in patterns:
-        found.update(root.glob(pat))
+        found.update(p for p in root.glob(pat) if not (left_out and p.parent.name == "subagents"
+                                                     and left_out(p.stem[len("agent-"):])))
     # In the order live capture met them, as far as files tell: a session before its
     # subagents, older sessions first. Format 2 links a session to its parent's file and to
     # the project's previous session as they exist when it is created (DESIGN §4), so this

@@ -111,12 +111,14 @@ def _own_meta_subagent(tmp):
 
 
 def _shared_meta_subagent(tmp):
-    """2.1.39's compaction agent: isMeta records carrying hook context come first."""
+    """2.1.39's compaction agent's file: isMeta records carrying hook context come first (taken
+    as an ordinary subagent's: the compaction agent itself is left out, #33 item 13)."""
     rel = ("transcripts/claude-code/projects/-home-user-projects-spotter-worktrees-spotter-gqc/"
            "258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl")
-    body = payload("claude-code", "SubagentStop", tmp, SHARED_FIXTURES, agent_id="acompact-fffbd0",
+    body = payload("claude-code", "SubagentStop", tmp, SHARED_FIXTURES, agent_id="fffbd0",
                    session_id="258c7280-ae70-4798-800f-63464d01a85d")
-    return ((SHARED_FIXTURES / rel).read_bytes(), body, "Your task is to create a detailed summary",
+    return ((SHARED_FIXTURES / rel).read_bytes().replace(b"acompact-fffbd0", b"fffbd0"), body,
+            "Your task is to create a detailed summary",
             "PostToolUse:Edit hook additional context")
 
 

@@ -39,10 +39,12 @@ def _own_subagents(home, tmp):
 
 
 def _shared_subagents(home, tmp):
-    """The inline sidechain of 2.0.13 and the compaction agent's own file of 2.1.39 (../shared)."""
+    """The inline sidechain of 2.0.13 (../shared); 2.1.39's compaction agent's own file is left
+    out, as live capture leaves it out (#33 item 13)."""
     side = session_file(home, "609efeca-2f51-4118-b077-e91c9fe63f73:sidechain")
     assert turns_of(side)[0][1].startswith("Hey there! Just checking in")
-    return [side, session_file(home, "258c7280-ae70-4798-800f-63464d01a85d:acompact-fffbd0")]
+    assert not any("acompact-fffbd0" in f.read_text() for f in vault_files(home))
+    return [side]
 
 
 @pytest.mark.parametrize("src,transcripts,subagents", sets((TRANSCRIPTS, _own_subagents),
@@ -212,3 +214,36 @@ def test_generic_jsonl_and_old_chrollo_vault(home, tmp_path):
     assert imp(home, "chrollo-vault", "--source", old)["unchanged"] == 1
     p, hits = run_json(["search", "deploy", "command"], home)
     assert hits["hits"] and hits["hits"][0]["path"].endswith("2025-01-02_100000_old-1.md")
+
+
+COMPACT_PROMPT = "Your task is to create a detailed summary of the conversation so far"
+
+
+def with_compaction_agent(tmp: Path) -> tuple:
+    """The recorded Claude Code run plus what some versions leave after /compact: the summary
+    agent's own sidechain transcript, subagents/agent-acompact-<id>.jsonl."""
+    root = materialise(CLAUDE_RUN, tmp / "run", tmp / "work")
+    (sub,) = root.rglob("agent-*.jsonl")
+    compact = sub.with_name("agent-acompact-7f3e2a.jsonl")
+    compact.write_text(sub.read_text().replace("a5c94e535a9c4460d", "acompact-7f3e2a")
+                       .replace("check the module and report", COMPACT_PROMPT))
+    return root, compact
+
+
+def test_compaction_agent_transcripts_are_left_out_as_live_capture_does(home, tmp_path):
+    # #33 item 13: import made a session of /compact's own prompt (titled with it in Obsidian)
+    root, compact = with_compaction_agent(tmp_path)
+    out = imp(home, "claude-code", "--source", root)
+    assert out["failed"] == 0 and str(compact) not in json.dumps(out), out
+    texts = [f.read_text() for f in vault_files(home)]
+    assert texts and not any(COMPACT_PROMPT in t or "acompact" in t for t in texts)
+    sid = "ec4e8646-6fa2-482c-a8c1-9455d7b32d84"
+    assert turns_of(session_file(home, f"{sid}:a5c94e535a9c4460d"))[0][1] == "check the module and report"
+    # live capture: the same agent's SubagentStop writes nothing either
+    before = snapshot(home)
+    body = {"hook_event_name": "SubagentStop", "session_id": sid, "agent_id": "acompact-7f3e2a", "agent_type": "",
+            "agent_transcript_path": str(compact), "transcript_path": None, "cwd": str(tmp_path / "work"),
+            "last_assistant_message": "<summary>…</summary>"}
+    p = hook(home, "claude-code", "SubagentStop", body)
+    ok(p)
+    assert p.stdout == b"" and snapshot(home) == before

@@ -102,6 +102,18 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
     return tr
 
 
+COMPACTION = "acompact-"  # the agent id Claude Code gives /compact's summary agent
+
+
+def left_out(agent_id) -> str | None:
+    """Why a subagent is not kept (None: it is): /compact's summary agent is Claude Code
+    prompting itself ("Your task is to create a detailed summary…"), not a conversation —
+    left out by live capture and import alike (some versions write its transcript, most not)."""
+    if isinstance(agent_id, str) and agent_id.startswith(COMPACTION):
+        return "the /compact summary agent (not a conversation)"
+    return None
+
+
 def session_of(path: str) -> dict:
     """Which session a transcript file holds: ``<projects>/<slug>/<session>.jsonl``, or a
     subagent's ``<projects>/<slug>/<session>/subagents/agent-<id>.jsonl``."""
