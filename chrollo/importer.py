@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -87,17 +88,30 @@ def discover(harness: str, root: Path) -> list:
     for pat in patterns:
         found.update(p for p in root.glob(pat) if not (left_out and p.parent.name == "subagents"
                                                      and left_out(p.stem[len("agent-"):])))
-    # In the order live capture met them, as far as files tell: a session before its
-    # subagents, older sessions first. Format 2 links a session to its parent's file and to
-    # the project's previous session as they exist when it is created (DESIGN §4), so this
-    # order is what makes an import write the same bytes as live capture.
-    return sorted(found, key=lambda p: ("subagents" in p.parts, _mtime(p), p))
+    # In the order live capture met them: a session before its subagents, older sessions
+    # first. Format 2 links a session to its parent's file and to the project's previous
+    # session as they exist when it is created (DESIGN §4), so this order is what makes an
+    # import write the same bytes as live capture. A session's order is when it started (its
+    # transcript's first timestamp), not the file's mtime: a session resumed after the next
+    # one began, or transcripts copied from another machine, have mtimes out of that order.
+    return sorted(found, key=lambda p: ("subagents" in p.parts, _started(p), p))
 
 
-def _mtime(p: Path) -> float:
+_FIRST_STAMP = re.compile(rb'"(?:timestamp|startTime)"\s*:\s*"([^"]{10,40})"')
+
+
+def _started(p: Path) -> float:
+    """When the transcript's session started: its first timestamp, else the file's mtime."""
+    from .harness.common import parse_time
+
     try:
+        with open(p, "rb") as fh:
+            m = _FIRST_STAMP.search(fh.read(65536))
+        t = parse_time(m.group(1).decode("ascii", "replace")) if m else None
+        if t is not None:
+            return t.timestamp()
         return p.stat().st_mtime
-    except OSError:
+    except (OSError, ValueError, OverflowError):
         return 0.0
 
 
