@@ -347,7 +347,7 @@ def _toml_add(text: str | None, path: Path) -> str:
         current = _TOML_BLOCK_RE.search(text)
         if current and current.group().strip() == block.strip():
             return text
-        return _TOML_BLOCK_RE.sub(lambda m: ("\n" if m.group().startswith("\n") else "") + block, text, count=1)
+        text = _toml_remove(text)  # a stale block: ours out, whatever Codex wrote into it stays
     if re.search(rf"^\s*\[mcp_servers\.{SERVER_NAME}\]", text, re.M):
         raise ChrolloError("bad_config", f"{path} already defines [mcp_servers.{SERVER_NAME}] by hand",
                            "Remove it, or keep it and skip `chrollo install codex --mcp`.")
@@ -355,8 +355,30 @@ def _toml_add(text: str | None, path: Path) -> str:
     return text + sep + block
 
 
+_TOML_TABLE_RE = re.compile(r"\s*\[\[?\s*([^\]]*?)\s*\]")
+
+
 def _toml_remove(text: str) -> str:
-    return _TOML_BLOCK_RE.sub("\n", text, count=1).rstrip("\n") + "\n" if text.strip() else text
+    """``text`` without chrollo's markers and its ``[mcp_servers.chrollo]`` table (and that
+    table's sub-tables). Only those: Codex appends its own tables where the file ends, which
+    can be inside chrollo's block (``[tui]`` after its first run), and they stay."""
+    if not text.strip():
+        return text
+    out, ours, cut = [], False, False
+    for line in text.split("\n"):
+        if line in (_TOML_START, _TOML_END):
+            ours, cut = False, True
+            continue
+        m = _TOML_TABLE_RE.match(line)
+        if m:
+            name = m.group(1).replace('"', "").replace(" ", "")
+            ours = name == f"mcp_servers.{SERVER_NAME}" or name.startswith(f"mcp_servers.{SERVER_NAME}.")
+        if ours:
+            cut = True
+        elif not (cut and not line.strip() and (not out or not out[-1].strip())):
+            out.append(line)  # (a blank line left doubled where our lines went is dropped)
+            cut = cut and not line.strip()
+    return "\n".join(out).strip("\n") + "\n"
 
 
 def registered_server(harness: str, text: str | None) -> list | None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from conftest import run, run_json
@@ -38,3 +39,27 @@ def test_14_import_writes_the_previous_link_as_live_capture_does(tmp_path):
     p, out = run_json(["import", "claude-code", "--source", src.parent], other)
     assert p.returncode == 0 and out["imported"] == 2, out
     assert _md(other / "memories") == live
+
+
+def test_15_uninstall_codex_keeps_what_codex_wrote_inside_chrollos_block(tmp_path):
+    """Codex 0.169 appends its own tables where the file ends — inside chrollo's block, before
+    the closing comment. Uninstall (and a re-install) touch only [mcp_servers.chrollo]."""
+    import tomllib
+
+    home, codex = tmp_path / "home", tmp_path / "codex"
+    codex.mkdir()
+    cfg = codex / "config.toml"
+    cfg.write_text('model = "o3"\n')
+    env = {"CODEX_HOME": codex}
+    assert run(["install", "codex"], home, **env).returncode == 0
+    text = cfg.read_text()
+    assert "[mcp_servers.chrollo]" in text and "# <<< chrollo mcp" in text
+    cfg.write_text(text.replace("# <<< chrollo mcp", "\n[tui]\nscreen_reader_detection_done = true\n# <<< chrollo mcp"))
+    # a re-install (a new path to chrollo) must not drop it either
+    cfg.write_text(re.sub(r"^command = .*$", 'command = "/old/chrollo"', cfg.read_text(), count=1, flags=re.M))
+    assert run(["install", "codex", "--mcp"], home, **env).returncode == 0
+    assert tomllib.loads(cfg.read_text())["tui"] == {"screen_reader_detection_done": True}
+    p = run(["uninstall", "codex"], home, **env)
+    assert p.returncode == 0, p.stderr
+    assert tomllib.loads(cfg.read_text()) == {"model": "o3", "tui": {"screen_reader_detection_done": True}}
+    assert "chrollo" not in cfg.read_text()
