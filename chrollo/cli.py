@@ -138,11 +138,9 @@ def stats(dir_, as_json):
 
 
 def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
+    from .output import size
+
+    return size(n)
 
 
 @cli.command()
@@ -532,6 +530,10 @@ def config(key, value, unset, files, as_json):
         set_setting(SETTINGS[key], value == "on")
     current = {k: ("on" if settings().get(v) is True else "off") for k, v in SETTINGS.items()}
     shown = {key: current[key]} if key else current
+    if not key:  # every setting, the vault too (`chrollo config vault` for where it comes from)
+        from .vault import vault_source
+
+        shown["vault"] = vault_source()[0]
     if as_json:
         _dump(shown)
     else:
@@ -759,16 +761,37 @@ def mesh_sync(peer, all_, remote, folder, dir_, as_json):
         from .sanitize import clean  # (errors may quote what a peer sent)
 
         if result["published"] is not None:
-            click.echo(f"{result['transport']}: published ({result['published']})")
+            click.echo(_published_line(result, remote or folder))
         for r in result["peers"]:
-            click.echo(f"{r['peer']}: {r['files']} files · {r['downloaded']} new or grown "
-                       f"· {r['bytes'] / 1e6:.1f} MB")
+            click.echo(f"{r['peer']}: {_count(r['files'], 'file')} · {r['downloaded']} new or grown "
+                       f"· {_size(r['bytes'])}")
             for e in r["errors"]:
                 click.echo(f"  error: {clean(e)}", err=True)
         for e in result["errors"]:
             click.echo(f"error: {clean(e)}", err=True)
     if result["errors"] or any(r["errors"] for r in result["peers"]):
         sys.exit(1)
+
+
+def _published_line(result: dict, where: str) -> str:
+    """What publishing did, in words (`published` is a count for a folder, a bool for git)."""
+    pub, sealed = result["published"], result.get("sealed_for") or []
+    if pub is False or pub == 0:
+        line = f"{result['transport']}: nothing new to publish ({where} already has this node's sessions)"
+    elif pub is True:
+        line = f"{result['transport']}: pushed this node's sessions to {where}"
+    else:
+        line = f"{result['transport']}: published {_count(pub, 'file')} to {where}"
+    if sealed:
+        return f"{line}, sealed for {', '.join(sealed)}"
+    return (f"{line}; no paired peer can open them yet: run `chrollo mesh sync` again after each "
+            "peer has synced once (its certificate is then known)")
+
+
+def _count(n: int, noun: str) -> str:
+    from .output import plural
+
+    return plural(n, noun)
 
 
 @mesh.command("status")
@@ -787,7 +810,7 @@ def mesh_status(as_json):
     click.echo(f"this node: {st['name']}")
     for p in st["peers"]:
         line = (f"{p['name']} ({p['id']}): last sync {p.get('last_sync') or 'never'} · "
-                f"{p.get('files', 0)} files · {p.get('bytes', 0) / 1e6:.1f} MB received")
+                f"{_count(p.get('files', 0), 'file')} · {_size(p.get('bytes', 0))} received")
         if p.get("last_failure"):
             line += f" · last attempt failed at {p['last_failure']}: {p.get('last_error')}"
         else:

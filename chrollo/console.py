@@ -81,7 +81,8 @@ def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_
     elif n == 0:
         say(f"chrollo: no matches for {', '.join(result.terms)} in {result.vault}")
     else:
-        say(f"chrollo: {n} hit{'s' * (n != 1)} · {result.total_matches} occurrences · "
+        m = result.total_matches
+        say(f"chrollo: {n} hit{'s' * (n != 1)} · {m} occurrence{'s' * (m != 1)} · "
             f"terms: {', '.join(result.terms)}")
 
 

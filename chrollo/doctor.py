@@ -54,12 +54,18 @@ def _general() -> list:
     from .rg import rg_path
 
     out = []
+    # a bad CHROLLO_RG is fixed by unsetting it, not by reinstalling the wheel
+    fix = ("unset CHROLLO_RG (chrollo then uses its own rg), or point it at a ripgrep 14 binary"
+           if os.environ.get("CHROLLO_RG") else "pip install --force-reinstall 'ripgrep<15'")
     try:
         rg = rg_path()
         ver = subprocess.run([rg, "--version"], capture_output=True, text=True, timeout=10).stdout
-        out.append(_check("ripgrep", "ok", f"{rg} ({ver.split(chr(10))[0]})"))
+        if ver.startswith("ripgrep"):
+            out.append(_check("ripgrep", "ok", f"{rg} ({ver.split(chr(10))[0]})"))
+        else:
+            out.append(_check("ripgrep", "failed", f"{rg} is not ripgrep (`{rg} --version` does not say so)", fix))
     except (ChrolloError, OSError, subprocess.SubprocessError) as e:
-        out.append(_check("ripgrep", "failed", str(e), "pip install --force-reinstall 'ripgrep<15'"))
+        out.append(_check("ripgrep", "failed", str(e), fix))
     vault, source = _vault.vault_source()
     why = {"CHROLLO_MEMORIES_DIR": "set by CHROLLO_MEMORIES_DIR", "project": "this project's .chrollo/",
            "config": "set by `chrollo config vault`", "default": "the default"}[source]

@@ -270,8 +270,8 @@ def _uninstall(kind: str, harness: str, path: Path, present, remove) -> Change:
             path.unlink()
         else:
             _write(path, saved["original"])
-        rec.unlink()
-        return Change(harness, str(path), "restored", kind)
+        rec.unlink()  # (a file chrollo created is removed; one it changed gets its bytes back)
+        return Change(harness, str(path), "removed" if saved["original"] is None else "restored", kind)
     if now is None or not present(now) or remove is None:
         if saved is not None:
             rec.unlink()

@@ -137,6 +137,20 @@ def doctor_lines(report: dict) -> list:
     return out
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def size(n: float) -> str:
+    """A byte count for people: ``512 B``, ``3.4 KB``, ``1.2 MB`` (never ``0.0 MB``)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
 def import_lines(summary) -> list:
     """`chrollo import`'s summary: a table of outcomes, then each problem with its reason."""
     out = []
@@ -145,8 +159,8 @@ def import_lines(summary) -> list:
         out.append(("dim", f"{head} {h} from {root}"))
     rows = [(s, summary.count(s)) for s in summary.STATUSES]
     turns = sum(r.turns for r in summary.results)
-    mb = sum(r.bytes for r in summary.results) / 1e6
-    out.append(("bold", f"{'files':>10}  {len(summary.results)}  ({mb:.1f} MB in {summary.seconds:.1f} s)"))
+    nbytes = sum(r.bytes for r in summary.results)
+    out.append(("bold", f"{'files':>10}  {len(summary.results)}  ({size(nbytes)} in {summary.seconds:.1f} s)"))
     for status, n in rows:
         style = "red" if status == "failed" and n else "yellow" if status == "skipped" and n else ""
         out.append((style, f"{status:>10}  {n}"))
@@ -171,13 +185,14 @@ def forget_lines(report) -> list:
         out.append(("dim", f"already forgotten  {t}"))
     for f in report.lines:
         out.append(("", f"{'would scrub' if would else 'scrubbed'}  {f['path']}: "
-                        f"line{'s' if len(f['lines']) > 1 else ''} {', '.join(map(str, f['lines']))}"))
+                        f"line{'s' * (len(f['lines']) != 1)} {', '.join(map(str, f['lines']))}"))
     n_lines = sum(len(f["lines"]) for f in report.lines)
     if report.sessions:
-        out.append(("bold", f"{len(report.sessions)} session file(s) {'would be ' if would else ''}forgotten"))
+        out.append(("bold", f"{plural(len(report.sessions), 'session file')} {'would be ' if would else ''}forgotten"))
     elif not (report.lines or report.pattern is not None):
         out.append(("bold", "nothing (more) to forget"))
     if report.lines or report.pattern is not None:
-        out.append(("bold", f"{n_lines} line(s) in {len(report.lines)} file(s) {'would be ' if would else ''}scrubbed"
+        out.append(("bold", f"{plural(n_lines, 'line')} in {plural(len(report.lines), 'file')} "
+                            f"{'would be ' if would else ''}scrubbed"
                     + ("; later captures scrub the pattern too" if report.pattern is not None else "")))
     return out

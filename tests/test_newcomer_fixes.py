@@ -63,3 +63,69 @@ def test_15_uninstall_codex_keeps_what_codex_wrote_inside_chrollos_block(tmp_pat
     assert p.returncode == 0, p.stderr
     assert tomllib.loads(cfg.read_text()) == {"model": "o3", "tui": {"screen_reader_detection_done": True}}
     assert "chrollo" not in cfg.read_text()
+
+
+def _paired_nodes(tmp_path):
+    from conftest import write_session
+
+    homes = {n: tmp_path / n for n in ("a", "b")}
+    ids = {n: run_json(["mesh", "init", "--name", n], h)[1]["id"] for n, h in homes.items()}
+    for n, h in homes.items():
+        other = "b" if n == "a" else "a"
+        assert run(["mesh", "peers", "add", "--id", ids[other], "--name", other], h).returncode == 0
+    write_session(homes["a"] / "memories", "aaaaaaaa-0000-4000-8000-000000000001", "2026-09-01T10:00:00",
+                  [("user", "10:00:00", "the refund race"), ("agent", "10:00:05", "a lock fixes it")])
+    return homes
+
+
+def test_16_mesh_sync_says_what_it_published_in_words(tmp_path):
+    """`published (True)` (git) and `published (3)` (folder) said nothing a user can act on."""
+    import subprocess
+
+    homes = _paired_nodes(tmp_path)
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    (tmp_path / "shared").mkdir()
+    for transport, where in (("--folder", tmp_path / "shared"), ("--git", remote)):
+        for _round in range(2):  # each side learns the other's certificate, then files flow
+            for n in ("a", "b"):
+                p = run(["mesh", "sync", transport, where], homes[n])
+                assert p.returncode == 0, p.stderr
+                first = p.stdout.splitlines()[0]
+                assert "(True)" not in first and "(False)" not in first and not re.search(r"\(\d+\)", first), first
+                assert re.search(r"published \d+ files?|pushed|nothing new to publish", first), first
+        p = run(["mesh", "sync", transport, where], homes["b"])
+        assert "nothing new to publish" in p.stdout, p.stdout
+        assert re.search(r"^a: 1 file · ", p.stdout, re.M), p.stdout   # not "1 files"
+        assert " 0.0 MB" not in p.stdout and re.search(r"\d B\b|KB", p.stdout), p.stdout
+
+
+def test_23_counts_sizes_and_words_say_what_happened(tmp_path):
+    """`1 occurrences`, `1 session file(s)`, `0.0 MB` for a few KB, "restored" for a deleted
+    file, a `config` that hides the vault, a doctor that blames the ripgrep wheel for CHROLLO_RG."""
+    from conftest import write_session
+
+    home = tmp_path / "home"
+    write_session(home / "memories", "aaaaaaaa-0000-4000-8000-000000000001", "2026-09-01T10:00:00",
+                  [("user", "10:00:00", "the zebrafish refund"), ("agent", "10:00:05", "a lock fixes it")])
+    p = run(["search", "zebrafish"], home)
+    assert "1 hit · 1 occurrence · " in p.stderr, p.stderr
+    src = tmp_path / "t.jsonl"
+    src.write_text(json.dumps({"role": "user", "content": "hello there", "timestamp": "2026-09-02T10:00:00Z",
+                               "session_id": "s-2"}) + "\n")
+    p = run(["import", "jsonl", "--source", src], home)
+    assert "0.0 MB" not in p.stdout and re.search(r"\(\d+ B in ", p.stdout), p.stdout
+    p = run(["forget", "aaaaaaaa", "--yes"], home)
+    assert "1 session file forgotten" in p.stdout and "(s)" not in p.stdout, p.stdout
+    pi = {"PI_CODING_AGENT_DIR": tmp_path / "pi"}
+    assert run(["install", "pi"], home, **pi).returncode == 0
+    p = run(["uninstall", "pi", "--json"], home, **pi)
+    assert json.loads(p.stdout)["changes"][0]["action"] == "removed"
+    assert "restored" not in run(["install", "pi"], home, **pi).stdout + run(["uninstall", "pi"], home, **pi).stdout
+    p = run(["config"], home)
+    assert re.search(r"^vault\s+\S*memories", p.stdout, re.M), p.stdout
+    assert json.loads(run(["config", "--json"], home).stdout)["vault"] == str(home / "memories")
+    for rg in ("/nonexistent/rg", "/bin/false"):
+        p, report = run_json(["doctor"], home, CHROLLO_RG=rg)
+        (check,) = [c for c in report["checks"] if c["name"] == "ripgrep"]
+        assert check["status"] == "failed" and "CHROLLO_RG" in check["fix"] and "reinstall" not in check["fix"], check
