@@ -68,63 +68,101 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json,
 
 
 @cli.command()
-@click.argument("target", metavar="PATH[:LINE]")
+@click.argument("target", metavar="SESSION|PATH[:LINE]")
 @click.option("-B", "--before", type=int, default=3, show_default=True, help="Lines before LINE.")
-@click.option("-A", "--after", type=int, default=3, show_default=True, help="Lines after LINE (from the top without LINE).")
-@click.option("--turn", is_flag=True, help="Show the whole turn that holds LINE.")
-@click.option("--dir", "dir_", metavar="PATH", help="Memory folder PATH is inside (default: the vault).")
+@click.option("-A", "--after", type=int, default=3, show_default=True, help="Lines after LINE.")
+@click.option("--turn", type=int, is_flag=False, flag_value=0, default=None, metavar="[N]",
+              help="With LINE: the whole turn that holds it. Without: turn N (from 1; --turn=-1: the last).")
+@click.option("--last", type=int, metavar="N", help="Only the last N turns.")
+@click.option("--dir", "dir_", metavar="PATH", help="Memory folder the session is in (default: the vault).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--raw", is_flag=True, help="Print the file's text byte for byte (no escaping of control characters).")
-def read(target, before, after, turn, dir_, as_json, raw):
-    """Print lines around a hit: PATH:LINE as `chrollo search` shows it.
+@click.option("--raw", is_flag=True, help="Print the file's bytes as they are (no rendering, no escaping).")
+@click.option("--no-pager", is_flag=True, help="Never page (by default a long conversation on a terminal "
+              "goes through $PAGER, else less).")
+def read(target, before, after, turn, last, dir_, as_json, raw, no_pager):
+    """Read a session: the whole conversation, or lines around a hit.
 
-    PATH may be absolute or relative to the vault. Only files inside the memory folders
-    can be read (symlinks are resolved first). Control characters and escape sequences in
-    the text are shown as visible symbols (␛, ␊, …) unless --raw.
+    SESSION is a session file, a session id or the first characters of one (as `chrollo
+    sessions` shows it): the conversation is rendered for reading — coloured and through a
+    pager on a terminal, plain when piped; --raw prints the file byte for byte. PATH:LINE
+    (as `chrollo search` prints it) shows lines around LINE (-B/-A), or the whole turn
+    (--turn). Only files inside the memory folders can be read (symlinks are resolved
+    first). Control characters and escape sequences are shown as visible symbols (␛, ␊, …)
+    unless --raw.
 
     \b
     Examples:
-      chrollo read 2026-06-10_142536_019eb1a9.md:42
+      chrollo read 3d9e6b2f                       # the whole conversation
+      chrollo read 3d9e6b2f --last 2              # its last two turns
       chrollo read 2026-06-10_142536_019eb1a9.md:42 --turn
     """
     from pathlib import Path
 
-    from .excerpt import read as run
+    from .excerpt import conversation, read as run, split_target
     from .vault import memories_dir
 
     roots = [Path(dir_).expanduser().resolve()] if dir_ else [memories_dir()]
-    ex = run(target, before=before, after=after, turn=turn, roots=roots)
-    if as_json:
-        _dump(ex.to_json())
-        return
-    from .output import emit, read_lines
+    _, line = split_target(target)
+    if line is not None:
+        if last is not None:
+            raise UsageError("--last goes with a SESSION, not PATH:LINE", kind="bad_usage")
+        ex = run(target, before=before, after=after, turn=turn is not None, roots=roots)
+        if as_json:
+            _dump(ex.to_json())
+            return
+        from .output import emit, read_lines
 
-    emit(read_lines(ex), raw=raw)
+        emit(read_lines(ex), raw=raw)
+        return
+    conv = conversation(target, turn=(turn or 1) if turn is not None else None, last=last, roots=roots)
+    if as_json:
+        _dump(conv.to_json())
+    elif raw:
+        sys.stdout.buffer.write(conv.raw_bytes())
+    else:
+        from .output import conversation_lines, page
+
+        page(conversation_lines(conv), pager=not no_pager)
 
 
 @cli.command()
+@click.option("--since", metavar="DATE", help="Activity from DATE (default: the last 12 weeks; 2026-06-01, 30d, 3m…).")
+@click.option("--until", metavar="DATE", help="Activity up to DATE (default: now).")
+@click.option("--per", type=click.Choice(["day", "week"]), help="One bar per day or per week "
+              "(default: days for a month or less).")
+@click.option("--by", type=click.Choice(["project", "harness"]), help="Split each bar by project or harness.")
 @click.option("--dir", "dir_", metavar="PATH", help="Memory folder to count (default: the vault).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def stats(dir_, as_json):
-    """What the vault holds: sessions, turns, bytes, dates, per harness and per peer."""
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (with the activity series).")
+def stats(since, until, per, by, dir_, as_json):
+    """What the vault holds (sessions, turns, bytes, dates, per harness and per peer), turns
+    per day or week as a chart, and what recall did (prompts seen, injections, their share).
+
+    \b
+    Examples:
+      chrollo stats
+      chrollo stats --since 30d --by project
+      chrollo stats --since 2026-01-01 --per week --json
+    """
     from .vaultstats import stats as run
 
-    st = run(dir_)
+    st = run(dir_, since, until, per, by)
     if as_json:
         _dump(st.to_json())
         return
+    from .output import activity_rows, emit_rows, size
+
     _warn([f"unreadable: {u}" for u in st.unreadable])
     out = [f"vault     {st.vault}",
            f"sessions  {st.sessions}",
            f"turns     {st.turns}",
-           f"size      {_size(st.bytes)}",
+           f"size      {size(st.bytes)}",
            f"dates     {st.first or '-'} .. {st.last or '-'}"]
     for title, table in (("harness", st.harnesses), ("origin", st.peers)):
         if table:
             out.append("")
             out.append(f"{title:<14}{'sessions':>10}{'turns':>10}{'size':>11}")
             for k, v in table.items():
-                out.append(f"{k:<14}{v['sessions']:>10}{v['turns']:>10}{_size(v['bytes']):>11}")
+                out.append(f"{k:<14}{v['sessions']:>10}{v['turns']:>10}{size(v['bytes']):>11}")
     hooks = {h: c for h, c in st.hooks.items() if c["last_capture"] or c["last_activity"]}
     if hooks:
         out += ["", f"{'hooks':<14}{'last capture':<21}last session activity"]
@@ -134,13 +172,53 @@ def stats(dir_, as_json):
         _warn([c["message"] for c in hooks.values() if c["stale"]])
     from .sanitize import clean  # (harness names come from frontmatter: untrusted)
 
-    click.echo("\n".join(map(clean, out)))
+    emit_rows([[("", clean(line))] for line in out] + [[("", "")]] + activity_rows(st.activity, st.recall))
 
 
 def _size(n: int) -> str:
     from .output import size
 
     return size(n)
+
+
+@cli.command()
+@click.option("-n", "--limit", type=click.IntRange(0), default=20, show_default=True,
+              help="Most sessions to show (0: all).")
+@click.option("--project", metavar="NAME|PATH", help="Only sessions of this project: its name, or a folder "
+              "(sessions started there or below).")
+@click.option("--harness", metavar="NAME", help="Only sessions captured from this harness.")
+@click.option("--peer", metavar="NAME", help="Only sessions received from this mesh peer.")
+@click.option("--no-peers", is_flag=True, help="Leave out sessions received from mesh peers.")
+@click.option("--since", metavar="DATE", help="Only sessions started on or after DATE (2026-06-01, yesterday, 7d, 2w, 3m…).")
+@click.option("--until", metavar="DATE", help="Only sessions started on or before DATE.")
+@click.option("--dir", "dir_", metavar="PATH", help="List this memory folder instead of the vault.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the schema is in the README).")
+def sessions(limit, project, harness, peer, no_peers, since, until, dir_, as_json):
+    """List sessions, newest first: started, id, harness, project, turns, size, origin
+    (local or the peer it came from), title.
+
+    Give an id (or its first characters) to `chrollo read` to read the conversation.
+
+    \b
+    Examples:
+      chrollo sessions
+      chrollo sessions --project shop-api --since 2w
+      chrollo sessions --harness codex -n 100 --json
+    """
+    from .catalog import filters, sessions as run
+
+    listing = run(dir_, filters(project, harness, peer, no_peers, since, until), limit)
+    if as_json:
+        _dump(listing.to_json())
+        return
+    from .output import emit_rows, sessions_lines
+
+    emit_rows(sessions_lines(listing))
+    if not listing.rows:
+        click.echo(f"no sessions{' match' if (project or harness or peer or since or until) else ''} "
+                   f"in {listing.vault}", err=True)
+    elif listing.more:
+        click.echo(f"(more: -n {2 * limit}, or -n 0 for all)", err=True)
 
 
 @cli.command()
@@ -490,7 +568,9 @@ def exclude(action, paths, as_json):
         click.echo("\n".join(current) if current else "no excluded projects")
 
 
-SETTINGS = {"redact-capture": "redact_capture"}  # the settings `chrollo config` changes (privacy.json)
+# the settings `chrollo config` changes (privacy.json): name -> (key, kind)
+SETTINGS = {"redact-capture": ("redact_capture", "switch"), "recall-log": ("recall_log", "switch"),
+            "recall-log-max-mb": ("recall_log_max_mb", "number"), "recall-log-days": ("recall_log_days", "number")}
 
 
 @cli.command()
@@ -508,6 +588,10 @@ def config(key, value, unset, files, as_json):
                     replaced by [REDACTED:kind] before a turn is written. Off by default:
                     memory is verbatim, and the detector then runs on every capture.
                     `chrollo forget --secrets` scrubs what was captured before.
+    recall-log      on (default): every prompt the recall hook sees is logged, with what
+                    it injected (`chrollo recall log`); off stops it and removes the log.
+    recall-log-max-mb N   the log's most megabytes (default 5; the oldest entries go).
+    recall-log-days N     how long an entry is kept (default 90 days).
     vault [PATH]    where memory lives (the global vault); e.g. inside the Obsidian vault
                     you already use: chrollo config vault ~/Notes/"Agent memory".
                     Only session files and chrollo.base go there; state/, logs and keys
@@ -522,13 +606,34 @@ def config(key, value, unset, files, as_json):
         return _config_vault(value, unset, as_json)
     if unset:
         raise UsageError("--unset goes with `chrollo config vault`", kind="usage")
-    if value is not None and value not in ("on", "off"):
-        raise UsageError(f"{key} takes on or off, got {value!r}", kind="usage")
     from .privacy import set_setting, settings
 
     if value is not None:
-        set_setting(SETTINGS[key], value == "on")
-    current = {k: ("on" if settings().get(v) is True else "off") for k, v in SETTINGS.items()}
+        k, kind = SETTINGS[key]
+        if kind == "switch":
+            if value not in ("on", "off"):
+                raise UsageError(f"{key} takes on or off, got {value!r}", kind="usage")
+            set_setting(k, value == "on")
+            if key == "recall-log" and value == "off":
+                from .receipts import clear
+
+                n = clear()
+                if n:
+                    click.echo(f"removed the recall log ({n} receipts)", err=True)
+        else:
+            try:
+                number = float(value)
+                if not 0 < number <= 1e6:
+                    raise ValueError
+            except ValueError:
+                raise UsageError(f"{key} takes a positive number, got {value!r}", kind="usage") from None
+            set_setting(k, int(number) if number.is_integer() else number)
+    from .receipts import settings as log_settings
+
+    got, log = settings(), log_settings()
+    current = {"redact-capture": "on" if got.get("redact_capture") is True else "off",
+               "recall-log": "on" if log["enabled"] else "off",
+               "recall-log-max-mb": log["max_mb"], "recall-log-days": log["days"]}
     shown = {key: current[key]} if key else current
     if not key:  # every setting, the vault too (`chrollo config vault` for where it comes from)
         from .vault import vault_source
@@ -538,6 +643,70 @@ def config(key, value, unset, files, as_json):
         _dump(shown)
     else:
         click.echo("\n".join(f"{k} {v}" for k, v in shown.items()))
+
+
+@cli.group()
+def recall():
+    """What ambient recall injected, and why (receipts).
+
+    Every prompt the recall hook sees is logged in $CHROLLO_HOME/logs/recall.jsonl (owner-only):
+    when, harness, session, and for an injection the prompt's first words and each excerpt's
+    file:line and size. Bounded (`chrollo config recall-log-max-mb N`, `recall-log-days N`),
+    off with `chrollo config recall-log off`; `chrollo forget` removes what cites what it forgot.
+    """
+
+
+@recall.command("log")
+@click.option("-n", "--limit", type=click.IntRange(0), default=20, show_default=True, help="Most entries (0: all).")
+@click.option("--all", "all_", is_flag=True, help="Also the prompts nothing was injected into.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def recall_log(limit, all_, as_json):
+    """The newest injections first: when, harness, session, prompt, excerpts (file:line)."""
+    from . import receipts
+
+    rows = receipts.entries(limit, injections_only=not all_)
+    conf = receipts.settings()
+    if as_json:
+        _dump({"log": receipts.log_path(), "enabled": conf["enabled"], "entries": rows})
+        return
+    from .output import emit, receipt_lines
+
+    emit(receipt_lines(rows))
+    if not conf["enabled"]:
+        click.echo("the recall log is off (chrollo config recall-log on)", err=True)
+    elif not rows:
+        click.echo(f"nothing injected yet ({receipts.log_path()})", err=True)
+
+
+@recall.command("why")
+@click.argument("prompt", nargs=-1, required=True)
+@click.option("--session", metavar="ID", default="", help="Answer as if in this session (its own lines "
+              "and those already injected into it are left out).")
+@click.option("--budget", metavar="SIZE", help="small, medium, large or a number of characters.")
+@click.option("--dir", "dir_", metavar="PATH", help="Recall from this memory folder instead of the vault.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def recall_why(prompt, session, budget, dir_, as_json):
+    """What recall would inject for PROMPT now, and why: its terms and their weights, each
+    hit's verdict, the gate's decision and the block itself. Writes nothing.
+
+    \b
+    Example:
+      chrollo recall why "why does the nightly backup job fail?"
+    """
+    import time
+
+    from .recall import recall as run
+
+    trace: dict = {}
+    text = run(" ".join(prompt), session or "-", budget=budget, vault=dir_, started=time.monotonic(),
+               trace=trace, dry=True)
+    trace["block"] = text
+    if as_json:
+        _dump(trace)
+        return
+    from .output import emit, why_lines
+
+    emit(why_lines(trace))
 
 
 @cli.group()

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import vault as _vault
-from .errors import UsageError
+from .errors import ChrolloError, UsageError
 from .session import parse_lines
 
 MAX_WINDOW = 2000
@@ -93,3 +93,71 @@ def read(target: str | os.PathLike, line: int | None = None, *, before: int = 3,
         harness=None if meta.get("harness") is None else str(meta["harness"]),
         peer=_vault.peer_of(path, root.resolve()),
         lines=[{"line": i, "text": lines[i - 1], "match": i == anchor} for i in range(start, end + 1)])
+
+
+class Conversation:
+    """A session's turns, for reading (``chrollo read SESSION``): ``turns`` are the chosen
+    ones (all, ``--turn N`` or ``--last N``), each with its file lines [line, last_line]."""
+
+    def __init__(self, path: str, meta: dict, peer, lines: list, turns: list, total_turns: int,
+                 raw: bytes, title: str | None):
+        from .catalog import project_of
+
+        self.path, self.peer, self.lines, self.turns = path, peer, lines, turns
+        self.total_turns, self.raw, self.title = total_turns, raw, title
+        s = (lambda v: None if v is None else str(v))
+        self.session_id, self.harness = s(meta.get("session_id")), s(meta.get("harness"))
+        self.project = project_of(meta) or None
+        self.started = s(meta.get("started") or meta.get("date"))
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "session_id": self.session_id, "title": self.title,
+                "project": self.project, "harness": self.harness, "peer": self.peer,
+                "started": self.started, "total_turns": self.total_turns, "turns": self.turns}
+
+    def raw_bytes(self) -> bytes:
+        """The file's bytes — only the chosen turns' lines when some were left out."""
+        if len(self.turns) == self.total_turns:
+            return self.raw
+        parts = self.raw.split(b"\n")
+        return b"".join(b"\n".join(parts[t["line"] - 1:t["last_line"]]) + b"\n" for t in self.turns)
+
+
+def conversation(target: str, *, turn: int | None = None, last: int | None = None,
+                 roots: list | None = None) -> Conversation:
+    """The session ``target`` names (a file, an id or an id prefix: :func:`chrollo.catalog.find`),
+    whole, or only turn ``turn`` (1-based; negative counts from the end) or the ``last`` N."""
+    from .catalog import find
+
+    if turn is not None and last is not None:
+        raise UsageError("--turn and --last cannot be used together", kind="bad_usage")
+    if last is not None and last < 1:
+        raise UsageError(f"--last takes a number of turns from 1 on, got {last}", kind="bad_window")
+    roots = [Path(r) for r in (roots or [_vault.memories_dir()])]
+    path = Path(find(str(target), roots))
+    try:
+        with _vault.open_regular(path) as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise UsageError(f"not a memory file: {target} ({e.strerror})", kind="not_a_file") from None
+    lines = raw.decode("utf-8", "replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    session = parse_lines(lines, path)
+    turns = [{"n": i, "role": t.role, "timestamp": t.timestamp, "line": t.header_line,
+              "last_line": max(t.last_line, t.header_line), "text": t.text, "tools": t.tools}
+             for i, t in enumerate(session.turns, 1)]
+    total = len(turns)
+    title = session.meta.get("title")
+    if not (isinstance(title, str) and title.strip()):
+        title = next((t["text"].strip().split("\n")[0][:80] for t in turns if t["role"] == "user" and t["text"].strip()),
+                     None)
+    if turn is not None:
+        if turn == 0 or abs(turn) > total:
+            raise ChrolloError("bad_turn", f"{path.name} has {total} turn{'s' * (total != 1)}; no turn {turn}",
+                               "Turns count from 1 (-1 is the last).")
+        turns = [turns[turn - 1 if turn > 0 else turn]]
+    elif last is not None:
+        turns = turns[-last:]
+    root = next((r.resolve() for r in roots if r.resolve() in path.parents), roots[0].resolve())
+    return Conversation(str(path), session.meta, _vault.peer_of(path, root), lines, turns, total, raw, title)

@@ -29,10 +29,11 @@ class Report:
         self.lines: list = []      # {"path", "lines": [numbers]}
         self.pattern: str | None = None
         self.already: list = []    # targets forgotten by an earlier run
+        self.receipts = 0          # recall receipts removed with them (chrollo.receipts)
 
     def to_json(self) -> dict:
         return {"vault": str(self.vault), "dry_run": self.dry_run, "sessions": self.sessions,
-                "already_forgotten": self.already,
+                "already_forgotten": self.already, "receipts_removed": self.receipts,
                 "lines": {"pattern_added": self.pattern, "files": self.lines,
                           "count": sum(len(f["lines"]) for f in self.lines)}}
 
@@ -65,8 +66,12 @@ def forget(targets=(), since: str | None = None, until: str | None = None, proje
         _forget_sessions(vault, files, report)
     if not dry_run:
         from .listing import drop
+        from .receipts import forget as forget_receipts
 
         drop()  # (cached listings hold file names; a format-2 name holds the title)
+        report.receipts = forget_receipts(
+            paths=[s["path"] for s in report.sessions], sessions=[s["session_id"] for s in report.sessions],
+            pattern=pattern if report.lines or report.pattern is not None else None)
     return report
 
 
@@ -232,6 +237,9 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
         from .listing import drop
 
         drop()
+    from .receipts import forget as forget_receipts
+
+    forget_receipts(paths=removed, sessions=ids)
     return removed
 
 

@@ -170,8 +170,13 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
             from .recall import recall
 
             if not quiet:
+                trace: dict = {}
                 out = _reply(name, recall(privacy.scrub_private(prompt) if prompt else prompt, sid,
-                                          cwd=cwd or None, budget=budget, started=started))
+                                          cwd=cwd or None, budget=budget, started=started, trace=trace))
+                if not privacy.rules().forgotten(sid):  # (a session made private keeps no receipt)
+                    from .receipts import record
+
+                    record(name, sid, privacy.scrub_private(prompt) if prompt else prompt, trace)
         except Exception as e:  # recall failing must not stop the capture below
             _log_error(name, event, "recall", e)
         if off:

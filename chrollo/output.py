@@ -12,8 +12,10 @@ Layout (the Chrollo layout)::
 """
 from __future__ import annotations
 
+import re
 import sys
 
+from .fileformat import HEADER_RE
 from .sanitize import clean
 
 
@@ -195,4 +197,230 @@ def forget_lines(report) -> list:
         out.append(("bold", f"{plural(n_lines, 'line')} in {plural(len(report.lines), 'file')} "
                             f"{'would be ' if would else ''}scrubbed"
                     + ("; later captures scrub the pattern too" if report.pattern is not None else "")))
+    return out
+
+
+def sessions_lines(listing) -> list:
+    """`chrollo sessions`: one line per session, newest first (like `git log --oneline`):
+    started, id, harness, project, turns, size, origin, title."""
+    rows = listing.rows
+    cols = [(r.started[:16] if r.started else "-", r.id or "-", r.harness or "-", r.project or "-",
+             f"{r.turns}", size(r.bytes), r.peer or "local", r.title or "") for r in rows]
+    cols = [tuple(clean(c) for c in row) for row in cols]
+    widths = [max((len(c[i]) for c in cols), default=0) for i in range(7)]
+    styles = ("yellow", "cyan", "green", "magenta", "", "dim", "blue", "")
+    out = []
+    for r, c in zip(rows, cols):
+        parts = []
+        for i, (text, style) in enumerate(zip(c, styles)):
+            w = widths[i] if i < 7 else 0
+            if i == 7 and r.parent:
+                text = "↳ " + text  # a subagent's file (its parent's id, listed next to it)
+            parts += [("", "  " if i else ""), (style, text.rjust(w) if i in (4, 5) else text.ljust(w))]
+        out.append(parts)
+    return out
+
+
+def emit_rows(rows: list, stream=None) -> None:
+    """Lines made of styled parts [(style, text), …]: coloured on a terminal, plain when
+    piped. Every part is already sanitized."""
+    stream = stream or sys.stdout
+    if stream.isatty():
+        from rich.console import Console
+        from rich.text import Text
+
+        console = Console(file=stream, highlight=False, soft_wrap=True)
+        for parts in rows:
+            t = Text()
+            for style, text in parts:
+                t.append(text, style=style or None)
+            console.print(t)
+    else:
+        stream.write("".join("".join(text for _s, text in parts).rstrip() + "\n" for parts in rows))
+
+
+_TOOL = re.compile(r"^\s*<tool>(.*)</tool>\s*$")
+
+
+def conversation_lines(conv) -> list:
+    """`chrollo read SESSION`: a heading (title; started · harness · project · id · turns;
+    the file), then each turn under a rule with its number, role, time and line; agent text
+    unquoted, tool calls as dim ``⏺`` lines."""
+    bits = [b for b in (conv.started and str(conv.started).replace("T", " "), conv.harness, conv.project,
+                        f"peer {conv.peer}" if conv.peer else None, conv.session_id,
+                        f"{conv.total_turns} turn{'s' * (conv.total_turns != 1)}") if b]
+    out = [("bold", conv.title or "(untitled)"), ("dim", " · ".join(bits)), ("dim", conv.path)]
+    if len(conv.turns) < conv.total_turns:
+        out.append(("dim", f"turns {conv.turns[0]['n']}-{conv.turns[-1]['n']} of {conv.total_turns}"
+                    if len(conv.turns) > 1 else f"turn {conv.turns[0]['n']} of {conv.total_turns}"))
+    for t in conv.turns:
+        who = "User" if t["role"] == "user" else "Agent"
+        out += [("", ""), ("bold green" if who == "User" else "bold blue",
+                           f"── {t['n']} · {who} · {t['timestamp']} · line {t['line']} ──")]
+        body = conv.lines[t["line"]:t["last_line"]]
+        for ln in body:
+            if who == "Agent":
+                ln = ln[2:] if ln.startswith("> ") else ln[1:] if ln.startswith(">") else ln
+            elif ln.startswith("\\") and HEADER_RE.match(ln[1:]):
+                ln = ln[1:]
+            m = _TOOL.match(ln)
+            out.append(("dim", f"  ⏺ {m.group(1)}") if m else ("", ln))
+    return out
+
+
+def page(lines: list, stream=None, pager: bool = True) -> None:
+    """Like :func:`emit` (sanitized; coloured on a terminal, plain when piped), through a
+    pager when on a terminal and longer than the screen, as git does: ``$CHROLLO_PAGER``,
+    else ``$PAGER``, else ``less`` (with ``LESS=FRX`` unless set); "" or ``cat``: none."""
+    stream = stream or sys.stdout
+    lines = [(style, clean(text)) for style, text in lines]
+    if not stream.isatty():
+        stream.write("".join(text + "\n" for _style, text in lines))
+        return
+    import io
+    import os
+    import shutil
+
+    from rich.console import Console
+    from rich.text import Text
+
+    width, height = shutil.get_terminal_size((100, 24))
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=width, highlight=False, soft_wrap=False)
+    for style, text in lines:
+        console.print(Text(text, style=style or None))
+    rendered = buf.getvalue()
+    cmd = os.environ.get("CHROLLO_PAGER", os.environ.get("PAGER", "less"))
+    if not pager or rendered.count("\n") < height or not cmd.strip() or cmd.strip() == "cat":
+        stream.write(rendered)
+        stream.flush()
+        return
+    import subprocess
+
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    stream.flush()
+    try:
+        proc = subprocess.Popen(cmd, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        stream.write(rendered)
+        return
+    try:
+        proc.stdin.write(rendered.encode("utf-8", "replace"))
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # (the reader quit the pager early)
+    proc.wait()
+
+
+def _home_short(path: str) -> str:
+    import os
+
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home and path.startswith(home + "/") else path
+
+
+def receipt_lines(rows: list) -> list:
+    """`chrollo recall log`: one entry per prompt, newest first, its excerpts below it."""
+    out = []
+    for e in rows:
+        n = len(e.get("excerpts") or [])
+        head = " · ".join(str(x) for x in (str(e.get("time", ""))[:19].replace("T", " "), e.get("harness"),
+                                           str(e.get("session") or "")[:8]) if x)
+        what = (f"{n} excerpt{'s' * (n != 1)}, {e.get('chars', 0)} chars" if n else "nothing injected")
+        prompt = f"  “{e['prompt']}”" if e.get("prompt") else ""
+        out.append(("bold", f"{head} · {what}{prompt}"))
+        for x in e.get("excerpts") or []:
+            if isinstance(x, dict):
+                out.append(("", f"    {_home_short(str(x.get('path')))}:{x.get('line')}  "
+                                f"(lines {x.get('start')}-{x.get('end')}, {x.get('chars')} chars)"))
+    return out
+
+
+def why_lines(trace: dict) -> list:
+    """`chrollo recall why`: the terms and their weights, each hit's verdict, the decision,
+    then the block as it would be injected."""
+    out = []
+    terms = trace.get("terms") or {}
+    if trace.get("query") is not None:
+        common = set(trace.get("common") or ())
+        out.append(("bold", f"terms ({trace.get('searched', 0)} sessions searched):"))
+        out += [("", f"  {t:<20} weight {w:5.2f}" + ("  (common)" if t in common else ""))
+                for t, w in sorted(terms.items(), key=lambda kv: -kv[1])]
+        if trace.get("needed") is not None:
+            out.append(("dim", f"a passage must hold {trace['needed']:.0%} of the weight; the best holds "
+                               f"{trace.get('best', 0):.0%}"))
+    hits = trace.get("hits") or []
+    if hits:
+        out.append(("bold", "hits, in search order:"))
+    for h in hits:
+        style = "green" if h.get("verdict") == "injected" else "dim" if h.get("verdict", "").startswith(
+            ("fewer", "only", "under", "from this")) else ""
+        share = f" · passage {h['passage_share']:.0%}" if "passage_share" in h else ""
+        out.append((style, f"  {_home_short(h['path'])}:{h['line']}  [{', '.join(h['terms'])}] "
+                           f"line {h['line_share']:.0%}{share} → {h.get('verdict', '')}"))
+    out.append(("bold", f"decision: {trace.get('decision') or 'nothing injected'}"))
+    if trace.get("block"):
+        out += [("", "")] + [("dim", ln) for ln in trace["block"].rstrip("\n").split("\n")]
+    return out
+
+
+PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "red")
+BAR = 40
+
+
+def activity_rows(activity: dict, recall: dict | None = None) -> list:
+    """`chrollo stats`' chart: one bar per day or week, split by project or harness in
+    colours (the first six keys; the rest as "other"), the count and, per key, the numbers."""
+    series = activity.get("series") or []
+    by = activity.get("by")
+    totals: dict = {}
+    for r in series:
+        for k, n in (r.get("by") or {}).items():
+            totals[k] = totals.get(k, 0) + n
+    keys = [k for k, _n in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))]
+    shown = keys[:len(PALETTE)] if len(keys) <= len(PALETTE) else keys[:len(PALETTE) - 1]
+    colour = {k: PALETTE[i] for i, k in enumerate(shown)}
+    per = activity.get("per", "day")
+    top = max((r["turns"] for r in series), default=0)
+    out = [[("bold", f"turns per {per}, {activity.get('since')} .. {activity.get('until')}"
+             f"{f' by {by}' if by else ''}: {activity.get('turns', 0)}")]]
+    if by and keys:
+        legend = [("", "  ")]
+        for k in shown:
+            legend += [(colour[k], "█ "), ("", clean(k) + "  ")]
+        if len(keys) > len(shown):
+            legend += [("dim", "█ "), ("", "other")]
+        out.append(legend)
+    label = "week of" if per == "week" else "day"
+    out.append([("dim", f"  {label:<10}")])
+    for r in series:
+        n = r["turns"]
+        width = 0 if not top else max(1 if n else 0, round(BAR * n / top))
+        parts = [("yellow", f"  {r['start']}  ")]
+        if by and n:
+            split = r.get("by") or {}
+            segs, used = [], 0
+            for k in shown:
+                if split.get(k):
+                    segs.append((colour[k], split[k]))
+            rest = n - sum(c for _k, c in segs)
+            if rest:
+                segs.append(("dim", rest))
+            for i, (style, c) in enumerate(segs):
+                w = round(width * (used + c) / n) - round(width * used / n)
+                used += c
+                parts.append((style, "█" * w))
+        else:
+            parts.append(("cyan", "█" * width))
+        parts.append(("", " " * (BAR - width) + f"  {n:>5}"))
+        if by and n:
+            parts.append(("dim", "  " + ", ".join(f"{clean(k)} {c}" for k, c in (r.get("by") or {}).items())))
+        out.append(parts)
+    if recall is not None:
+        share = "-" if recall.get("share") is None else f"{recall['share']:.0%}"
+        out += [[("", "")], [("bold", "recall: "), ("", f"{recall.get('prompts', 0)} prompts seen · "
+                                                       f"{recall.get('injections', 0)} with an injection ({share}) · "
+                                                       f"{recall.get('chars', 0)} characters injected"
+                                                       + ("" if recall.get("enabled", True) else " · the log is off"))]]
     return out

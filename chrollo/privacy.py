@@ -62,6 +62,7 @@ class Rules:
         self.lines: list = [x for x in lines if isinstance(x, dict) and isinstance(x.get("pattern"), str)] \
             if isinstance(lines, list) else []
         self._compiled = None
+        self.settings = settings  # privacy.json as read (the recall log's switches live there too)
         exclude = settings.get("exclude")
         self.exclude: list = [x for x in exclude if isinstance(x, str) and x] \
             if isinstance(exclude, list) else []

@@ -91,17 +91,25 @@ def worth_searching(prompt) -> str | None:
 
 
 def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
-           vault: str | None = None, started: float | None = None) -> str:
+           vault: str | None = None, started: float | None = None, trace: dict | None = None,
+           dry: bool = False) -> str:
     """The recall block for ``prompt`` in session ``session_id`` ("" when nothing is worth it).
 
     ``started`` (a time.monotonic()): when the hook started; the search's deadline is what is
-    left of DEADLINE since then (now if not given)."""
+    left of DEADLINE since then (now if not given). ``trace``: a dict filled with why — the
+    terms and weights, each hit's verdict, the decision and the excerpts injected (``file``,
+    ``line``, ``start``, ``end``, ``chars``): the receipt and ``chrollo recall why``. ``dry``:
+    change nothing (the session's already-injected lines are read, not written)."""
+    trace = {} if trace is None else trace
+    trace.update(decision="", excerpts=[])
     query = worth_searching(prompt)
     if query is None:
+        trace["decision"] = "not searched: the prompt is too short or a trivial reply"
         return ""
     from .retrieval import search
 
     chars, max_hits = budget_of(budget)
+    trace.update(query=query, budget={"chars": chars, "excerpts": max_hits})
     spent = time.monotonic() - started if started is not None else 0.0
     try:
         result = search(query, limit=max_hits + 3, context=3, dir=vault, cwd=cwd,
@@ -110,12 +118,13 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
         from .errors import ChrolloError
 
         if isinstance(e, ChrolloError) and e.kind in ("vault_not_found", "not_a_directory"):
+            trace["decision"] = f"nothing injected: {e.message}"
             return ""
         raise
     from .privacy import excluded_file
 
     result.hits = [h for h in result.hits if not excluded_file(h.path)]  # captured before its project was excluded
-    passages = about_prompt(_recallable(result), session_id)
+    passages = about_prompt(_recallable(result), session_id, trace)
     if not passages:
         return ""
     seen_path = _state_path(session_id)
@@ -127,26 +136,42 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
             break
         rel = os.path.relpath(p.path, root) if root else p.path
         if not p.trim([(a, b) for r, a, b in injected + taken if r == rel]):
+            _verdict(trace, p.hit, "its line is already in an excerpt (this one or one shown earlier in the session)")
             continue  # its matched line is already in front of the model
         block = _block(p, rel)
         if used + len(block) > chars:
             if blocks:
+                _verdict(trace, p.hit, "over the character budget")
                 continue  # a smaller later passage may still fit
             block = block[: chars - used - 10].rsplit("\n", 1)[0] + "\n" + _fence(block) + "\n"
         blocks.append(block)
         used += len(block)
         taken.append((rel, p.start, p.end))
+        _verdict(trace, p.hit, "injected")
+        trace["excerpts"].append({"path": p.path, "line": p.hit.line, "start": p.start, "end": p.end,
+                                  "chars": len(block)})
     if not blocks:
+        trace["decision"] = "nothing injected: every passage was already shown in this session"
         return ""
-    try:
-        _save(seen_path, injected + taken)
-    except OSError:
-        pass  # (state/ not writable: the memory still goes in; only the dedup is lost)
+    if not dry:
+        try:
+            _save(seen_path, injected + taken)
+        except OSError:
+            pass  # (state/ not writable: the memory still goes in; only the dedup is lost)
     where = clean(root.replace(os.path.expanduser("~"), "~", 1)) if root else ""
     head = (f"{RECALL_HEADER}\n"
             f"Quoted from files under {where}; may be outdated. "
             "`chrollo read FILE:LINE --turn` (or read_memory) shows more.\n")
-    return head + "\n" + "\n".join(blocks)
+    text = head + "\n" + "\n".join(blocks)
+    trace["decision"] = f"injected {len(blocks)} excerpt{'s' * (len(blocks) != 1)}, {len(text)} characters"
+    trace["chars"] = len(text)
+    return text
+
+
+def _verdict(trace: dict, hit, why: str) -> None:
+    for c in trace.get("hits", ()):
+        if c["path"] == hit.path and c["line"] == hit.line:
+            c["verdict"] = why
 
 
 def _recallable(result):
@@ -177,7 +202,7 @@ def needed_share(n_terms: int) -> float:
     return min(MIN_COVERAGE, SHARE_SCALE / math.sqrt(max(1, n_terms)))
 
 
-def about_prompt(result, session_id: str) -> list:
+def about_prompt(result, session_id: str, trace: dict | None = None) -> list:
     """The passages worth injecting for ``result`` (best first), or [] when none is about it.
 
     A hit is a candidate when its line holds at least MIN_TERMS distinct query terms (all of
@@ -186,9 +211,12 @@ def about_prompt(result, session_id: str) -> list:
     candidate's passage — the lines the model would read — holds at least needed_share() of
     the query's weight; then all candidates are injected, in search order.
     """
+    trace = {} if trace is None else trace
     w = term_weights(result)
     total = sum(w.values())
+    trace.update(terms=w, searched=result.sessions, hits=[])
     if not total:
+        trace["decision"] = "not searched: the prompt has no searchable words"
         return []
     common = {t for t, x in w.items() if result.sessions >= COMMON_MIN_SESSIONS
               and result.weights.get(t) and x < math.log(1 + 1 / COMMON_SHARE)}
@@ -196,17 +224,36 @@ def about_prompt(result, session_id: str) -> list:
     forms = _forms(result)
     files: dict = {}
     cands, best = [], 0.0
+    trace.update(common=sorted(common), needed=round(needed_share(len(w)), 3))
     for h in result.hits:
-        if h.session_id and (h.session_id == session_id or h.session_id.startswith(session_id + ":")):
-            continue
         own = [t for t in h.terms if t in w]
-        if (len(own) < need_terms or all(t in common for t in own)
-                or sum(w[t] for t in own) < MIN_LINE_SHARE * total):
+        row = {"path": h.path, "line": h.line, "terms": own, "line_share": round(sum(w[t] for t in own) / total, 3)}
+        trace["hits"].append(row)
+        if h.session_id and (h.session_id == session_id or h.session_id.startswith(session_id + ":")):
+            row["verdict"] = "from this very session"
             continue
-        p = Passage.around(h, files, forms)
-        best = max(best, sum(w[t] for t in p.terms) / total)
-        cands.append(p)
-    return cands if best >= needed_share(len(w)) else []
+        if len(own) < need_terms:
+            row["verdict"] = f"fewer than {need_terms} of the prompt's terms on the line"
+        elif all(t in common for t in own):
+            row["verdict"] = "only common terms on the line"
+        elif sum(w[t] for t in own) < MIN_LINE_SHARE * total:
+            row["verdict"] = f"under {MIN_LINE_SHARE:.0%} of the prompt's weight on the line"
+        else:
+            p = Passage.around(h, files, forms)
+            share = sum(w[t] for t in p.terms) / total
+            best = max(best, share)
+            row.update(passage_share=round(share, 3), verdict="candidate")
+            cands.append(p)
+    trace["best"] = round(best, 3)
+    if not cands or best < needed_share(len(w)):
+        trace["decision"] = ("nothing injected: no hit holds enough of the prompt's terms" if not cands else
+                             f"nothing injected: the best passage holds {best:.0%} of the prompt's weight, "
+                             f"{needed_share(len(w)):.0%} needed")
+        for row in trace["hits"]:
+            if row["verdict"] == "candidate":
+                row["verdict"] = "candidate (the prompt is not about it)"
+        return []
+    return cands
 
 
 def _forms(result):

@@ -1,4 +1,10 @@
-"""``stats``: what a vault holds — sessions, turns, bytes, date range, per harness, per peer."""
+"""``stats``: what a vault holds — sessions, turns, bytes, date range, per harness, per peer —
+and what happened over time: turns per day or week (by project or harness), and what recall did.
+
+Activity counts each turn on the day of its own header; only sessions started up to
+ACTIVITY_SLACK_DAYS before the window are looked at for it (a session's name holds its
+start, so the others are not even matched against).
+"""
 from __future__ import annotations
 
 import re
@@ -7,9 +13,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import vault as _vault
+from .catalog import project_of
 from .fileformat import parse_frontmatter
 
 _HEADER = re.compile(rb"^(?:## )?\[(\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]", re.M)
+ACTIVITY_SLACK_DAYS = 7
+DEFAULT_WEEKS = 12
 
 
 @dataclass
@@ -25,13 +34,38 @@ class Stats:
     unreadable: list = field(default_factory=list)
     # per harness: when its hooks last captured a turn vs its newest transcript (freshness.check)
     hooks: dict = field(default_factory=dict)
+    # {"per": "day"|"week", "by": None|"project"|"harness", "since", "until",
+    #  "series": [{"start": "YYYY-MM-DD", "turns": n, "by": {key: n}}]}
+    activity: dict = field(default_factory=dict)
+    # {"prompts", "injections", "share", "chars", "series": [{"start", "prompts", "injections"}]}
+    recall: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
-def stats(dir: str | None = None) -> Stats:
-    """Count what the vault (or ``dir``) holds. Reads every file once."""
+def stats(dir: str | None = None, since=None, until=None, per: str | None = None,
+          by: str | None = None) -> Stats:
+    """Count what the vault (or ``dir``) holds — reads every file once — and its activity
+    between ``since`` and ``until`` (dates in :mod:`chrollo.dates`' grammar; default the last
+    DEFAULT_WEEKS weeks) per ``per`` ("day" or "week"; default: days for a month or less),
+    split ``by`` "project" or "harness"."""
+    import datetime as dt
+
+    from .dates import now, parse
+    from .errors import UsageError
+
+    if by not in (None, "project", "harness"):
+        raise UsageError(f"--by takes project or harness, got {by!r}", kind="bad_usage")
+    hi = parse(until, end=True, option="--until") or now()
+    lo = parse(since, option="--since") or dt.datetime.combine(
+        hi.date() - dt.timedelta(weeks=DEFAULT_WEEKS) + dt.timedelta(days=1), dt.time())
+    if lo > hi:
+        raise UsageError(f"--since ({since}) is after --until ({until or 'now'})", kind="bad_date")
+    per = per or ("day" if (hi - lo).days <= 31 else "week")
+    first_day, last_day = lo.date().isoformat(), hi.date().isoformat()
+    look_from = (lo.date() - dt.timedelta(days=ACTIVITY_SLACK_DAYS)).isoformat()
+    days: dict = {}  # day -> Counter(by key)
     root = Path(dir).expanduser().resolve() if dir else _vault.memories_dir()
     _vault.require_dir(root, "memory folder" if dir else "vault")
     out = Stats(vault=str(root))
@@ -58,6 +92,17 @@ def stats(dir: str | None = None) -> Stats:
                            (per_p, _vault.peer_of(p, root) or "local")):
             c = table.setdefault(key, Counter())
             c.update(sessions=1, turns=turns, bytes=len(data))
+        named = _vault.SESSION_NAME_RE.fullmatch(p.name)
+        if turns and (named is None or named.group(1) >= look_from) and (date or "9999") <= last_day:
+            key = "" if by is None else str(meta.get("harness") or "unknown") if by == "harness" \
+                else (project_of(meta) or "unknown")
+            fallback = (date or "")[:10].encode()
+            for stamp in _HEADER.findall(data):
+                day = (stamp[:10] or fallback).decode("ascii", "replace")
+                if first_day <= day <= last_day:
+                    days.setdefault(day, Counter())[key] += 1
+    out.activity = _series(days, lo.date(), hi.date(), per, by)
+    out.recall = _recall(lo.date(), hi.date(), per)
     out.harnesses = {k: dict(v) for k, v in sorted(per_h.items())}
     out.peers = {k: dict(v) for k, v in sorted(per_p.items())}
     from .freshness import check
@@ -65,3 +110,55 @@ def stats(dir: str | None = None) -> Stats:
 
     out.hooks = {h: check(h) for h in HARNESSES}
     return out
+
+
+def _bucket(day, per: str):
+    import datetime as dt
+
+    return day - dt.timedelta(days=day.weekday()) if per == "week" else day
+
+
+def _buckets(lo, hi, per: str) -> list:
+    import datetime as dt
+
+    out, d = [], _bucket(lo, per)
+    while d <= hi:
+        out.append(d)
+        d += dt.timedelta(days=7 if per == "week" else 1)
+    return out
+
+
+def _series(days: dict, lo, hi, per: str, by) -> dict:
+    """Every day (or week, from its Monday) of [lo, hi], with its turns (and per key)."""
+    import datetime as dt
+
+    if per not in ("day", "week"):
+        from .errors import UsageError
+
+        raise UsageError(f"--per takes day or week, got {per!r}", kind="bad_usage")
+    rows = {b.isoformat(): Counter() for b in _buckets(lo, hi, per)}
+    for day, c in days.items():
+        rows[_bucket(dt.date.fromisoformat(day), per).isoformat()].update(c)
+    series = [{"start": k, "turns": sum(c.values()),
+               **({"by": dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))} if by else {})}
+              for k, c in rows.items()]
+    return {"per": per, "by": by, "since": lo.isoformat(), "until": hi.isoformat(),
+            "turns": sum(r["turns"] for r in series), "series": series}
+
+
+def _recall(lo, hi, per: str) -> dict:
+    """What ambient recall did in [lo, hi], from its receipts (:mod:`chrollo.receipts`)."""
+    import datetime as dt
+
+    from .receipts import counts, log_path, settings
+
+    got = counts(lo.isoformat(), hi.isoformat())
+    rows = {b.isoformat(): Counter() for b in _buckets(lo, hi, per)}
+    for day, c in got.items():
+        rows[_bucket(dt.date.fromisoformat(day), per).isoformat()].update(c)
+    prompts = sum(c["prompts"] for c in got.values())
+    injections = sum(c["injections"] for c in got.values())
+    return {"log": log_path(), "enabled": settings()["enabled"], "prompts": prompts, "injections": injections,
+            "share": round(injections / prompts, 3) if prompts else None,
+            "chars": sum(c["chars"] for c in got.values()),
+            "series": [{"start": k, "prompts": c["prompts"], "injections": c["injections"]} for k, c in rows.items()]}

@@ -369,7 +369,7 @@ def test_forget_secrets_scrubs_what_was_captured_before_redaction_was_on(home, t
 
 
 def test_config_turns_capture_redaction_on_and_off(home, tmp_path):
-    assert run_json(["config"], home)[1] == {"redact-capture": "off"}
+    assert run_json(["config"], home)[1]["redact-capture"] == "off"
     s = Claude(tmp_path / "claude", _project(tmp_path))
     s.live(home, f"the stripe key is {SECRET} for staging", "Noted, staging uses it.")
     assert SECRET in _texts(home)
