@@ -72,7 +72,7 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json,
 @click.option("-B", "--before", type=int, default=3, show_default=True, help="Lines before LINE.")
 @click.option("-A", "--after", type=int, default=3, show_default=True, help="Lines after LINE.")
 @click.option("--turn", type=int, is_flag=False, flag_value=0, default=None, metavar="[N]",
-              help="With LINE: the whole turn that holds it. Without: turn N (from 1; --turn=-1: the last).")
+              help="With LINE: the whole turn that holds it. Without: turn N (from 1; --last 1 for the last).")
 @click.option("--last", type=int, metavar="N", help="Only the last N turns.")
 @click.option("--dir", "dir_", metavar="PATH", help="Memory folder the session is in (default: the vault).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

@@ -126,7 +126,7 @@ class Conversation:
 def conversation(target: str, *, turn: int | None = None, last: int | None = None,
                  roots: list | None = None) -> Conversation:
     """The session ``target`` names (a file, an id or an id prefix: :func:`chrollo.catalog.find`),
-    whole, or only turn ``turn`` (1-based; negative counts from the end) or the ``last`` N."""
+    whole, or only turn ``turn`` (1-based) or the ``last`` N."""
     from .catalog import find
 
     if turn is not None and last is not None:
@@ -153,10 +153,10 @@ def conversation(target: str, *, turn: int | None = None, last: int | None = Non
         title = next((t["text"].strip().split("\n")[0][:80] for t in turns if t["role"] == "user" and t["text"].strip()),
                      None)
     if turn is not None:
-        if turn == 0 or abs(turn) > total:
+        if not 1 <= turn <= total:
             raise ChrolloError("bad_turn", f"{path.name} has {total} turn{'s' * (total != 1)}; no turn {turn}",
-                               "Turns count from 1 (-1 is the last).")
-        turns = [turns[turn - 1 if turn > 0 else turn]]
+                               "Turns count from 1 (--last 1 is the last).")
+        turns = [turns[turn - 1]]
     elif last is not None:
         turns = turns[-last:]
     root = next((r.resolve() for r in roots if r.resolve() in path.parents), roots[0].resolve())

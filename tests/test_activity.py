@@ -1,0 +1,91 @@
+"""`chrollo stats`' activity: turns per day or week, by project or harness, as a chart and in --json."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from conftest import run, run_json, write_session
+
+
+def _vault(tmp_path):
+    vault = tmp_path / "v"
+    write_session(vault, "aaaa1111-x", "2026-10-27T09:00:00", [
+        ("user", "09:00:00", "q1"), ("agent", "09:00:05", ["a1"]),
+        ("user", "2026-10-28 10:00:00", "next day"), ("agent", "2026-10-28 10:00:09", ["a2"])],
+        cwd="/home/user/infra", fmt=2)
+    write_session(vault, "bbbb2222-x", "2026-10-28T14:00:00", [("user", "14:00:00", "zsh")],
+                  harness="codex", cwd="/home/user/dotfiles")
+    write_session(vault, "cccc3333-x", "2026-08-01T08:00:00", [("user", "08:00:00", "old")], cwd="/home/user/infra")
+    return vault
+
+
+def test_series_per_day_by_project(home, tmp_path):
+    vault = _vault(tmp_path)
+    r, out = run_json(["stats", "--dir", vault, "--since", "2026-10-26", "--by", "project"], home)
+    assert r.returncode == 0
+    act = out["activity"]
+    assert (act["per"], act["by"], act["since"], act["until"], act["turns"]) == \
+        ("day", "project", "2026-10-26", "2026-11-01", 5)
+    days = {d["start"]: d for d in act["series"]}
+    assert list(days) == [f"2026-10-{d}" for d in range(26, 32)] + ["2026-11-01"]  # every day, zeros too
+    assert days["2026-10-27"] == {"start": "2026-10-27", "turns": 2, "by": {"infra": 2}}
+    assert days["2026-10-28"]["by"] == {"infra": 2, "dotfiles": 1}  # each turn on its own day
+    assert days["2026-10-26"]["turns"] == 0
+    # the totals are still the whole vault's
+    assert (out["sessions"], out["turns"]) == (3, 6)
+
+
+def test_weeks_by_harness_and_the_default_window(home, tmp_path):
+    vault = _vault(tmp_path)
+    r, out = run_json(["stats", "--dir", vault, "--by", "harness"], home)
+    act = out["activity"]
+    assert act["per"] == "week" and act["until"] == "2026-11-01"
+    assert dt.date.fromisoformat(act["since"]) == dt.date(2026, 11, 1) - dt.timedelta(weeks=12) + dt.timedelta(days=1)
+    weeks = {w["start"]: w for w in act["series"]}
+    assert all(dt.date.fromisoformat(k).weekday() == 0 for k in weeks)  # weeks start on Monday
+    assert weeks["2026-10-26"]["by"] == {"claude-code": 4, "codex": 1}
+    assert "2026-07-27" not in weeks and act["turns"] == 5  # 2026-08-01 is before the 12 weeks
+
+
+def test_chart_piped_and_errors(home, tmp_path):
+    vault = _vault(tmp_path)
+    out = run(["stats", "--dir", vault, "--since", "2026-10-26", "--by", "project"], home).stdout
+    assert "turns per day, 2026-10-26 .. 2026-11-01 by project: 5" in out
+    row = next(ln for ln in out.splitlines() if ln.startswith("  2026-10-28"))
+    assert row.count("█") == 40 and row.rstrip().endswith("3  infra 2, dotfiles 1")
+    half = next(ln for ln in out.splitlines() if ln.startswith("  2026-10-27"))
+    assert half.count("█") == 27  # 2 of 3, of 40 columns
+    assert "recall: 0 prompts seen" in out and "\x1b" not in out
+    for args, kind in ((["--since", "soon"], "bad_date"), (["--since", "2026-11-01", "--until", "2026-10-01"], "bad_date")):
+        r, err = run_json(["stats", "--dir", vault, *args], home)
+        assert r.returncode == 2 and err["error"]["kind"] == kind
+    r = run(["stats", "--dir", vault, "--by", "colour"], home)
+    assert r.returncode == 2
+
+
+@pytest.mark.parametrize("text,end,want", [
+    ("today", False, "2026-11-01T00:00:00"), ("today", True, "2026-11-01T23:59:59.999999"),
+    ("yesterday", False, "2026-10-31T00:00:00"), ("7d", False, "2026-10-25T12:00:00"),
+    ("2w", False, "2026-10-18T12:00:00"), ("3m", False, "2026-08-01T12:00:00"), ("1y", False, "2025-11-01T12:00:00"),
+    ("2026-06-01", False, "2026-06-01T00:00:00"), ("2026-06-01", True, "2026-06-01T23:59:59.999999"),
+    ("2026-06-01T14:30", False, "2026-06-01T14:30:00"), ("YESTERDAY", True, "2026-10-31T23:59:59.999999"),
+])
+def test_one_date_grammar(home, text, end, want):
+    from chrollo.dates import parse
+
+    assert parse(text, end=end).isoformat() == want
+
+
+def test_offsets_become_local_time(home):
+    from chrollo.dates import parse
+    from chrollo.errors import UsageError
+
+    got = parse("2026-06-01T14:30:00+02:00")
+    assert got.tzinfo is None and got == dt.datetime(2026, 6, 1, 12, 30, tzinfo=dt.timezone.utc).astimezone().replace(tzinfo=None)
+    assert parse("2026-06-01T12:30:00Z") == got
+    for bad in ("1969-12-31", "next week", "7x", "2026-13-01", ""):
+        if bad:
+            with pytest.raises(UsageError):
+                parse(bad)
+    assert parse("") is None and parse(None) is None
