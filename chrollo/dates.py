@@ -25,17 +25,10 @@ FORMS = "today, yesterday, 7d, 2w, 3m, 1y, 2026-06-01 or 2026-06-01T14:30+02:00"
 
 
 def now() -> dt.datetime:
-    """The clock: ``CHROLLO_NOW`` (an ISO date-time) freezes it.
-    (Kept here until the project's one clock lands; then this delegates to it.)"""
-    import os
+    """The one clock (:mod:`chrollo.clock`), as naive local time like session files' stamps."""
+    from .clock import local, now as _now
 
-    env = os.environ.get("CHROLLO_NOW")
-    if env:
-        try:
-            return _local(dt.datetime.fromisoformat(env.replace("Z", "+00:00")))
-        except ValueError:
-            raise UsageError(f"CHROLLO_NOW is not an ISO date/time: {env!r}", kind="bad_clock") from None
-    return dt.datetime.now()
+    return local(_now())
 
 
 def parse(value, *, end: bool = False, option: str = "--since", at: dt.datetime | None = None) -> dt.datetime | None:

@@ -9,7 +9,8 @@ writer's locks by the names below). See docs/design.md, "Home and state".
 
   memories/                  the global vault (unless ``chrollo config vault`` moved it)
   config.json                settings: the global vault (``chrollo config vault``)
-  privacy.json               settings: excluded projects, ``redact_capture`` (``chrollo config``)
+  privacy.json               settings: excluded projects, ``redact_capture``, the recall log's
+                             ``recall_log``, ``recall_log_max_mb``, ``recall_log_days`` (``chrollo config``)
   redact.json                the secret detector's extra/disabled rules (mesh/redact.json too)
   thesaurus.json             the user's own thesaurus overlay
   trusted-projects.json      the project vaults the user opted in to (``chrollo init``)
@@ -17,6 +18,7 @@ writer's locks by the names below). See docs/design.md, "Home and state".
   mesh/node.key, node.crt    this node's identity (swarm.key: the retired shared key)
   mesh/git/<key>.git         a bare mirror per git remote (<key>.git.blobs.json: its blob cache)
   logs/<name>.log            hook and mesh logs
+  logs/recall.jsonl          recall receipts: what was injected into which prompt (.lock: its lock)
   state/                     disposable records (except forgotten.json), locks:
     capture/<key>.json       a capture's watermarks, digests, the turn in flight
     sessions/<key>.json      the session writer's record of a file it created
@@ -40,7 +42,7 @@ the other way round (every lock is an exclusive ``flock``):
   3. ``listing_journal_lock(folder)`` — the writer, while it creates a session file
   4. ``tombstones_lock()``       — capture marking a session private (``forget_ids``)
 
-``mesh_publish_lock()`` is taken alone. ``<key>`` is :func:`state_key`, a hash of the session
+``mesh_publish_lock()`` and ``recall_log_lock()`` are taken alone. ``<key>`` is :func:`state_key`, a hash of the session
 id (or folder); the lock files are sharded by its first two hex digits.
 
 Stdlib only and cheap: the hooks import it on every call.
@@ -84,6 +86,16 @@ def log_file(name: str) -> str:
     return os.path.join(logs_dir(), name + ".log")
 
 
+def recall_log() -> str:
+    """Recall receipts, one JSON line per prompt the recall hook saw (:mod:`chrollo.receipts`)."""
+    return os.path.join(logs_dir(), "recall.jsonl")
+
+
+def recall_log_lock() -> str:
+    """Taken alone, around each append to (and rewrite of) :func:`recall_log`."""
+    return recall_log() + ".lock"
+
+
 def default_vault() -> str:
     return os.path.join(home_path(), "memories")
 
@@ -101,7 +113,8 @@ def config_file() -> str:
 
 
 def privacy_file() -> str:
-    """Excluded projects and ``redact_capture`` (``chrollo exclude``, ``chrollo config``)."""
+    """Excluded projects, ``redact_capture`` and the recall log's switches (``chrollo exclude``,
+    ``chrollo config``)."""
     return os.path.join(home_path(), "privacy.json")
 
 
@@ -141,7 +154,8 @@ def settings_files() -> list:
     ``chrollo config --files`` lists them."""
     return [
         (config_file(), "the global vault", "chrollo config vault PATH"),
-        (privacy_file(), "excluded projects; redact-capture", "chrollo exclude, chrollo config redact-capture"),
+        (privacy_file(), "excluded projects; redact-capture; recall-log, recall-log-max-mb, recall-log-days",
+         "chrollo exclude, chrollo config redact-capture|recall-log…"),
         (trusted_projects_file(), "project vaults opted in", "chrollo init"),
         (mesh_config_file(), "this node's name, its peers and their switches", "chrollo mesh init, chrollo mesh peers"),
         *((f, "extra and disabled secret rules", "edit by hand") for f in redact_rule_files()),

@@ -19,6 +19,7 @@ import json
 import os
 
 from . import homedir as _home
+from . import layout
 
 DEFAULT_MAX_MB = 5
 DEFAULT_DAYS = 90
@@ -27,12 +28,8 @@ PROMPT_CHARS = 120
 
 
 def log_path() -> str:
-    """Where the receipts are kept: ``$CHROLLO_HOME/logs/recall.jsonl``."""
-    return os.path.join(_home.home_path(), "logs", "recall.jsonl")
-
-
-def _lock_path() -> str:
-    return log_path() + ".lock"
+    """Where the receipts are kept (``logs/recall.jsonl``: :func:`chrollo.layout.recall_log`)."""
+    return layout.recall_log()
 
 
 def settings(raw: dict | None = None) -> dict:
@@ -77,7 +74,7 @@ def _append(line: str, conf: dict) -> None:
     import fcntl
 
     path = log_path()
-    lock = _home.open_lock(_lock_path())
+    lock = _home.open_lock(layout.recall_log_lock())
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, _home.FILE_MODE)
@@ -203,7 +200,7 @@ def forget(paths=(), sessions=(), pattern=None) -> int:
             e["prompt"] = MARKER
         return e
 
-    lock = _home.open_lock(_lock_path())
+    lock = _home.open_lock(layout.recall_log_lock())
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _rewrite(keep)
