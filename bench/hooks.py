@@ -10,6 +10,12 @@ capture  a synthetic Claude Code transcript of N turns (tool calls, thinking, pr
          records, like the real ones): the first Stop (backfilling all N turns), then 20
          rounds of "append one turn, run Stop" — the per-turn cost with the watermark.
 imports  `python -X importtime` of the recall hook: the modules that cost the most.
+
+    python bench/hooks.py --receipts DIR [--queries 30] [--rounds 3]
+
+receipts the recall hook with the recall log on and off, interleaved prompt by prompt (the
+         order alternating), over the vault DIR (read-only: CHROLLO_MEMORIES_DIR), with bare
+         `rg -c -i -w` of each prompt's first word in the same run for the ratio.
 """
 from __future__ import annotations
 
@@ -107,6 +113,48 @@ def import_breakdown(cmd: list, env: dict, payload: dict, top: int = 12) -> list
         for c, s, n in sorted(rows, reverse=True)[:top]]
 
 
+def bench_receipts(vault: Path, queries: list, rounds: int) -> dict:
+    """p50 of the recall hook with the recall log on vs off, interleaved (see the doc)."""
+    from chrollo.rg import rg_path
+
+    cmd = chrollo_cmd() + ["hook", "UserPromptSubmit", "--harness", "claude-code"]
+    work = Path(tempfile.mkdtemp(prefix="chrollo-bench-receipts-"))
+    envs = {}
+    for mode in ("on", "off"):
+        home = work / mode
+        home.mkdir()
+        (home / "privacy.json").write_text(json.dumps({"recall_log": mode == "on"}))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+        envs[mode] = dict(env, CHROLLO_HOME=str(home), CHROLLO_MEMORIES_DIR=str(vault))
+    times: dict = {"on": [], "off": [], "rg": []}
+    try:
+        for q in queries[:2]:
+            for mode in ("on", "off"):
+                run_hook(cmd, {"session_id": "warm-" + uuid.uuid4().hex, "prompt": q, "cwd": "/"}, envs[mode])
+        k = 0
+        for _ in range(rounds):
+            for q in queries:
+                order = ("on", "off") if k % 2 == 0 else ("off", "on")
+                k += 1
+                for mode in order:
+                    payload = {"session_id": uuid.uuid4().hex, "transcript_path": None, "cwd": "/",
+                               "hook_event_name": "UserPromptSubmit", "prompt": q}
+                    times[mode].append(run_hook(cmd, payload, envs[mode])[0])
+                word = max(q.split(), key=len).strip("?.,!'\"")
+                t0 = time.perf_counter()
+                subprocess.run([rg_path(), "-c", "-i", "-w", "-F", "--", word, str(vault)], capture_output=True)
+                times["rg"].append(time.perf_counter() - t0)
+        logged = (work / "on" / "logs" / "recall.jsonl").read_text().count("\n")
+        assert not (work / "off" / "logs" / "recall.jsonl").exists()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    p50 = {m: statistics.median(v) * 1000 for m, v in times.items()}
+    return {"vault": str(vault), "prompts": len(times["on"]), "receipts_written": logged,
+            "hook_p50_log_on_ms": round(p50["on"], 1), "hook_p50_log_off_ms": round(p50["off"], 1),
+            "added_ms": round(p50["on"] - p50["off"], 2), "rg_p50_ms": round(p50["rg"], 1),
+            "ratio_on_to_rg": round(p50["on"] / p50["rg"], 2), "ratio_off_to_rg": round(p50["off"] / p50["rg"], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10MB,100MB")
@@ -114,7 +162,18 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", help="build the vaults here and keep them")
+    ap.add_argument("--receipts", metavar="DIR", help="only: the recall log's cost over the vault DIR")
+    ap.add_argument("--rounds", type=int, default=3, help="with --receipts: passes over the prompts")
     a = ap.parse_args()
+    if a.receipts:
+        tmp = Path(tempfile.mkdtemp(prefix="chrollo-bench-q-"))
+        try:
+            _src, qs, _rep, _what = sources_and_queries(tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        queries = random.Random(a.seed).sample(qs, min(a.queries, len(qs)))
+        print(json.dumps(bench_receipts(Path(a.receipts), queries, a.rounds)))
+        return
     work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="chrollo-bench-hooks-"))
     work.mkdir(parents=True, exist_ok=True)
     cmd = chrollo_cmd()

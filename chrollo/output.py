@@ -344,7 +344,8 @@ def why_lines(trace: dict) -> list:
     terms = trace.get("terms") or {}
     if trace.get("query") is not None:
         common = set(trace.get("common") or ())
-        out.append(("bold", f"terms ({trace.get('searched', 0)} sessions searched):"))
+        out.append(("bold", f"terms ({trace.get('searched', 0)} sessions searched in "
+                            f"{_home_short(str(trace.get('vault') or '-'))}):"))
         out += [("", f"  {t:<20} weight {w:5.2f}" + ("  (common)" if t in common else ""))
                 for t, w in sorted(terms.items(), key=lambda kv: -kv[1])]
         if trace.get("needed") is not None:
@@ -357,7 +358,7 @@ def why_lines(trace: dict) -> list:
         style = "green" if h.get("verdict") == "injected" else "dim" if h.get("verdict", "").startswith(
             ("fewer", "only", "under", "from this")) else ""
         share = f" · passage {h['passage_share']:.0%}" if "passage_share" in h else ""
-        out.append((style, f"  {_home_short(h['path'])}:{h['line']}  [{', '.join(h['terms'])}] "
+        out.append((style, f"  {_rel(h['path'], trace.get('vault'))}:{h['line']}  [{', '.join(h['terms'])}] "
                            f"line {h['line_share']:.0%}{share} → {h.get('verdict', '')}"))
     out.append(("bold", f"decision: {trace.get('decision') or 'nothing injected'}"))
     if trace.get("block"):

@@ -124,6 +124,7 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
     from .privacy import excluded_file
 
     result.hits = [h for h in result.hits if not excluded_file(h.path)]  # captured before its project was excluded
+    trace["vault"] = result.vault
     passages = about_prompt(_recallable(result), session_id, trace)
     if not passages:
         return ""

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Looking at memory (#32): `chrollo sessions`' first page, `read` of a 5 MB session, `stats`.
+
+    python bench/glance.py [--vaults /tmp/ret-scale/10MB,/tmp/ret-scale/100MB,/tmp/ret-scale/1000MB]
+                           [--runs 9] [--stats-runs 3]
+
+sessions  `chrollo sessions --json` (the first page, 20 rows) — the whole process — next to
+          `ls DIR | head -20` (a shell listing the folder: the floor) and bare `rg --files DIR |
+          head -20`, interleaved run by run. The first run lists the vault and caches its
+          newest names (state/listing/, as the recall hook does); the others reuse them: both
+          are reported.
+read      `chrollo read ID` (rendered, piped) and `--json` of one 5 MB session made of the
+          vault's own turns, next to `cat FILE`.
+stats     `chrollo stats --json --since 2023-01-01` (totals and the activity series) next to
+          bare `rg -c "^\\[" DIR` (every file read once), interleaved.
+
+The vaults are only read (CHROLLO_HOME is a temp folder; the 5 MB session is written there).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from chrollo.rg import rg_path  # noqa: E402
+
+
+def timed(cmd, env=None, shell=False) -> float:
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, env=env, shell=shell)
+    dt = time.perf_counter() - t0
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"{cmd} exited {p.returncode}: {p.stderr[-300:]!r}")
+    return dt
+
+
+def ms(xs) -> float:
+    return round(statistics.median(xs) * 1000, 1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vaults", default="/tmp/ret-scale/10MB,/tmp/ret-scale/100MB,/tmp/ret-scale/1000MB")
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--stats-runs", type=int, default=3)
+    a = ap.parse_args()
+    chrollo = [sys.executable, "-m", "chrollo"]
+    rg = rg_path()
+    work = Path(tempfile.mkdtemp(prefix="chrollo-bench-glance-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    env.update(CHROLLO_HOME=str(work / "home"), PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    print(f"load: {os.getloadavg()[0]:.2f}; rg {rg}")
+    try:
+        rows = []
+        for v in [Path(x) for x in a.vaults.split(",") if x]:
+            if not v.is_dir():
+                print(f"skipped {v}: not there")
+                continue
+            files = sum(1 for n in os.listdir(v) if n.endswith(".md"))
+            first = timed(chrollo + ["sessions", "--dir", str(v), "--json"], env)  # lists, caches
+            t = {"sessions": [], "ls": [], "rg": []}
+            for i in range(a.runs):
+                for k in (("sessions", "ls", "rg") if i % 2 else ("rg", "ls", "sessions")):
+                    if k == "sessions":
+                        t[k].append(timed(chrollo + ["sessions", "--dir", str(v), "--json"], env))
+                    elif k == "ls":
+                        t[k].append(timed(f"ls {v} | head -20", shell=True))
+                    else:
+                        t[k].append(timed(f"{rg} --files {v} | head -20", shell=True))
+            row = {"vault": str(v), "files": files, "sessions_first_run_ms": round(first * 1000, 1),
+                   "sessions_p50_ms": ms(t["sessions"]), "ls_head_p50_ms": ms(t["ls"]),
+                   "rg_files_head_p50_ms": ms(t["rg"]),
+                   "ratio_to_ls": round(statistics.median(t["sessions"]) / statistics.median(t["ls"]), 2),
+                   "ratio_to_rg": round(statistics.median(t["sessions"]) / statistics.median(t["rg"]), 2)}
+            rows.append(row)
+            print(json.dumps(row))
+        # read: one 5 MB session built from a vault's own turns
+        src = Path(a.vaults.split(",")[0])
+        big = work / "v"
+        big.mkdir()
+        names = sorted(os.listdir(src))[:400]
+        head = (src / names[0]).read_text("utf-8").split("\n---\n", 1)
+        body, n = [], 0
+        while n < 5_000_000:
+            for name in names:
+                text = (src / name).read_text("utf-8").split("\n---\n", 1)[-1]
+                body.append(text)
+                n += len(text)
+                if n >= 5_000_000:
+                    break
+        target = big / "2026-01-01_000000_bigsess1.md"
+        target.write_text(head[0] + "\n---\n" + "".join(body))
+        size = target.stat().st_size
+        t = {"read": [], "json": [], "cat": []}
+        for i in range(a.runs):
+            t["read"].append(timed(chrollo + ["read", "bigsess1", "--dir", str(big)], env))
+            t["json"].append(timed(chrollo + ["read", "bigsess1", "--dir", str(big), "--json"], env))
+            t["cat"].append(timed(["cat", str(target)]))
+        turns = json.loads(subprocess.run(chrollo + ["read", "bigsess1", "--dir", str(big), "--json"],
+                                          capture_output=True, env=env).stdout)["total_turns"]
+        print(json.dumps({"read_mb": round(size / 1e6, 1), "turns": turns, "read_p50_ms": ms(t["read"]),
+                          "read_json_p50_ms": ms(t["json"]), "cat_p50_ms": ms(t["cat"]),
+                          "ratio_to_cat": round(statistics.median(t["read"]) / statistics.median(t["cat"]), 1)}))
+        # stats at the largest vault
+        v = Path(a.vaults.split(",")[-1])
+        if v.is_dir():
+            t = {"stats": [], "rg": []}
+            for i in range(a.stats_runs):
+                for k in (("stats", "rg") if i % 2 else ("rg", "stats")):
+                    if k == "stats":
+                        t[k].append(timed(chrollo + ["stats", "--dir", str(v), "--json", "--since", "2023-01-01"], env))
+                    else:
+                        t[k].append(timed([rg, "-c", "^\\[", str(v)]))
+            print(json.dumps({"stats_vault": str(v), "stats_p50_ms": ms(t["stats"]), "rg_count_p50_ms": ms(t["rg"]),
+                              "ratio_to_rg": round(statistics.median(t["stats"]) / statistics.median(t["rg"]), 2)}))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
