@@ -55,12 +55,16 @@ class Summary:
     def count(self, status: str) -> int:
         return sum(1 for r in self.results if r.status == status)
 
+    def problems(self) -> list:
+        """Files skipped or failed, and files imported with something left out (their reason)."""
+        return [r for r in self.results if r.status in ("skipped", "failed") or r.reason]
+
     def to_json(self) -> dict:
         out = {"sources": self.sources, "roots": self.roots, "dry_run": self.dry_run,
                "files": len(self.results), "bytes": sum(r.bytes for r in self.results),
                "turns": sum(r.turns for r in self.results), "seconds": round(self.seconds, 3)}
         out.update({s: self.count(s) for s in self.STATUSES})
-        out["problems"] = [r.to_json() for r in self.results if r.status in ("skipped", "failed")]
+        out["problems"] = [r.to_json() for r in self.problems()]
         return out
 
 
@@ -208,7 +212,13 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     if off:
         return FileResult(path, h, "skipped", off, nbytes=st.st_size, session_id=sid)
     passes = [(sid, who.get("parent"), who.get("agent_id"))]
-    turns, created, skipped_lines = 0, False, 0
+    notes = []
+    if h == "jsonl":  # one pass per session the file holds (the adapter reads one at a time)
+        passes = [(s, None, s) for s in who.get("sessions", [sid]) if s == sid or
+                  (plain_id(s) and not capture_off(s, None))]
+        if who.get("more"):
+            notes.append(f"{who['more']} more sessions in the file not read (at most {mod.MAX_SESSIONS} per file)")
+    turns, created, skipped_lines, recognised, known = 0, False, 0, 0, False
     try:
         while passes:
             session, parent, agent = passes.pop(0)
@@ -217,11 +227,15 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
             with Capture(session, name, cwd, parent, vault=vault, fsync=False, dry_run=dry_run,
                          indexes=indexes) as cap:
                 fresh = not cap.state
+                known = known or not fresh
                 units = cap.read_transcript(mod, path, agent)
                 if units is None:
                     return FileResult(path, h, "failed", "could not read the file", nbytes=st.st_size)
                 tr = cap.last_transcript
-                skipped_lines += tr.skipped
+                skipped_lines = max(skipped_lines, tr.skipped)  # (each pass reads the same lines)
+                recognised += len(units)
+                if fresh and not units:
+                    continue  # nothing of it here: no state, no file, nothing marked done
                 written = cap.run(units)
                 turns += len(written)
                 created = created or (fresh and bool(written))
@@ -230,11 +244,32 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
                     passes.append((f"{sid}:sidechain", sid, "*"))
     except Exception as e:  # noqa: BLE001 — one bad file never stops the run
         return FileResult(path, h, "failed", f"{type(e).__name__}: {e}"[:300], nbytes=st.st_size)
+    if not recognised and not known:
+        # A wrong source (a Claude Code transcript read as jsonl) is not "unchanged", and is
+        # not remembered as done: the right source must still find it new.
+        return FileResult(path, h, "skipped", _unrecognised(h, path), nbytes=st.st_size, session_id=sid)
     if not dry_run:
         seen[path] = stamp
     status = "imported" if created else "updated" if turns else "unchanged"
-    reason = f"{skipped_lines} unreadable lines skipped" if skipped_lines else ""
-    return FileResult(path, h, status, reason, turns, st.st_size, sid)
+    if skipped_lines:
+        notes.insert(0, f"{skipped_lines} unreadable {'line' if skipped_lines == 1 else 'lines'} skipped")
+    return FileResult(path, h, status, "; ".join(notes), turns, st.st_size, sid)
+
+
+def _unrecognised(h: str, path: str) -> str:
+    """Why a file gave no turns, naming the source that does read it if one does."""
+    from .harness import adapter
+
+    why = f"no {h} turns recognised in it"
+    for other in HARNESS_SOURCES:
+        if other == h:
+            continue
+        try:
+            if adapter(other).read_transcript(path, 0, None).units:
+                return f"{why}: it looks like a {other} transcript (chrollo import {other} --source {path})"
+        except Exception:  # noqa: BLE001 — a guess only: any adapter may choke on another's file
+            continue
+    return why
 
 
 def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:

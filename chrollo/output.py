@@ -167,9 +167,9 @@ def import_lines(summary) -> list:
         style = "red" if status == "failed" and n else "yellow" if status == "skipped" and n else ""
         out.append((style, f"{status:>10}  {n}"))
     out.append(("bold", f"{'turns':>10}  {turns}" + (" (dry run: nothing written)" if summary.dry_run else "")))
-    problems = [r for r in summary.results if r.status in ("skipped", "failed")]
+    problems = summary.problems()
     for r in problems[:50]:
-        out.append(("yellow" if r.status == "skipped" else "red", f"{r.status}: {r.path}: {r.reason}"))
+        out.append(("red" if r.status == "failed" else "yellow", f"{r.status}: {r.path}: {r.reason}"))
     if len(problems) > 50:
         out.append(("dim", f"… and {len(problems) - 50} more (see --json)"))
     if not summary.results:

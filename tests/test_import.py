@@ -247,3 +247,53 @@ def test_compaction_agent_transcripts_are_left_out_as_live_capture_does(home, tm
     p = hook(home, "claude-code", "SubagentStop", body)
     ok(p)
     assert p.stdout == b"" and snapshot(home) == before
+
+
+def test_a_wrong_source_imports_nothing_says_so_and_marks_nothing_done(home, tmp_path):
+    # #33 item 6: `import jsonl` of a Claude Code transcript said "unchanged 1" and recorded the
+    # file as seen, so `import claude-code` of the same folder never imported it
+    root = materialise(CLAUDE_RUN, tmp_path / "run", tmp_path / "work")
+    main = next(root.glob("*/*.jsonl"))
+    for _ in range(2):  # the second run is no "unchanged" either
+        out = imp(home, "jsonl", "--source", main)
+        assert (out["imported"], out["unchanged"], out["skipped"], out["turns"]) == (0, 0, 1, 0), out
+        (problem,) = out["problems"]
+        assert "no jsonl turns recognised" in problem["reason"]
+        assert "chrollo import claude-code --source" in problem["reason"], problem
+    assert not vault_files(home)
+    human = run(["import", "jsonl", "--source", main], home)
+    assert human.returncode == 0 and "skipped: " in human.stdout and "claude-code transcript" in human.stdout
+    out = imp(home, "claude-code", "--source", root)
+    assert out["imported"] == out["files"] == 2 and out["unchanged"] == 0, out
+
+
+def test_generic_jsonl_sessions_epoch_seconds_and_malformed_lines(home, tmp_path):
+    # #33 item 7: three session_ids were one session under the first; epoch seconds were read
+    # as milliseconds (1970-01-21); malformed lines were counted, never reported
+    lines = [json.dumps(x) for x in [
+        {"role": "user", "content": "alpha asks about the helm chart", "timestamp": 1767261600, "session_id": "s-one"},
+        {"role": "assistant", "content": "alpha answer", "timestamp": 1767261605},
+        {"role": "user", "content": "bravo asks about terraform", "timestamp": 1767348000000, "session_id": "s-two"},
+        {"role": "assistant", "content": "bravo answer", "timestamp": 1767348005000, "session_id": "s-two"}]]
+    lines.insert(2, '{"role": "user", "content": "a torn line')
+    lines += [json.dumps({"role": "user", "content": "charlie asks about redis", "timestamp": "2026-01-03T10:00:00Z",
+                          "session_id": "s-three"}),
+              json.dumps({"role": "assistant", "content": "charlie answer", "timestamp": "2026-01-03T10:00:09Z"})]
+    f = tmp_path / "export.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    human = run(["import", "jsonl", "--source", f, "--dry-run"], home)
+    assert human.returncode == 0 and "1 unreadable line skipped" in human.stdout
+    out = imp(home, "jsonl", "--source", f)
+    assert out["imported"] == 1 and out["turns"] == 6, out
+    (problem,) = out["problems"]
+    assert problem["path"] == str(f) and "1 unreadable line skipped" in problem["reason"], problem
+    got = {}
+    for sid, day, first in (("s-one", "2026-01-01", "alpha asks"), ("s-two", "2026-01-02", "bravo asks"),
+                            ("s-three", "2026-01-03", "charlie asks")):
+        s = session_file(home, sid)
+        got[sid] = [t[1] for t in turns_of(s)]
+        assert s.name.startswith(day) and got[sid][0].startswith(first), (s.name, got[sid])
+    assert got["s-one"] == ["alpha asks about the helm chart", "alpha answer"]
+    assert got["s-two"] == ["bravo asks about terraform", "bravo answer"]
+    again = imp(home, "jsonl", "--source", f)
+    assert again["turns"] == 0 and len(vault_files(home)) == 3

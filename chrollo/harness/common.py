@@ -134,13 +134,16 @@ def _count(counter: list | None) -> None:
 
 
 def parse_time(value) -> dt.datetime | None:
-    """ISO-8601 strings (``Z`` allowed) or epoch milliseconds → an aware datetime."""
+    """ISO-8601 strings (``Z`` allowed) or epoch seconds or milliseconds → an aware datetime.
+
+    A number below 1e11 is seconds (1e11 s is the year 5138; 1e11 ms was March 1973), so
+    1767261600 and 1767261600000 are the same moment."""
     try:
         if isinstance(value, str) and value:
             t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
             return t if t.tzinfo else t.astimezone()
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e14:
-            return dt.datetime.fromtimestamp(value / 1000, dt.timezone.utc)
+            return dt.datetime.fromtimestamp(value if value < 1e11 else value / 1000, dt.timezone.utc)
     except (ValueError, OverflowError, OSError):
         pass
     return None
