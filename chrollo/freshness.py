@@ -54,11 +54,26 @@ def last_activity(harness: str) -> tuple:
     return newest, where
 
 
+def hooked(harness: str) -> bool:
+    """Are chrollo's hooks in the harness's own config? (Installed otherwise — as the
+    harness's plugin — they show once they have captured.)"""
+    from .install import hooks_config_path, installed_events
+
+    try:
+        text = hooks_config_path(harness).read_text("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(installed_events(harness, text))
+
+
 def check(harness: str) -> dict:
-    """{last_capture, last_activity, activity_path, stale, message} (times as ISO strings)."""
+    """{last_capture, last_activity, activity_path, stale, message} (times as ISO strings).
+
+    Stale: the harness was active since the last capture, and its hooks are installed or have
+    captured before (hooks never installed are not hooks that stopped firing)."""
     cap = last_capture(harness)
     act, where = last_activity(harness)
-    stale = act is not None and (cap is None or act > cap + STALE_AFTER)
+    stale = act is not None and (cap is None or act > cap + STALE_AFTER) and (cap is not None or hooked(harness))
     out = {"last_capture": _iso(cap), "last_activity": _iso(act), "activity_path": where, "stale": stale,
            "message": ""}
     if stale:

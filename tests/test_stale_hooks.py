@@ -66,3 +66,23 @@ def test_a_harness_never_used_is_not_stale(home, tmp_path):
     cap = report["harnesses"]["codex"]["capture"]
     assert cap == {"last_capture": None, "last_activity": None, "activity_path": None, "stale": False, "message": ""}
     assert json.dumps(report)  # (the report stays one JSON object)
+
+
+def test_no_stale_warning_for_hooks_never_installed(home, tmp_path):
+    # #33 item 9: right after a successful `import all`, stats warned STALE on every run for a
+    # harness whose hooks were never installed, and suggested the import just run
+    env, _transcript = _world(tmp_path)
+    out = run_json(["import", "all"], home, **env)[1]
+    assert out["imported"] >= 1 and out["failed"] == 0, out
+    for _ in range(2):
+        _, st = run_json(["stats"], home, **env)
+        assert st["hooks"]["claude-code"]["last_activity"] and not st["hooks"]["claude-code"]["stale"]
+        plain = run(["stats"], home, **env)
+        assert plain.returncode == 0 and "STALE" not in plain.stdout and "stopped firing" not in plain.stderr
+    _, report = run_json(["doctor", "--harness", "claude-code"], home, **env)
+    assert report["harnesses"]["claude-code"]["status"] == "missing"
+    assert not report["harnesses"]["claude-code"]["capture"]["stale"]
+    # installed, and the harness active since without a capture: that is stale
+    assert run(["install", "claude-code"], home, **env).returncode == 0
+    _, st = run_json(["stats"], home, **env)
+    assert st["hooks"]["claude-code"]["stale"]
