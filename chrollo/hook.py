@@ -213,6 +213,8 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
             # written: its summary is not a conversation, and import would not find it either.
             raise Skip(f"SubagentStop: agent transcript {str(named)[:200]!r} does not exist")
         path = path or transcript
+        if transcript:
+            _parent_first(mod, name, sid, cwd, transcript)
         if path == transcript:
             # Before Claude Code 2.0.42 subagents were inline sidechain records without an
             # agentId: all of a session's go to one "<session>:sidechain" file, as on import.
@@ -239,6 +241,20 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
             written = cap.run(units, final=final if action == "capture" else None,
                               abort_if_empty=(name == "pi" and action == "capture"))
     _captured(name, sid, written)
+
+
+def _parent_first(mod, name: str, sid: str, cwd: str, transcript: str) -> None:
+    """Write the parent's prompts so far before its subagent's file is made, so that file can
+    link its parent's (Obsidian ``parent``): a subagent ending in its session's first turn
+    comes before the parent's first Stop. Only up to the parent's last prompt — its answer
+    comes at Stop, as one turn, the bytes import writes (it takes parents first)."""
+    from .capture import Capture
+
+    with Capture(sid, name, cwd) as cap:
+        units = cap.read_transcript(mod, transcript) or []
+        last = max((i for i, u in enumerate(units) if u.role == "user"), default=None)
+        if last is not None:
+            _captured(name, sid, cap.run(units[:last + 1]))
 
 
 def _captured(name: str, sid: str, written: list) -> None:

@@ -187,3 +187,28 @@ def test_pi_aborted_message_is_not_a_turn():
                            "content": [{"type": "text", "text": "half an ans"}]}) is None
     assert pi.unit_of({"role": "assistant", "stopReason": "stop", "timestamp": 1,
                        "content": [{"type": "text", "text": "a whole answer"}]}).text == "a whole answer"
+
+
+def test_claude_subagent_of_a_first_turn_links_its_parent_as_import_does(home, tmp_path):
+    # #33 item 12: a subagent whose SubagentStop comes before its parent's first Stop found no
+    # parent file, so its Obsidian `parent` link was missing (parent_session set), though the
+    # parent was written right after; import (parents first) linked it: live != import
+    sid = "ec4e8646-6fa2-482c-a8c1-9455d7b32d84"
+    second = "please spawn a background check of the module"
+
+    def first_turn_only(body):  # the run's second turn, made its session's first
+        path = Path(body["transcript_path"])
+        lines = path.read_text("utf-8").splitlines(keepends=True)
+        start = next(i for i, ln in enumerate(lines) if second in ln)  # (its queue record)
+        path.write_text("".join(lines[start:]), "utf-8")
+        return body
+    replay(CLAUDE, tmp_path, home, change=first_turn_only, start=3, upto=6)
+    files = by_session(home)
+    assert set(files) == {sid, f"{sid}:a5c94e535a9c4460d"}
+    assert turns(files[sid])[0][1] == second
+    head = files[f"{sid}:a5c94e535a9c4460d"].read_text().split("\n---\n", 1)[0]
+    assert f'parent: "[[{files[sid].stem}]]"' in head and f'parent_session: "{sid}"' in head
+    live = vault_bytes(home / "memories")
+    other = tmp_path / "imported"
+    out = import_into(other, "claude-code", tmp_path / "transcripts")
+    assert out["failed"] == 0 and vault_bytes(other / "memories") == live
