@@ -27,6 +27,7 @@ from .errors import ChrolloError, UsageError
 HARNESS_SOURCES = ("claude-code", "codex", "gemini", "pi")
 SOURCES = HARNESS_SOURCES + ("all", "jsonl", "chrollo-vault")
 MAX_FILE = 2 << 30   # a transcript over 2 GiB is skipped, not parsed
+GUESS_MAX = 64 << 20  # a file no turn was found in is read by the other adapters up to this size
 
 
 class FileResult:
@@ -261,7 +262,12 @@ def _unrecognised(h: str, path: str) -> str:
     from .harness import adapter
 
     why = f"no {h} turns recognised in it"
-    for other in HARNESS_SOURCES:
+    try:
+        if os.path.getsize(path) > GUESS_MAX:
+            return why
+    except OSError:
+        return why
+    for other in HARNESS_SOURCES + ("jsonl",):
         if other == h:
             continue
         try:
