@@ -297,9 +297,6 @@ def _scrub_all(files: list, transform, report: Report) -> None:
 def _scrub_file(path: Path, transform, dry_run: bool) -> list:
     """Rewrite one file's body through ``transform`` (atomically; turn headers and the
     frontmatter are kept as they are); the 1-based numbers of the lines that changed."""
-    from .fileformat import HEADER_RE
-    from .obsidian import forget_title
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -314,23 +311,8 @@ def _scrub_file(path: Path, transform, dry_run: bool) -> list:
             data = fh.read()
     finally:
         os.close(fd)
-    text = data.decode("utf-8", "surrogateescape")
-    lines = text.split("\n")
-    hit = []
-    # each turn's body on its own, so that nothing a transform does can touch a header
-    start = parse_frontmatter(lines)[1]  # (where the frontmatter ends, as every reader finds it)
-    heads = [i for i in range(start, len(lines)) if HEADER_RE.match(lines[i])] + [len(lines)]
-    chunks = [(start, heads[0])] + [(a + 1, b) for a, b in zip(heads, heads[1:])]
-    for a, b in reversed(chunks):
-        old = lines[a:b]
-        new = transform("\n".join(old)).split("\n")
-        if new != old:
-            hit += [a + 1 + k for k, ln in enumerate(old) if k >= len(new) or new[k] != ln]
-            lines[a:b] = new
-    hit.sort()
-    hit = sorted(hit + forget_title(lines, start, transform))  # format 2's title and aliases
+    out, hit = scrub_bytes(data, transform)
     if hit and not dry_run:
-        out = "\n".join(lines).encode("utf-8", "surrogateescape")
         tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
         wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
         try:
@@ -347,6 +329,44 @@ def _scrub_file(path: Path, transform, dry_run: bool) -> list:
             if tmp.exists():
                 os.unlink(tmp)
     return hit
+
+
+def scrub_bytes(data: bytes, transform) -> tuple[bytes, list]:
+    """A session file's bytes with each turn's body (and format 2's title) put through
+    ``transform``, headers and the rest of the frontmatter kept; and the 1-based numbers of the
+    lines that changed. What ``forget --lines`` does to a file, and what a file taken later
+    (import, a peer's copy) goes through so that it stays forgotten."""
+    from .fileformat import HEADER_RE
+    from .obsidian import forget_title
+
+    text = data.decode("utf-8", "surrogateescape")
+    lines = text.split("\n")
+    hit = []
+    # each turn's body on its own, so that nothing a transform does can touch a header
+    start = parse_frontmatter(lines)[1]  # (where the frontmatter ends, as every reader finds it)
+    heads = [i for i in range(start, len(lines)) if HEADER_RE.match(lines[i])] + [len(lines)]
+    chunks = [(start, heads[0])] + [(a + 1, b) for a, b in zip(heads, heads[1:])]
+    for a, b in reversed(chunks):
+        old = lines[a:b]
+        new = transform("\n".join(old)).split("\n")
+        if new != old:
+            hit += [a + 1 + k for k, ln in enumerate(old) if k >= len(new) or new[k] != ln]
+            lines[a:b] = new
+    hit = sorted(hit + forget_title(lines, start, transform))  # format 2's title and aliases
+    return ("\n".join(lines).encode("utf-8", "surrogateescape") if hit else data), hit
+
+
+def keep_forgotten(data: bytes) -> bytes:
+    """``data`` (a session file's bytes) with every line a ``forget --lines`` pattern matches
+    replaced as that forget would have (unchanged when no pattern is kept)."""
+    pats = privacy.rules().patterns()
+    if not pats:
+        return data
+
+    def transform(body: str) -> str:
+        return "\n".join(privacy.forget_line(ln) if any(p.search(ln) for p in pats) else ln
+                         for ln in body.split("\n"))
+    return scrub_bytes(data, transform)[0]
 
 
 def _ids(meta: dict) -> tuple:

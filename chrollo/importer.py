@@ -279,13 +279,17 @@ def _unrecognised(h: str, path: str) -> str:
 
 
 def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
-    """Copy session files written by the original TypeScript Chrollo into the vault, as they are."""
-    import shutil
-
+    """Copy session files written by the original TypeScript Chrollo into the vault, as they are
+    (but for what the user forgot or excluded)."""
     if not src.is_dir():
         raise ChrolloError("source_not_found", f"no such folder: {src}", "Pass the old vault's folder.")
     summary.roots["chrollo-vault"] = str(src)
     dest = Path(_vault.memories_path())
+    from .fileformat import parse_frontmatter
+    from .forget import keep_forgotten
+    from .privacy import forgotten_file, rules
+
+    tombstones = rules(reload=True)
     for p in sorted(src.iterdir()):
         if not p.name.endswith(".md"):
             continue
@@ -293,14 +297,24 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
         r = FileResult(str(p), "chrollo-vault", "imported", nbytes=size)
         if not p.is_file() or p.is_symlink() or not _vault.SESSION_NAME_RE.fullmatch(p.name):
             r.status, r.reason = "skipped", "not a session file (YYYY-MM-DD_HHMMSS_id.md)"
+            summary.results.append(r)
+            continue
+        # the tombstones outrank an import of any source: a forgotten session stays forgotten,
+        # a forgotten line stays the marker, an excluded project's session is not taken
+        data = p.read_bytes()
+        cwd = parse_frontmatter(data[:16384].decode("utf-8", "replace").split("\n"))[0].get("cwd")
+        if forgotten_file(p.name, data):
+            r.status, r.reason = "skipped", "forgotten (chrollo forget)"
+        elif isinstance(cwd, str) and tombstones.excluded(cwd):
+            r.status, r.reason = "skipped", "excluded project"
         elif (dest / p.name).exists():
-            same = (dest / p.name).read_bytes() == p.read_bytes()
+            same = (dest / p.name).read_bytes() == keep_forgotten(data)
             r.status, r.reason = ("unchanged", "") if same else ("skipped", "a different file of that name is in the vault")
         elif not dry_run:
             _vault.ensure_dir(dest)
             tmp = dest / f".{p.name}.{os.getpid()}.tmp"
-            shutil.copyfile(p, tmp)
-            os.chmod(tmp, _vault.FILE_MODE)
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE), "wb") as fh:
+                fh.write(keep_forgotten(data))
             os.replace(tmp, dest / p.name)
         summary.results.append(r)
 

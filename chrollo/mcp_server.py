@@ -223,7 +223,14 @@ class Server:
         from .excerpt import read
         from .output import compact_read
 
-        return compact_read(read(path, line, before=before, after=after, roots=[self.root()]), self.root())
+        excerpt = read(path, line, before=before, after=after, roots=[self.root()])
+        if excerpt.peer is not None:
+            from .mesh.config import hidden_peer
+
+            if hidden_peer(excerpt.path, self.root()):  # what search leaves out, reading does too
+                raise ToolError("that file is from a peer switched off for search "
+                                "(`chrollo mesh peers set NAME --searchable` turns it on)")
+        return compact_read(excerpt, self.root())
 
 
 def _int(args: dict, name: str, default, low: int, high: int | None) -> int:

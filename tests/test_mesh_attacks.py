@@ -6,6 +6,7 @@ import base64
 import datetime as dt
 import json
 import os
+import shutil
 import socket
 import ssl
 import subprocess
@@ -209,3 +210,101 @@ def test_escapes_in_a_peers_manifest_never_reach_the_terminal(mesh, tmp_path):
         p = a.cli(*cmd)
         assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr, (cmd, p.stderr)
     assert "size refused" in a.cli("mesh", "status").stdout
+
+
+# ------------------------------------------------------------------- forget is final everywhere
+
+def _shared_pair(mesh, tmp_path):
+    a, b = two(mesh)
+    args = transport_args("folder", tmp_path)
+    introduce(args, a, b)
+    assert a.peer_files("bravo") and b.peer_files("alpha")
+    return a, b, args
+
+
+def test_import_of_a_backup_never_brings_a_forgotten_session_back_nor_does_the_mesh(mesh, tmp_path):
+    """1. A forgotten session comes back through `import chrollo-vault --source <backup>` (and
+    a file copied back by hand): neither import nor the next sync may bring it back."""
+    a, b, args = _shared_pair(mesh, tmp_path)
+    a.session("aaaa0002-x", "the wifi password is on the fridge, a second line", start="2026-10-02T10:00:00")
+    backup = tmp_path / "backup"
+    shutil.copytree(a.vault, backup, ignore=shutil.ignore_patterns("peers"))
+    (name,) = [p.name for p in backup.glob("*aaaa0001*")]
+    assert a.cli("forget", "aaaa0001-x", "--yes").returncode == 0
+    assert a.cli("forget", "--lines", "wifi password").returncode == 0
+    a.sync(*args)
+    assert b.sync(*args)[1]["peers"][0]["withdrawn"] == 1
+    p, out = run_json(["import", "chrollo-vault", "--source", str(backup)], a.home)
+    assert p.returncode == 0, p.stderr
+    assert not (a.vault / name).exists(), "import brought a forgotten session back"
+    (other,) = [p.name for p in backup.glob("*aaaa0002*")]
+    assert "wifi password" not in (a.vault / other).read_text()  # a forgotten line stays forgotten
+    shutil.copy(backup / name, a.vault / name)  # copied back by hand: still never published
+    a.sync(*args)
+    b.sync(*args)
+    assert name not in b.peer_files("alpha")
+    assert not any(b"wifi password" in v for v in b.peer_files("alpha").values())
+
+
+def test_forgotten_lines_in_a_peers_copy_stay_forgotten(mesh, tmp_path):
+    """2. `forget --lines X` on a peer's copy was undone by the next sync (the local hash
+    differed, so the original was fetched again)."""
+    a, b, args = _shared_pair(mesh, tmp_path)
+    assert a.cli("forget", "--lines", "postgres replication").returncode == 0
+    (name,) = a.peer_files("bravo")
+    assert b"postgres replication" not in a.peer_files("bravo")[name]
+    a.sync(*args)
+    assert b"postgres replication" not in a.peer_files("bravo")[name]
+    f = next(b.vault.glob("*bbbb0001*"))
+    with open(f, "a") as fh:  # the peer grows the file: the new version comes, still scrubbed
+        fh.write("[2026-10-01 10:07:00] [User]\nand postgres replication lag alerts\n\n\n")
+    b.sync(*args)
+    p, out = a.sync(*args)
+    assert out["peers"][0]["downloaded"] == 1, out
+    got = a.peer_files("bravo")[name]
+    assert b"postgres replication" not in got and b"[forgotten by chrollo]" in got
+
+
+def test_an_excluded_projects_older_sessions_are_never_published(mesh, tmp_path):
+    """4. After `exclude add <project>`, that project's older sessions were still published."""
+    from conftest import write_session
+
+    a, b = two(mesh)
+    write_session(a.vault, "aaaa0009-x", "2026-10-03T10:00:00",
+                  [("user", "10:00:00", "clientx merger term sheet numbers")], cwd="/work/clientx/app")
+    args = transport_args("folder", tmp_path)
+    introduce(args, a, b)
+    assert any(b"term sheet" in v for v in b.peer_files("alpha").values())
+    assert a.cli("exclude", "add", "/work/clientx").returncode == 0
+    a.sync(*args)
+    b.sync(*args)
+    assert not any(b"term sheet" in v for v in b.peer_files("alpha").values())
+    assert any(b"kubernetes ingress" in v for v in b.peer_files("alpha").values())
+
+
+# ---------------------------------------------------------------- 13. --no-searchable honoured
+
+def _mcp_read(home: Path, vault: Path, path: str) -> dict:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "read_memory_file", "arguments": {"path": path, "line": 1}}}
+    data = "".join(json.dumps(x) + "\n" for x in (init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call))
+    p = subprocess.run([sys.executable, "-m", "chrollo", "mcp", "--dir", str(vault)], input=data.encode(),
+                       capture_output=True, env=cli_env(home), cwd=str(ROOT), timeout=60)
+    return [json.loads(x) for x in p.stdout.decode().splitlines()][-1]["result"]
+
+
+def test_a_no_searchable_peer_stays_out_of_read_memory_file_and_after_it_is_removed(mesh, tmp_path):
+    a, b, args = _shared_pair(mesh, tmp_path)
+    (name,) = a.peer_files("bravo")
+    rel = f"peers/bravo/{name}"
+    assert "postgres" in _mcp_read(a.home, a.vault, rel)["content"][0]["text"]
+    a.cli("mesh", "peers", "set", "bravo", "--no-searchable")
+    res = _mcp_read(a.home, a.vault, rel)
+    assert res["isError"] and "postgres" not in res["content"][0]["text"]
+    assert a.cli("mesh", "peers", "remove", "bravo", "--keep-files").returncode == 0
+    assert (a.vault / rel).exists()
+    p, res = run_json(["search", "postgres", "replication"], a.home)
+    assert res["hits"] == []
+    assert _mcp_read(a.home, a.vault, rel)["isError"]

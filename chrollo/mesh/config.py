@@ -60,6 +60,9 @@ class MeshConfig:
     def __init__(self, name: str, peers: list | None = None):
         self.name = name
         self.peers = peers or []
+        # {name: its search and recall switches} of peers removed with their files kept: the
+        # files stay where they were, and so does what the user decided about them
+        self.former: dict = {}
 
     @staticmethod
     def exists() -> bool:
@@ -81,11 +84,17 @@ class MeshConfig:
                                MIGRATE_HINT)
         peers = [dict(DEFAULTS, **p) for p in data.get("peers", []) if isinstance(p, dict)
                  and isinstance(p.get("id"), str) and valid_name(p.get("name"))]
-        return cls(data.get("name", ""), peers)
+        cfg = cls(data.get("name", ""), peers)
+        former = data.get("former")
+        cfg.former = {k: v for k, v in former.items() if valid_name(k) and isinstance(v, dict)} \
+            if isinstance(former, dict) else {}
+        return cfg
 
     def save(self) -> None:
-        _vault.write_private(_layout.mesh_config_file(),
-                             json.dumps({"version": 2, "name": self.name, "peers": self.peers}, indent=2) + "\n")
+        data = {"version": 2, "name": self.name, "peers": self.peers}
+        if self.former:
+            data["former"] = self.former
+        _vault.write_private(_layout.mesh_config_file(), json.dumps(data, indent=2) + "\n")
 
     def add_peer(self, node_id: str, name: str | None = None, address: str | None = None) -> dict:
         node_id = parse_id(node_id)
@@ -109,6 +118,7 @@ class MeshConfig:
             if p["name"] == name:
                 raise UsageError(f"another peer is already called {name!r}", kind="bad_name")
         peer = dict(DEFAULTS, id=node_id, name=name, address=address)
+        self.former.pop(name, None)
         self.peers.append(peer)
         return peer
 
@@ -121,6 +131,7 @@ class MeshConfig:
     def remove_peer(self, which: str) -> dict:
         p = self.find_peer(which)
         self.peers.remove(p)
+        self.former[p["name"]] = {"searchable": p["searchable"], "recall": p["recall"]}
         return p
 
     def by_id(self) -> dict:
@@ -155,7 +166,21 @@ def peer_settings() -> dict:
     an unreadable or missing config gives {} (callers apply DEFAULTS to unknown peers)."""
     try:
         with open(_layout.mesh_config_file(), encoding="utf-8") as fh:
-            peers = json.load(fh).get("peers", [])
-        return {p["name"]: dict(DEFAULTS, **p) for p in peers if isinstance(p, dict) and valid_name(p.get("name"))}
+            data = json.load(fh)
+        former = data.get("former") if isinstance(data.get("former"), dict) else {}
+        out = {k: dict(DEFAULTS, **v) for k, v in former.items() if valid_name(k) and isinstance(v, dict)}
+        out.update({p["name"]: dict(DEFAULTS, **p) for p in data.get("peers", [])
+                    if isinstance(p, dict) and valid_name(p.get("name"))})
+        return out
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return {}
+
+
+def hidden_peer(path, vault) -> str | None:
+    """The peer whose files are switched off for search (``--no-searchable``) if ``path`` is
+    one of them (``<vault>/peers/<name>/…``), else None."""
+    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(vault)).split(os.sep)
+    if len(rel) < 3 or rel[0] != _vault.PEERS:
+        return None
+    s = peer_settings().get(rel[1])
+    return rel[1] if s is not None and not s["searchable"] else None

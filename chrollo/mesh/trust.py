@@ -72,10 +72,33 @@ class Publication:
         return data
 
 
-def outgoing(path: str, redactor: Redactor) -> bytes:
+def outgoing(path: str, redactor: Redactor, raw: bytes | None = None) -> bytes:
     """A session file's bytes as they leave this machine (redacted)."""
-    with open(path, "rb") as fh:
-        return redactor.redact_bytes(fh.read(MAX_FILE + 1))
+    if raw is None:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE + 1)
+    return redactor.redact_bytes(raw)
+
+
+def _origin(raw: bytes) -> list:
+    """[session id, working directory] from a session file's frontmatter (None if absent)."""
+    from ..fileformat import parse_frontmatter
+
+    meta = parse_frontmatter(raw[:16384].decode("utf-8", "replace").split("\n"))[0]
+    return [v if isinstance(v, str) else None for v in (meta.get("session_id"), meta.get("cwd"))]
+
+
+def _held_back(name: str, origin: list, rules, memo: dict) -> bool:
+    """Must this own file stay here? Forgotten (a tombstone, by name or session id — a file
+    copied back by hand included) or captured in a project excluded now."""
+    sid, cwd = (origin + [None, None])[:2]
+    if name in rules.files or rules.forgotten(sid):
+        return True
+    if cwd and rules.exclude:
+        if cwd not in memo:
+            memo[cwd] = bool(rules.excluded(cwd))
+        return memo[cwd]
+    return False
 
 
 def publish(ident, name: str, vault: str, home: str) -> Publication:
@@ -87,24 +110,34 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         cache = {"rules": redactor.digest}  # new rules: every hash computed under the old ones is void
     files = cache.setdefault("files", {})
     fresh, entries, kept, room = {}, [], {}, KEEP_BYTES
+    from ..privacy import rules as privacy_rules
+
+    privacy, memo, held = privacy_rules(reload=True), {}, set()
     for e in own_files(vault):
         st = e.stat(follow_symlinks=False)
         if st.st_size > MAX_FILE:
             continue
         stamp = [st.st_size, st.st_mtime_ns]
         hit = files.get(e.name)
-        if hit and hit[:2] == stamp:
-            sha, size = hit[2], hit[3]
+        if hit and hit[:2] == stamp and len(hit) >= 5:
+            sha, size, origin = hit[2], hit[3], hit[4]
         else:
-            data = outgoing(e.path, redactor)
+            with open(e.path, "rb") as fh:
+                raw = fh.read(MAX_FILE + 1)
+            origin = _origin(raw)
+            data = outgoing(e.path, redactor, raw)
             sha, size = hashlib.sha256(data).hexdigest(), len(data)
             if size <= room:
                 kept[e.name], room = data, room - size
-        fresh[e.name] = stamp + [sha, size]
+        fresh[e.name] = stamp + [sha, size, origin]
+        if _held_back(e.name, origin, privacy, memo):
+            held.add(e.name)
+            kept.pop(e.name, None)
+            continue
         entries.append({"name": e.name, "sha256": sha, "size": size})
     if fresh != files:
         _vault.write_private(cache_path, json.dumps({"rules": redactor.digest, "files": fresh}))
-    withdrawn = withdrawn_names({e["name"] for e in entries})
+    withdrawn = withdrawn_names({e["name"] for e in entries}, held)
     digest = hashlib.sha256(json.dumps([ident.id, name, entries, withdrawn]).encode()).hexdigest()
     pub_path = _layout.mesh_published(home)
     lock = _vault.open_lock(_layout.mesh_publish_lock(home))
@@ -120,11 +153,12 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
     return Publication(envelope, entries, vault, redactor, kept)
 
 
-def withdrawn_names(published: set) -> list:
-    """The file names of this node's forgotten sessions (tombstones), as peers knew them."""
+def withdrawn_names(published: set, held: set = frozenset()) -> list:
+    """The file names of this node's forgotten sessions (tombstones), as peers knew them, and
+    of the sessions it holds back (an excluded project's): honest peers drop their copies."""
     from ..privacy import rules
 
-    return sorted(n for n in rules(reload=True).files if valid_file_name(n) and n not in published)[:MAX_FILES]
+    return sorted(n for n in rules().files | held if valid_file_name(n) and n not in published)[:MAX_FILES]
 
 
 def _sign(ident, name: str, entries: list, seq: int, withdrawn: list = ()) -> tuple[bytes, int]:
@@ -223,6 +257,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             except FileNotFoundError:
                 pass
             have.pop(name, None)
+        from ..forget import keep_forgotten
         from ..privacy import forgotten_file, rules
 
         rules(reload=True)
@@ -235,7 +270,11 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             if used > quota:
                 out["skipped_quota"] += 1
                 continue
-            if have.get(name) == sha and sha_at(fd, name) == sha:
+            # what we hold: [the peer's sha256, the sha256 of our copy] — they differ where a
+            # `forget --lines` pattern was applied to the copy (an old state holds one sha)
+            got = have.get(name)
+            theirs, ours = (got, got) if isinstance(got, str) else (got or [None, None])[:2]
+            if theirs == sha and sha_at(fd, name) == ours:
                 out["unchanged"] += 1
                 continue
             try:
@@ -244,11 +283,12 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                     raise Refused(f"{name}: body does not match the signed manifest (size or sha256)")
                 if forgotten_file(name, body):
                     continue
-                write_at(fd, name, body)
+                kept = keep_forgotten(body)  # a line this user forgot stays forgotten in the copy
+                write_at(fd, name, kept)
             except (Refused, TransportError, OSError) as err:
                 out["errors"].append(str(err))
                 continue
-            have[name] = sha
+            have[name] = [sha, sha if kept is body else hashlib.sha256(kept).hexdigest()]
             out["downloaded"] += 1
             out["bytes"] += len(body)
         if out["skipped_quota"]:
