@@ -168,3 +168,11 @@ def two(mesh, lan=False):
     a.pair(b, address=lan)
     b.pair(a, address=lan)
     return a, b
+
+
+def medium_name(reader, outer: bytes, name: str) -> str:
+    """The opaque name session file ``name`` has on a shared medium, as a paired ``reader``
+    (an Identity) can work it out from the sender's sealed manifest ``outer``."""
+    from chrollo.mesh.seal import blob_name
+
+    return blob_name(content_key_of(reader, outer), name)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_env, run, run_json
-from meshkit import GOOD, content_key_of, entry, forge, introduce, mesh, remote, seal_as, transport_args, two  # noqa: F401 (fixtures)
+from meshkit import GOOD, content_key_of, entry, forge, introduce, medium_name, mesh, remote, seal_as, transport_args, two  # noqa: F401 (fixtures)
 
 NAME = "2026-01-01_000000_evil.md"
 
@@ -115,8 +115,9 @@ def test_git_transport_never_writes_through_a_peers_symlink(mesh, tmp_path, remo
     work = _clone(remote, tmp_path)
     bdir = work / b.id
     if what == "file":
-        (bdir / fname).unlink()
-        (bdir / fname).symlink_to(bashrc)
+        blob = medium_name(a.identity(), (bdir / "manifest.json").read_bytes(), fname)
+        (bdir / blob).unlink()
+        (bdir / blob).symlink_to(bashrc)
         (bdir / "2026-02-02_000000_new.md").symlink_to(bashrc)
     else:
         shutil.rmtree(bdir)
@@ -255,8 +256,9 @@ def test_folder_tampering_is_refused(mesh, tmp_path):
     bdir = shared / b.id
     outside = tmp_path / "outside.md"
     outside.write_bytes(b"outside")
+    blob = medium_name(a.identity(), (bdir / "manifest.json").read_bytes(), fname)
     # 1. a replaced file
-    (bdir / fname).write_bytes(good.replace(b"postgres", b"POSTGRES"))
+    (bdir / blob).write_bytes(good.replace(b"postgres", b"POSTGRES"))
     (a.vault / "peers" / "bravo" / fname).unlink()
     p, out = a.sync(*args)
     assert "not a sealed chrollo file" in " ".join(out["peers"][0]["errors"])
@@ -264,13 +266,13 @@ def test_folder_tampering_is_refused(mesh, tmp_path):
     # … or re-sealed under the sender's own content key by a peer that holds it
     key = content_key_of(a.identity(), (bdir / "manifest.json").read_bytes())
     from chrollo.mesh.seal import seal
-    (bdir / fname).write_bytes(seal(key, fname, good.replace(b"postgres", b"POSTGRES")))
+    (bdir / blob).write_bytes(seal(key, fname, good.replace(b"postgres", b"POSTGRES")))
     p, out = a.sync(*args)
     assert "does not match the signed manifest" in " ".join(out["peers"][0]["errors"])
     assert fname not in a.peer_files("bravo")
     # 2. a symlink in its place
-    (bdir / fname).unlink()
-    (bdir / fname).symlink_to(outside)
+    (bdir / blob).unlink()
+    (bdir / blob).symlink_to(outside)
     p, out = a.sync(*args)
     assert "a symlink?" in " ".join(out["peers"][0]["errors"]) and fname not in a.peer_files("bravo")
     # 3. an unsigned / foreign file beside the manifest is never taken

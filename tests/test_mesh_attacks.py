@@ -308,3 +308,69 @@ def test_a_no_searchable_peer_stays_out_of_read_memory_file_and_after_it_is_remo
     p, res = run_json(["search", "postgres", "replication"], a.home)
     assert res["hits"] == []
     assert _mcp_read(a.home, a.vault, rel)["isError"]
+
+
+# --------------------------------------------- 3. a peer paired later never opens what was forgotten
+
+def _history_blobs(remote: Path, folder: str) -> list:
+    """Every blob ever committed under ``folder/`` on the branch."""
+    out = set()
+    for commit in _git(remote, "rev-list", "chrollo-mesh").split():
+        for line in _git(remote, "ls-tree", "-r", commit).splitlines():
+            meta, path = line.split("\t")
+            if path.startswith(folder + "/") and not path.endswith("manifest.json"):
+                out.add(meta.split()[2])
+    return [subprocess.run(["git", "--git-dir", str(remote), "cat-file", "blob", o], capture_output=True,
+                           check=True).stdout for o in sorted(out)]
+
+
+def test_a_peer_paired_later_cannot_open_a_session_forgotten_before(mesh, tmp_path, remote):
+    from chrollo.mesh.seal import unseal
+    from meshkit import content_key_of
+
+    a, b = two(mesh)
+    a.session("aaaa0005-x", "the layoff list for the berlin office", start="2026-10-05T10:00:00")
+    args = transport_args("git", tmp_path, remote)
+    introduce(args, a, b)
+    (gone,) = [p.name for p in a.vault.glob("*aaaa0005*")]
+    assert a.cli("forget", "aaaa0005-x", "--yes").returncode == 0
+    a.sync(*args)
+    c = mesh("charlie")  # paired after the forget
+    for x, y in ((a, c), (c, a)):
+        x.pair(y)
+    introduce(args, a, c)
+    assert c.peer_files("alpha") and gone not in c.peer_files("alpha")
+    outer = subprocess.run(["git", "--git-dir", str(remote), "show", f"chrollo-mesh:{a.id}/manifest.json"],
+                           capture_output=True, check=True).stdout
+    key = content_key_of(c.identity(), outer)
+    opened = []
+    for blob in _history_blobs(remote, a.id):
+        try:
+            opened.append(unseal(key, gone, blob))
+        except Exception:  # noqa: BLE001 — does not open: what must hold
+            pass
+    assert not [x for x in opened if b"layoff" in x]
+
+
+# ------------------------------------------------ 5. names on shared media say nothing of the content
+
+@pytest.mark.parametrize("kind", ["git", "folder"])
+def test_names_on_a_shared_medium_say_nothing_of_the_content(mesh, tmp_path, remote, kind):
+    from conftest import write_session
+
+    a, b = two(mesh)
+    write_session(a.vault, "aaaa0007-x", "2026-10-07T10:00:00",
+                  [("user", "10:00:00", "draft the layoff announcement for the berlin office")], fmt=2)
+    args = transport_args(kind, tmp_path, remote)
+    introduce(args, a, b)
+    assert any(b"layoff announcement" in v for v in b.peer_files("alpha").values())
+    assert any("layoff" in n for n in os.listdir(a.vault))  # (format 2 names files by their title)
+    if kind == "folder":
+        names = [str(p.relative_to(args[1])) for p in Path(args[1]).rglob("*")]
+    else:
+        names = _git(remote, "ls-tree", "-r", "--name-only", "chrollo-mesh").splitlines()
+    assert names
+    for n in names:
+        base = n.rsplit("/", 1)[-1]
+        assert base == "manifest.json" or base in (a.id, b.id) or \
+            (len(base) == 32 and set(base) <= set("0123456789abcdef")), n

@@ -35,6 +35,15 @@ class Refused(Exception):
     """Something a peer sent that chrollo will not accept (the reason is the message)."""
 
 
+BLOB_RE = re.compile(r"[0-9a-f]{32}")
+
+
+def valid_blob_name(name) -> bool:
+    """A session file's name on a shared medium: a session file name (older nodes) or an
+    opaque one (:func:`chrollo.mesh.seal.blob_name`)."""
+    return isinstance(name, str) and (bool(BLOB_RE.fullmatch(name)) or valid_file_name(name))
+
+
 def valid_file_name(name) -> bool:
     return isinstance(name, str) and len(name) <= 255 and bool(FILE_RE.fullmatch(name)) and ".." not in name
 

@@ -16,7 +16,7 @@ import shutil
 import stat
 
 from .. import vault as _vault
-from .files import MAX_OUTER, Refused, make_dir_at, open_dir, read_at, valid_file_name, write_at
+from .files import MAX_OUTER, Refused, make_dir_at, open_dir, read_at, valid_blob_name, write_at
 from .trust import Source, TransportError
 
 MANIFEST = "manifest.json"
@@ -48,7 +48,7 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
     index, fresh = _vault.read_json(index_path), {}
     try:
         for e in pub.entries:
-            name, token = e["name"], e["token"]
+            real, name, token = e["name"], e["blob"], e["token"]
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                 stamp = [token, st.st_size, st.st_mtime_ns]
@@ -56,7 +56,7 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
                 stamp = None
             if stamp is None or index.get(name) != stamp:
                 try:
-                    data = pub.data(name)
+                    data = pub.data(real)
                     _clear(fd, name, dirs_only=True)
                     write_at(fd, name, data)
                 except Refused:
@@ -130,7 +130,7 @@ class FolderSource(Source):
             os.close(fd)
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
-        if not valid_file_name(name):
+        if not valid_blob_name(name):
             raise Refused(f"file name refused: {name!r}")
         fd = self._peer_dir(peer_id)
         if fd is None:

@@ -19,7 +19,7 @@ import tempfile
 
 from .. import vault as _vault
 from ..errors import ChrolloError
-from .files import MAX_OUTER, Refused, valid_file_name
+from .files import MAX_OUTER, Refused, valid_blob_name
 from .trust import Source, TransportError
 
 BRANCH = "chrollo-mesh"
@@ -128,7 +128,8 @@ def publish(repo: Repo, node_id: str, pub) -> bool:
     """Push this node's folder if it changed (retrying over others' pushes); True if pushed."""
     cache_path = repo.blob_cache()
     oids = _vault.read_json(cache_path)  # token of sealed bytes -> git blob id, in this mirror
-    rows = [[MANIFEST, None, _blob_oid(pub.envelope), pub.envelope]]  # [name, token, blob id, bytes]
+    # [real name, token, blob id, bytes, name on the branch]
+    rows = [[MANIFEST, None, _blob_oid(pub.envelope), pub.envelope, MANIFEST]]
     for e in pub.entries:
         oid, data = oids.get(e["token"]), None
         if oid is None:
@@ -137,7 +138,7 @@ def publish(repo: Repo, node_id: str, pub) -> bool:
             except Refused:
                 continue
             oid = _blob_oid(data)
-        rows.append([e["name"], e["token"], oid, data])
+        rows.append([e["name"], e["token"], oid, data, e["blob"]])
     # every blob is checked, cached ones too: one the mirror lacks (pruned, or a mirror made
     # afresh) is written again rather than named in a tree git cannot build
     ids = list(dict.fromkeys(r[2] for r in rows))
@@ -166,7 +167,7 @@ def publish(repo: Repo, node_id: str, pub) -> bool:
             repo.git("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(paths).encode())
     oids.update((r[1], r[2]) for r in rows if r[1])
     _vault.write_private(cache_path, json.dumps(oids))
-    lines = [b"100644 blob %s\t%s" % (oid.encode(), name.encode()) for name, _t, oid, _d in rows]
+    lines = [b"100644 blob %s\t%s" % (oid.encode(), name.encode()) for _r, _t, oid, _d, name in rows]
     mine = repo.git("mktree", "-z", input=b"\0".join(lines) + b"\0").stdout.decode().strip()
     base = repo.head()
     for _ in range(5):
@@ -218,7 +219,7 @@ class GitSource(Source):
         return self._regular(peer_id, MANIFEST, MAX_OUTER)
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
-        if not valid_file_name(name):
+        if not valid_blob_name(name):
             raise Refused(f"file name refused: {name!r}")
         data = self._regular(peer_id, name, size)
         if data is None:

@@ -10,7 +10,8 @@ bytes — git and sync tools move only what changed. The outer envelope::
 
     {"v": 2, "sealed": "p256-ecdh+aes-256-gcm", "cert": PEM, "keys": {peer ID: base64}, "box": base64}
 
-carries the sender's certificate (the receiver checks its fingerprint is the pinned ID before
+(plus ``"names": "opaque"``: files on the medium are named by :func:`blob_name`, never by
+their real name) carries the sender's certificate (the receiver checks its fingerprint is the pinned ID before
 using it); the signed manifest inside is verified as on every transport. A peer that knows K
 could re-seal junk, but never with the sender's signature: the trust layer refuses it.
 Shared media get no forward secrecy (a stolen node key opens what was sealed to it); the LAN
@@ -71,28 +72,41 @@ def _kek(ident, cert_pem: bytes, sender: str, recipient: str) -> bytes:
     return HKDF(hashes.SHA256(), 32, salt=None, info=info).derive(shared)
 
 
-def content_key(recipients: set) -> bytes:
-    """This node's content key, made anew when a former recipient is no longer paired."""
+def content_key(recipients: set, forgotten: str = "") -> bytes:
+    """This node's content key, made anew whenever the recipients change — one unpaired
+    (revocation) or one added (a peer paired later never gets a key that opens what the
+    branch's history or a folder's old copies hold from before) — and whenever a session is
+    forgotten (``forgotten``: a digest of the tombstones), so that what was sealed before the
+    forget is under a key nobody is given again."""
     path = os.path.join(_vault.home_path(), "mesh", "content.key")
     data = _vault.read_json(path)
     try:
         key = base64.b64decode(data["key"])
-        old = set(data.get("recipients", []))
+        old = (set(data["recipients"]), data.get("forgotten", ""))
     except (KeyError, ValueError, TypeError):
         key, old = b"", None
-    if len(key) != 32 or old is None or not old <= recipients:
+    if len(key) != 32 or old != (recipients, forgotten):
         key = os.urandom(32)
-    if old != recipients or len(key) != 32:
-        _vault.write_private(path, json.dumps({"key": base64.b64encode(key).decode(), "recipients": sorted(recipients)}))
+        _vault.write_private(path, json.dumps({"key": base64.b64encode(key).decode(), "recipients": sorted(recipients),
+                                               "forgotten": forgotten}))
     return key
+
+
+def blob_name(key: bytes, name: str) -> str:
+    """The name a session file has on a shared medium: opaque (an HMAC of its real name under
+    the content key), so the folder or the branch says nothing of what was said — format 2
+    names a file by its title. The real name travels sealed, in the manifest."""
+    return hmac.new(key, b"name\0" + name.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 class SealedPublication:
     """A :class:`~.trust.Publication` as it goes onto a shared medium."""
 
     def __init__(self, pub: Publication, ident, certs: dict):
+        from ..privacy import rules
+
         self.pub = pub
-        self.key = content_key(set(certs))
+        self.key = content_key(set(certs), hashlib.sha256(json.dumps(sorted(rules().files)).encode()).hexdigest())
         self.kid = hashlib.sha256(self.key).hexdigest()[:16]
         keys = {}
         for rid, pem in sorted(certs.items()):
@@ -100,12 +114,15 @@ class SealedPublication:
             nonce = hmac.new(kek, self.key, hashlib.sha256).digest()[:12]
             keys[rid] = base64.b64encode(nonce + _aead(kek).encrypt(nonce, self.key, b"wrap")).decode()
         self.envelope = json.dumps({"v": 2, "sealed": SCHEME, "cert": ident.cert_pem.decode(), "keys": keys,
-                                    "box": base64.b64encode(seal(self.key, "manifest.json", pub.envelope)).decode()}
-                                   ).encode()
-        # a token per file that changes exactly when its sealed bytes do
-        self.entries = [{"name": e["name"], "token": f"{self.kid}:{e['sha256']}"} for e in pub.entries]
+                                    "box": base64.b64encode(seal(self.key, "manifest.json", pub.envelope)).decode(),
+                                    "names": "opaque"}).encode()
+        # per file: its opaque name on the medium, and a token that changes exactly when its
+        # sealed bytes do
+        self.entries = [{"name": e["name"], "blob": blob_name(self.key, e["name"]),
+                         "token": f"{self.kid}:{e['sha256']}"} for e in pub.entries]
 
     def data(self, name: str) -> bytes:
+        """The sealed bytes of the session file ``name`` (its real name)."""
         return seal(self.key, name, self.pub.data(name))
 
 
@@ -115,6 +132,7 @@ class SealedSource(Source):
     def __init__(self, raw: Source, ident):
         self.raw, self.ident = raw, ident
         self.keys: dict = {}
+        self.opaque: dict = {}  # peer ID -> its files go by opaque names (older nodes: real names)
         self.notes: dict = {}
 
     def outer(self, peer_id: str) -> dict | None:
@@ -156,10 +174,12 @@ class SealedSource(Source):
             except InvalidTag:
                 raise Refused("our wrapped key does not open (tampered?)") from None
             self.keys[peer_id] = key
+            self.opaque[peer_id] = env.get("names") == "opaque"
             return unseal(key, "manifest.json", base64.b64decode(env["box"], validate=True))
         except ValueError:
             raise Refused("manifest is malformed (bad base64)") from None
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
-        blob = self.raw.file(peer_id, name, size + OVERHEAD)
-        return unseal(self.keys[peer_id], name, blob)
+        key = self.keys[peer_id]
+        blob = self.raw.file(peer_id, blob_name(key, name) if self.opaque.get(peer_id) else name, size + OVERHEAD)
+        return unseal(key, name, blob)  # (the real name is the associated data: no swapping blobs)
