@@ -55,7 +55,8 @@ def main() -> None:
     chrollo = [sys.executable, "-m", "chrollo"]
     rg = rg_path()
     work = Path(tempfile.mkdtemp(prefix="chrollo-bench-glance-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    # (bytecode written as an install writes it: a run without .pyc files measures the compiler)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(CHROLLO_HOME=str(work / "home"), PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     print(f"load: {os.getloadavg()[0]:.2f}; rg {rg}")
     try:

@@ -7,6 +7,7 @@ start, so the others are not even matched against).
 """
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -71,16 +72,26 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     out = Stats(vault=str(root))
     per_h: dict = {}
     per_p: dict = {}
-    for p in _vault.iter_session_files(root):
+    import errno
+
+    from .listing import session_files
+
+    base = str(root)
+    for key in session_files(base, True):  # (names as strings: no Path per file at 250,000)
+        name, _, rel = key.partition("\0")
+        p = os.path.join(base, rel or name)
         try:
             with _vault.open_regular(p) as fh:  # (a FIFO named *.md must not hang stats)
                 data = fh.read()
         except OSError as e:
-            out.unreadable.append(f"{p}: {e.strerror}")
+            if e.errno != errno.ELOOP:  # (a symlink is not a session of this vault: skipped)
+                out.unreadable.append(f"{p}: {e.strerror}")
             continue
-        head = data[:8192].decode("utf-8", "replace").split("\n")
+        end = data.find(b"\n---", 3, 8192) if data.startswith(b"---") else -1
+        head = data[:end + 5 if end > 0 else 8192].decode("utf-8", "replace").split("\n")
         meta = parse_frontmatter(head)[0]
-        date = str(meta.get("date") or "") or (_vault.SESSION_NAME_RE.fullmatch(p.name) or [None, None])[1]
+        named = _vault.SESSION_NAME_RE.fullmatch(name)
+        date = str(meta.get("date") or "") or (named.group(1) if named else None)
         turns = len(_HEADER.findall(data))
         out.sessions += 1
         out.turns += turns
@@ -92,7 +103,6 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
                            (per_p, _vault.peer_of(p, root) or "local")):
             c = table.setdefault(key, Counter())
             c.update(sessions=1, turns=turns, bytes=len(data))
-        named = _vault.SESSION_NAME_RE.fullmatch(p.name)
         if turns and (named is None or named.group(1) >= look_from) and (date or "9999") <= last_day:
             key = "" if by is None else str(meta.get("harness") or "unknown") if by == "harness" \
                 else (project_of(meta) or "unknown")
