@@ -5,8 +5,8 @@
                            [--runs 9] [--stats-runs 3]
 
 sessions  `chrollo sessions --json` (the first page, 20 rows) — the whole process — next to
-          `ls DIR | head -20` (a shell listing the folder: the floor) and bare `rg --files DIR |
-          head -20`, interleaved run by run. The first run lists the vault and caches its
+          `ls DIR | head -20` (a shell listing the folder: the floor), bare `rg --files DIR |
+          head -20` and `python -c pass` (the interpreter's own start), interleaved run by run. The first run lists the vault and caches its
           newest names (state/listing/, as the recall hook does); the others reuse them: both
           are reported.
 read      `chrollo read ID` (rendered, piped) and `--json` of one 5 MB session made of the
@@ -67,10 +67,12 @@ def main() -> None:
                 continue
             files = sum(1 for n in os.listdir(v) if n.endswith(".md"))
             first = timed(chrollo + ["sessions", "--dir", str(v), "--json"], env)  # lists, caches
-            t = {"sessions": [], "ls": [], "rg": []}
+            t = {"sessions": [], "ls": [], "rg": [], "python": []}
             for i in range(a.runs):
-                for k in (("sessions", "ls", "rg") if i % 2 else ("rg", "ls", "sessions")):
-                    if k == "sessions":
+                for k in (("sessions", "ls", "rg", "python") if i % 2 else ("python", "rg", "ls", "sessions")):
+                    if k == "python":
+                        t[k].append(timed([sys.executable, "-c", "pass"], env))
+                    elif k == "sessions":
                         t[k].append(timed(chrollo + ["sessions", "--dir", str(v), "--json"], env))
                     elif k == "ls":
                         t[k].append(timed(f"ls {v} | head -20", shell=True))
@@ -78,7 +80,7 @@ def main() -> None:
                         t[k].append(timed(f"{rg} --files {v} | head -20", shell=True))
             row = {"vault": str(v), "files": files, "sessions_first_run_ms": round(first * 1000, 1),
                    "sessions_p50_ms": ms(t["sessions"]), "ls_head_p50_ms": ms(t["ls"]),
-                   "rg_files_head_p50_ms": ms(t["rg"]),
+                   "rg_files_head_p50_ms": ms(t["rg"]), "python_startup_p50_ms": ms(t["python"]),
                    "ratio_to_ls": round(statistics.median(t["sessions"]) / statistics.median(t["ls"]), 2),
                    "ratio_to_rg": round(statistics.median(t["sessions"]) / statistics.median(t["rg"]), 2)}
             rows.append(row)

@@ -111,9 +111,13 @@ class Conversation:
         self.started = s(meta.get("started") or meta.get("date"))
 
     def to_json(self) -> dict:
+        parsed = parse_lines(self.lines, Path(self.path)).turns
+        turns = [{"n": t["n"], "role": t["role"], "timestamp": t["timestamp"], "line": t["line"],
+                  "last_line": t["last_line"], "text": parsed[t["n"] - 1].text, "tools": parsed[t["n"] - 1].tools}
+                 for t in self.turns]
         return {"path": self.path, "session_id": self.session_id, "title": self.title,
                 "project": self.project, "harness": self.harness, "peer": self.peer,
-                "started": self.started, "total_turns": self.total_turns, "turns": self.turns}
+                "started": self.started, "total_turns": self.total_turns, "turns": turns}
 
     def raw_bytes(self) -> bytes:
         """The file's bytes — only the chosen turns' lines when some were left out."""
@@ -143,15 +147,13 @@ def conversation(target: str, *, turn: int | None = None, last: int | None = Non
     lines = raw.decode("utf-8", "replace").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    session = parse_lines(lines, path)
-    turns = [{"n": i, "role": t.role, "timestamp": t.timestamp, "line": t.header_line,
-              "last_line": max(t.last_line, t.header_line), "text": t.text, "tools": t.tools}
-             for i, t in enumerate(session.turns, 1)]
+    meta, turns = _turns(lines, path)
     total = len(turns)
-    title = session.meta.get("title")
+    title = meta.get("title")
     if not (isinstance(title, str) and title.strip()):
-        title = next((t["text"].strip().split("\n")[0][:80] for t in turns if t["role"] == "user" and t["text"].strip()),
-                     None)
+        first = next((t for t in turns if t["role"] == "user"), None)
+        body = [x.strip() for x in lines[first["line"]:first["last_line"]]] if first else []
+        title = next((x[:80] for x in ([first.get("inline") or ""] if first else []) + body if x), None)
     if turn is not None:
         if not 1 <= turn <= total:
             raise ChrolloError("bad_turn", f"{path.name} has {total} turn{'s' * (total != 1)}; no turn {turn}",
@@ -160,4 +162,26 @@ def conversation(target: str, *, turn: int | None = None, last: int | None = Non
     elif last is not None:
         turns = turns[-last:]
     root = next((r.resolve() for r in roots if r.resolve() in path.parents), roots[0].resolve())
-    return Conversation(str(path), session.meta, _vault.peer_of(path, root), lines, turns, total, raw, title)
+    return Conversation(str(path), meta, _vault.peer_of(path, root), lines, turns, total, raw, title)
+
+
+def _turns(lines: list, path) -> tuple[dict, list]:
+    """(frontmatter, the turns as spans: n, role, timestamp, line, last_line, and ``inline``
+    for a legacy header holding the user's text) — headers only, so megabytes read fast;
+    :meth:`Conversation.to_json` adds each turn's text and tool calls."""
+    from .fileformat import HEADER_RE, file_date, parse_frontmatter
+
+    meta, start = parse_frontmatter(lines)
+    default_date = str(meta.get("date") or file_date(path.name) or "1970-01-01")
+    heads = [(i, m) for i in range(start, len(lines)) if lines[i][:1] in "[#" and (m := HEADER_RE.match(lines[i]))]
+    turns = []
+    for k, (i, m) in enumerate(heads):
+        j = (heads[k + 1][0] if k + 1 < len(heads) else len(lines)) - 1
+        while j > i and not lines[j].strip():
+            j -= 1
+        t = {"n": k + 1, "role": "user" if m.group(3) == "User" else "agent",
+             "timestamp": f"{m.group(1) or default_date} {m.group(2)}", "line": i + 1, "last_line": j + 1}
+        if m.group(4):
+            t["inline"] = m.group(4)
+        turns.append(t)
+    return meta, turns

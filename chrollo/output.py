@@ -258,6 +258,8 @@ def conversation_lines(conv) -> list:
         out += [("", ""), ("bold green" if who == "User" else "bold blue",
                            f"── {t['n']} · {who} · {t['timestamp']} · line {t['line']} ──")]
         body = conv.lines[t["line"]:t["last_line"]]
+        if t.get("inline"):  # (a legacy header holding the user's text)
+            out.append(("", t["inline"]))
         for ln in body:
             if who == "Agent":
                 ln = ln[2:] if ln.startswith("> ") else ln[1:] if ln.startswith(">") else ln
@@ -268,30 +270,41 @@ def conversation_lines(conv) -> list:
     return out
 
 
+_ANSI = {"bold": "1", "dim": "2", "green": "32", "blue": "34", "cyan": "36", "yellow": "33",
+         "magenta": "35", "red": "31"}
+
+
+def _ansi(style: str) -> str:
+    codes = [_ANSI[w] for w in style.split() if w in _ANSI]
+    return f"\x1b[{';'.join(codes)}m" if codes else ""
+
+
 def page(lines: list, stream=None, pager: bool = True) -> None:
     """Like :func:`emit` (sanitized; coloured on a terminal, plain when piped), through a
     pager when on a terminal and longer than the screen, as git does: ``$CHROLLO_PAGER``,
-    else ``$PAGER``, else ``less`` (with ``LESS=FRX`` unless set); "" or ``cat``: none."""
+    else ``$PAGER``, else ``less`` (with ``LESS=FRX`` unless set); "" or ``cat``: none.
+    Built for megabytes: one sanitizing pass, colours as plain ANSI codes (``NO_COLOR``
+    honoured), no per-line rendering objects."""
+    from .sanitize import clean_lines
+
     stream = stream or sys.stdout
-    lines = [(style, clean(text)) for style, text in lines]
+    text = clean_lines([t for _s, t in lines])
     if not stream.isatty():
-        stream.write("".join(text + "\n" for _style, text in lines))
+        stream.write(text + "\n")
         return
-    import io
     import os
     import shutil
 
-    from rich.console import Console
-    from rich.text import Text
-
-    width, height = shutil.get_terminal_size((100, 24))
-    buf = io.StringIO()
-    console = Console(file=buf, force_terminal=True, width=width, highlight=False, soft_wrap=False)
-    for style, text in lines:
-        console.print(Text(text, style=style or None))
-    rendered = buf.getvalue()
+    if not os.environ.get("NO_COLOR"):
+        out = []
+        for (style, _t), line in zip(lines, text.split("\n")):
+            code = _ansi(style) if style and line else ""
+            out.append(f"{code}{line}\x1b[0m" if code else line)
+        text = "\n".join(out)
+    rendered = text + "\n"
+    height = shutil.get_terminal_size((100, 24)).lines
     cmd = os.environ.get("CHROLLO_PAGER", os.environ.get("PAGER", "less"))
-    if not pager or rendered.count("\n") < height or not cmd.strip() or cmd.strip() == "cat":
+    if not pager or len(lines) < height or not cmd.strip() or cmd.strip() == "cat":
         stream.write(rendered)
         stream.flush()
         return

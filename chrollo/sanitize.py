@@ -40,6 +40,37 @@ def clean(text) -> str:
     return (text if isinstance(text, str) else str(text)).translate(_TABLE)
 
 
+_LINES_TABLE = {c: v for c, v in _TABLE.items() if c != 0x0A}
+
+
+def clean_lines(texts: list) -> str:
+    """Lines (none holding a newline) each made inert as :func:`clean` would, joined by
+    newlines — one translate over the whole text, for megabytes of a session at once."""
+    text = "\n".join(t.replace("\n", "\u240a") if "\n" in t else t for t in texts)
+    return _bulk(text, _LINES_TABLE)
+
+
+def _bulk(text: str, table: dict) -> str:
+    """``text.translate(table)`` for megabytes: str.translate looks every character up, a
+    regex of the table's characters (as ranges: a class of single characters is slow too)
+    finds the rare ones at C speed (5 MB: ~0.05 s instead of ~0.4 s)."""
+    import re
+
+    rx = _BULK.get(id(table))
+    if rx is None:
+        runs: list = []
+        for c in sorted(table):
+            if runs and runs[-1][1] == c - 1:
+                runs[-1][1] = c
+            else:
+                runs.append([c, c])
+        rx = _BULK[id(table)] = re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in runs) + "]")
+    return rx.sub(lambda m: table[ord(m.group())] or "", text)
+
+
+_BULK: dict = {}
+
+
 def clean_obj(obj):
     """A JSON-like value with :func:`clean` applied to every string in it (keys too)."""
     if isinstance(obj, str):
@@ -74,4 +105,4 @@ def json_text(dumped: str) -> str:
     """A ``json.dumps(..., ensure_ascii=False)`` string with DEL, C1, bidi, tag and separator
     characters written as ``\\u`` escapes: the same JSON value, inert on a terminal. (json
     already escapes the C0 controls; these characters can only occur inside strings.)"""
-    return dumped.translate(_JSON_TABLE)
+    return dumped.translate(_JSON_TABLE) if len(dumped) < 65536 else _bulk(dumped, _JSON_TABLE)

@@ -131,3 +131,19 @@ def test_a_hostile_session_cannot_reach_the_terminal(home, tmp_path):
     _on_a_terminal(home, ["read", "7e7e7e7e", "--dir", vault], 5, PAGER=f"cat > {paged}")
     text = paged.read_text()
     assert "]52;" in text and "\x1b]52" not in text and "\x1b[2J" not in text and "␛" in text
+
+
+def test_bulk_sanitizing_is_the_sanitizer():
+    """The megabyte paths (read's pager, --json) make text inert exactly as clean() does."""
+    import random
+
+    from chrollo.sanitize import _JSON_TABLE, clean, clean_lines, json_text
+
+    chars = [chr(c) for c in [*range(0, 0x250), 0x2028, 0x2029, 0x202A, 0x202E, 0x2066, 0x2069, 0xE0041,
+                              0xE007F, 0x1F600]]
+    rnd = random.Random(7)
+    for _ in range(20):
+        text = "".join(rnd.choice(chars) for _ in range(70_000))
+        assert json_text(text) == text.translate(_JSON_TABLE)
+        lines = text.split("\n")
+        assert clean_lines(lines) == "\n".join(clean(x) for x in lines)
