@@ -117,7 +117,7 @@ def doctor_lines(report: dict) -> list:
         style, word = _MARK[c["status"]]
         out.append((style, f"{word:>13}  {c['name']}: {c['detail']}"))
         if c["fix"]:
-            out.append(("", f"{'':>13}  fix: {c['fix']}"))
+            out += _fix_lines(c["fix"])
     for h, r in report["harnesses"].items():
         style, word = _MARK[r["status"]]
         out.append((style, f"{word:>13}  {h} ({r['config']})"))
@@ -134,9 +134,16 @@ def doctor_lines(report: dict) -> list:
             out.append(("dim", f"{'':>13}    last capture: {cap['last_capture'] or 'never'}; "
                                f"last session activity: {cap['last_activity'] or 'none found'}"))
         if r["fix"]:
-            out.append(("", f"{'':>13}  fix: {r['fix']}"))
+            out += _fix_lines(r["fix"])
     out.append(("bold", "all installed hooks work" if report["ok"] else "some checks failed (see above)"))
     return out
+
+
+def _fix_lines(fix: str) -> list:
+    """A fix, one output line per line of it: lines to paste into a file (Codex's trust
+    entries) stay lines (each still sanitized), never joined by a visible ␊."""
+    first, *rest = fix.split("\n")
+    return [("", f"{'':>13}  fix: {first}")] + [("", f"{'':>13}       {line}") for line in rest]
 
 
 def plural(n: int, noun: str) -> str:

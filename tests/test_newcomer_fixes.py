@@ -129,3 +129,23 @@ def test_23_counts_sizes_and_words_say_what_happened(tmp_path):
         p, report = run_json(["doctor"], home, CHROLLO_RG=rg)
         (check,) = [c for c in report["checks"] if c["name"] == "ripgrep"]
         assert check["status"] == "failed" and "CHROLLO_RG" in check["fix"] and "reinstall" not in check["fix"], check
+
+
+def test_17_doctor_prints_codexs_config_lines_so_they_can_be_pasted(tmp_path):
+    """The fix's TOML lines came out joined by a visible `␊` (the sanitizer ran on chrollo's own
+    message): each goes on its own line, and pasted into config.toml, they trust the hooks."""
+    import tomllib
+
+    home, user = tmp_path / "home", tmp_path / "h"
+    user.mkdir()
+    env = {"HOME": user, "CODEX_HOME": tmp_path / "codex"}
+    assert run(["install", "codex", "--no-mcp"], home, **env).returncode == 0
+    p = run(["doctor", "--harness", "codex"], home, **env)
+    assert p.returncode == 1 and "␊" not in p.stdout, p.stdout
+    block = p.stdout[p.stdout.index("config.toml:") + len("config.toml:"):].split("\n")[1:]
+    block = "\n".join(line for line in block if line.strip().startswith(("[hooks.state", "trusted_hash")))
+    config = tmp_path / "codex" / "config.toml"
+    config.write_text(block + "\n")
+    assert len(tomllib.loads(block)["hooks"]["state"]) == 2
+    p = run(["doctor", "--harness", "codex", "--json"], home, **env)
+    assert json.loads(p.stdout)["harnesses"]["codex"]["status"] != "untrusted", p.stdout
