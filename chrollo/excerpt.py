@@ -39,6 +39,12 @@ def split_target(target: str) -> tuple[str, int | None]:
     m = re.fullmatch(r"(.+?):(\d+)", target, re.S)  # (re.S: a file name may hold a newline)
     if m and not os.path.exists(target):
         return m.group(1), int(m.group(2))
+    m = re.fullmatch(r"(.+\.md):([^/]*)", target, re.S)
+    if m and not os.path.exists(target):  # FILE.md:abc, FILE.md:-1 — the line is wrong, not the file
+        line = m.group(2).strip()
+        said = line if re.fullmatch(r"-\d+", line) else repr(m.group(2))
+        raise UsageError(f"not a line number: {said} (lines start at 1)",
+                         "Give PATH:LINE as `chrollo search` prints it, e.g. FILE.md:42.", kind="bad_line")
     return target, None
 
 

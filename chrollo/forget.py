@@ -103,14 +103,18 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
                 (len(t) >= 8 and sid.startswith(t)) or (isinstance(v, dict) and v.get("file") == os.path.basename(t))
                 for sid, v in known.sessions.items()):
             report.already.append(t)
+        elif os.sep not in t and not t.endswith(".md") and len(t) < 8:
+            raise UsageError(f"{t!r} is too short to name a session: an id needs 8 or more characters",
+                             "Give 8+ characters of the session id, or its file as `chrollo search` prints it.",
+                             kind="bad_usage")
         else:
             raise ChrolloError("file_not_found", f"no session {t!r} in {vault}",
                                "Pass a session file (as `chrollo search` prints it) or a session id.")
     if lo or hi or project:
         root = os.path.realpath(os.path.expanduser(project)) if project else None
-        for p in files:
-            if _vault.peer_of(p, vault) is not None or p in chosen:
-                continue  # ranges and projects select your own sessions, not peers' copies
+        for p in files:  # (peers' copies too: they are sessions in your vault, README "Forget")
+            if p in chosen:
+                continue
             meta = metas[p]
             day = str(meta.get("date") or "")[:10] or None
             if day is None:
@@ -138,7 +142,9 @@ def _resolve(vault: Path, target: str, files: list, metas: dict) -> list:
             real = _vault.confine(target, [vault])
         except ChrolloError as e:
             if e.kind == "outside_vault":
-                raise
+                raise ChrolloError("outside_vault", f"refusing to forget a file outside the vault: {target}",
+                                   f"chrollo forget deletes only session files inside {vault} (symlinks are "
+                                   "resolved first); name one as `chrollo search` prints it, or a session id.") from None
             return []
         return [p for p in files if p.resolve() == real]
     exact = [p for p in files if metas[p].get("session_id") == target]

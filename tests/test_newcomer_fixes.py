@@ -149,3 +149,53 @@ def test_17_doctor_prints_codexs_config_lines_so_they_can_be_pasted(tmp_path):
     assert len(tomllib.loads(block)["hooks"]["state"]) == 2
     p = run(["doctor", "--harness", "codex", "--json"], home, **env)
     assert json.loads(p.stdout)["harnesses"]["codex"]["status"] != "untrusted", p.stdout
+
+
+def _vault_with_peer(home: Path):
+    from conftest import write_session
+
+    v = home / "memories"
+    own = write_session(v, "aaaaaaaa-0000-4000-8000-000000000001", "2026-10-01T10:00:00",
+                        [("user", "10:00:00", "the refund race"), ("agent", "10:00:05", "a lock")],
+                        cwd="/home/user/client")
+    peer = write_session(v / "peers" / "laptop", "bbbbbbbb-0000-4000-8000-000000000002", "2026-10-01T11:00:00",
+                         [("user", "11:00:00", "the refund race again"), ("agent", "11:00:05", "a lock")],
+                         cwd="/home/user/client")
+    return own, peer
+
+
+def test_18_read_blames_the_line_not_the_file(tmp_path):
+    home = tmp_path / "home"
+    own, _ = _vault_with_peer(home)
+    for suffix, said in ((":abc", "'abc'"), (":-1", "-1"), (":1.5", "'1.5'"), (":", "''")):
+        p, out = run_json(["read", f"{own}{suffix}"], home)
+        assert p.returncode == 2 and out["error"]["kind"] == "bad_line", out
+        assert said in out["error"]["message"] and "no such memory file" not in out["error"]["message"], out
+        assert "PATH:LINE" in out["error"]["hint"]
+    p, out = run_json(["read", f"{own.name}:abc"], home)  # relative to the vault, too
+    assert out["error"]["kind"] == "bad_line", out
+    p, out = run_json(["read", f"{own}:2"], home)
+    assert p.returncode == 0 and out["line"] == 2
+
+
+def test_19_forget_says_why_a_target_names_nothing(tmp_path):
+    home = tmp_path / "home"
+    _vault_with_peer(home)
+    p, out = run_json(["forget", "/etc/passwd", "--yes"], home)
+    assert p.returncode == 1 and out["error"]["kind"] == "outside_vault", out
+    assert "forget" in out["error"]["message"] + out["error"]["hint"] and "read" not in out["error"]["hint"], out
+    p, out = run_json(["forget", "abc1", "--yes"], home)
+    assert p.returncode == 2 and "8" in out["error"]["message"] + out["error"]["hint"], out
+    p, out = run_json(["forget", "zzzzzzzz", "--yes"], home)  # long enough, but no such session
+    assert p.returncode == 1 and out["error"]["kind"] == "file_not_found"
+
+
+def test_24_forget_by_date_or_project_takes_peers_copies_too(tmp_path):
+    """README: --since/--until/--project delete whole sessions — a peer's copy in your vault is
+    one of them (and, forgotten, the mesh never takes it again)."""
+    for args in (["--since", "2026-10-01", "--until", "2026-10-01"], ["--project", "/home/user/client"]):
+        home = tmp_path / args[0].strip("-")
+        own, peer = _vault_with_peer(home)
+        p, out = run_json(["forget", *args, "--yes"], home)
+        assert p.returncode == 0, out
+        assert not own.exists() and not peer.exists(), out
