@@ -17,7 +17,12 @@ def dump(obj) -> None:
     """One JSON object on stdout: lossless, and inert on a terminal (see sanitize.json_text)."""
     from .sanitize import json_text
 
-    sys.stdout.write(json_text(json.dumps(obj, ensure_ascii=False)) + "\n")
+    text = json.dumps(obj, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a path from argv with undecodable bytes: \u-escaped, valid JSON
+        text = json.dumps(obj)
+    sys.stdout.write(json_text(text) + "\n")
 
 
 def say(msg: str) -> None:

@@ -440,7 +440,8 @@ def _sha(text: str | None) -> str | None:
 
 
 def _record(path: Path, kind: str) -> Path:
-    key = hashlib.sha256(str(path.resolve() if path.exists() else path.absolute()).encode()).hexdigest()[:24]
+    # (os.fsencode: a path from argv may hold undecodable bytes, as lone surrogates)
+    key = hashlib.sha256(os.fsencode(path.resolve() if path.exists() else path.absolute())).hexdigest()[:24]
     from .layout import install_record
 
     return Path(install_record(kind, key))

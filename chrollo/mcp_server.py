@@ -283,8 +283,17 @@ def serve(stdin, stdout, dir: str | None = None) -> None:
         reply = _error(None, INVALID_REQUEST, f"Invalid Request: over {MAX_MESSAGE} bytes") \
             if line is None else server.handle_line(line)
         if reply is not None:
-            stdout.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+            stdout.write(_encode(reply) + b"\n")
             stdout.flush()
+
+
+def _encode(reply) -> bytes:
+    """One reply as UTF-8 JSON. A reply quoting a lone surrogate a client sent (``"\\udc80"``
+    is valid JSON) cannot be UTF-8 as text: it goes out \\u-escaped instead of killing the server."""
+    try:
+        return json.dumps(reply, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(reply).encode("ascii")
 
 
 def run(dir: str | None = None) -> None:

@@ -1,0 +1,39 @@
+"""What the fuzzer (tests/test_fuzz.py) found, each pinned by the input that showed it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT, cli_env
+
+
+def _chrollo(home, *args, stdin: bytes = b""):
+    argv = [sys.executable, "-m", "chrollo", *[os.fsencode(a) for a in args]]
+    return subprocess.run(argv, input=stdin, capture_output=True, env=cli_env(home), cwd=home.parent, timeout=60)
+
+
+def test_mcp_server_survives_a_lone_surrogate_in_a_request(tmp_path):
+    """`"\\udc80"` is valid JSON; the reply that quotes it could not be encoded as UTF-8 and the
+    server died (exit 1, traceback) — every later request of the session lost."""
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope\udc80", "arguments": {}}},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "read_memory_file", "arguments": {"path": "x\udc80.md"}}},
+             {"jsonrpc": "2.0", "id": 3, "method": "ping"}]
+    p = _chrollo(tmp_path / "home", "mcp", stdin=b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    replies = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3] and "nope" in replies[0]["error"]["message"]
+
+
+def test_install_config_path_with_undecodable_bytes(tmp_path):
+    """A --config path from argv with bytes that are not UTF-8 (a lone surrogate in Python)
+    raised UnicodeEncodeError naming the state record."""
+    home = tmp_path / "home"
+    cfg = os.fsdecode(os.fsencode(str(tmp_path)) + b"/conf\xff.json")
+    p = _chrollo(home, "install", "claude-code", "--config", cfg, "--json")
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    assert os.path.exists(os.fsencode(cfg))
+    p = _chrollo(home, "uninstall", "claude-code", "--config", cfg, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["changes"][0]["action"] == "removed", p.stdout
