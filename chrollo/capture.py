@@ -321,6 +321,10 @@ class Capture:
         self.state.pop("intent", None)
         if path is not None:
             self.state["file"] = str(path)
+            if self.indexes is None:  # (an import brings the index up to date once, at its end)
+                from . import index as _index
+
+                _index.update(vault, [path])
 
     def _intend(self, path: str | None, size: int, length: int) -> None:
         """Before the bytes go out (the writer's lock held): save the state as it will be,

@@ -441,6 +441,46 @@ def doctor(harnesses, as_json):
         sys.exit(1)
 
 
+@cli.command("index")
+@click.option("--rebuild", is_flag=True, help="Start from nothing instead of adding what changed.")
+@click.option("--dir", "dir_", metavar="PATH", help="Index this memory folder (default: the vault).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+def index_(rebuild, dir_, as_json):
+    """Build or bring up to date the search index of the vault (state/index/).
+
+    The index only narrows which files ripgrep reads: results are the same with or without
+    it, and deleting it costs nothing but speed. `chrollo install` and `chrollo import` keep
+    it built, capture and mesh keep it in step; a file changed by anything else is searched
+    directly until this command (or the next import) reads it again. See docs/index.md.
+    """
+    from . import index as _index
+    from .retrieval import resolve_roots
+
+    vault, _folder = resolve_roots(dir_)
+    bar = None
+    if not as_json and sys.stderr.isatty():
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                       transient=True)
+        task = bar.add_task("index", total=None)
+        bar.start()
+    try:
+        summary = _index.build(vault, rebuild=rebuild, progress=None if bar is None else (
+            lambda done, total: bar.update(task, completed=done, total=total)))
+    finally:
+        if bar is not None:
+            bar.stop()
+    if as_json:
+        _dump(summary)
+        return
+    from .sanitize import clean
+
+    click.echo(clean(f"indexed {summary['files']} files of {summary['vault']} "
+                     f"({summary['read']} read now, {_size(summary['bytes_read'])} in "
+                     f"{summary['seconds']:.1f} s); index {_size(summary['index_bytes'])}"))
+
+
 @cli.command("import")
 @click.argument("source", type=click.Choice(["claude-code", "codex", "gemini", "pi", "all", "jsonl", "chrollo-vault"]))
 @click.option("--source", "root", metavar="PATH", help="Import from this folder (or file) instead of the harness's own.")

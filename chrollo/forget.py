@@ -201,12 +201,28 @@ def _forget_sessions(vault: Path, files: list, report: Report) -> None:
         by_id.setdefault(item["session_id"], []).append(p)
     for sid, paths in by_id.items():
         with _Held(_locks(sid)):
+            _unindex(vault, paths)
             for p in paths:
                 try:
                     os.unlink(p)
                 except FileNotFoundError:
                     pass
             _drop_state(sid)
+
+
+def _unindex(vault, paths: list) -> None:
+    """Take ``paths``' words out of the search index before they are removed or scrubbed
+    (the index must never keep the words of something forgotten: docs/index.md)."""
+    from . import index as _index
+
+    contents = {}
+    for p in paths:
+        try:
+            with _vault.open_regular(p) as fh:
+                contents[str(p)] = fh.read()
+        except OSError:
+            contents[str(p)] = b""
+    _index.forget(str(vault), contents)
 
 
 def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False) -> list:
@@ -232,6 +248,7 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
     for sid, paths in found.items():
         locks = _locks(sid)
         with _Held(locks[1:] if capture_locked else locks):
+            _unindex(folder, paths)
             for p in paths:
                 try:
                     os.unlink(p)
@@ -293,14 +310,18 @@ def _scrub_all(files: list, transform, report: Report) -> None:
         sid = read_frontmatter(p).get("session_id")
         locks = _locks(sid) if isinstance(sid, str) and sid else []
         with _Held(locks):
-            hit = _scrub_file(p, transform, report.dry_run)
+            hit = _scrub_file(p, transform, report.dry_run, report.vault)
             if not report.dry_run:  # a changed title's words leave the file name too (format 2)
                 p = forget_slug(p) or p
+                if hit:
+                    from . import index as _index
+
+                    _index.update(str(report.vault), [p])
         if hit:
             report.lines.append({"path": str(p), "lines": hit})
 
 
-def _scrub_file(path: Path, transform, dry_run: bool) -> list:
+def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> list:
     """Rewrite one file's body through ``transform`` (atomically; turn headers and the
     frontmatter are kept as they are); the 1-based numbers of the lines that changed."""
     try:
@@ -319,6 +340,10 @@ def _scrub_file(path: Path, transform, dry_run: bool) -> list:
         os.close(fd)
     out, hit = scrub_bytes(data, transform)
     if hit and not dry_run:
+        if vault is not None:
+            from . import index as _index
+
+            _index.forget(str(vault), {str(path): data})
         tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
         wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
         try:

@@ -287,7 +287,8 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
         return result
     idents = identifiers(query, terms)  # (the cut terms: a kept identifier's parts may be past it)
     args = (folder, vault, limit, context, since_d, harness, peers and peer is None, now, timeout, stop)
-    df = _run(result, terms, idents, {}, *args)
+    memo: dict = {}  # (what a search's passes share: the index's view of the vault)
+    df = _run(result, terms, idents, {}, *args, memo=memo)
     # Step 3: synonyms, only when exact terms find too little (or when asked to).
     missing = {t for t, d in zip(terms, df) if d == 0}
     if expand == "never" or (expand == "auto" and len(result.hits) >= limit and not missing):
@@ -302,7 +303,7 @@ def search(query: str, *, limit: int = 10, context: int = 3, dir: str | os.PathL
     if not syns:
         return result
     wider = SearchResult(query, terms, {}, 0, [], result.warnings[:1] if cut else None, vault=str(vault))
-    df2 = _run(wider, terms + syns, idents, {s: SYNONYM_WEIGHT for s in syns}, *args)
+    df2 = _run(wider, terms + syns, idents, {s: SYNONYM_WEIGHT for s in syns}, *args, memo=memo)
     found = {s for s, d in zip(terms + syns, df2) if d}
     expanded = {t: [s for s in ss if s in found] for t, ss in tried.items()}
     expanded = {t: ss for t, ss in expanded.items() if ss}
@@ -595,7 +596,7 @@ class _Collector:
 def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, folder: str,
          vault: str, limit: int, context: int, since: dt.date | None, harness: str | None,
          include_peers: bool, now: dt.datetime, timeout: float, stop: float | None,
-         shortcut: bool = True, fm_ends: dict | None = None) -> list:
+         shortcut: bool = True, fm_ends: dict | None = None, memo: dict | None = None) -> list:
     """Scan and rank into ``result``; returns each term's document frequency."""
     q = _Query(terms, idents)
     col = _Collector(q, fm_ends)
@@ -623,7 +624,7 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
         col.use(q.forms(~common))
     # the main scan (sampled files come round again and are skipped: they are complete)
     if stop is None:
-        n_main, err = _scan_into(col, q.forms(~common), q.part_forms(~common), [folder], globs, **scan)
+        n_main, err = _scan_indexed(col, q, common, folder, vault, include_peers, globs, scan, memo)
     else:
         n_main, err = _scan_newest(col, q, folder, globs, include_peers, stop, scan)
     errors += err
@@ -668,17 +669,44 @@ def _run(result: SearchResult, terms: list, idents: dict, synonym_weight: dict, 
             del result.warnings[:]
             return _run(result, terms, idents, synonym_weight, folder, vault, limit, context,
                         since, harness, include_peers, now, timeout, stop, shortcut=False,
-                        fm_ends=col.fm_ends)
+                        fm_ends=col.fm_ends, memo=memo)
     return df
 
 
 def _unsearchable_peers(vault: str) -> list:
     """rg globs leaving out the peers switched off with `chrollo mesh peers set NAME --no-searchable`."""
+    return [f"!**/{_vault.PEERS}/{name}/**" for name in _unsearchable_names(vault)]
+
+
+def _unsearchable_names(vault: str) -> frozenset:
     if not os.path.isdir(os.path.join(vault, _vault.PEERS)):
-        return []
+        return frozenset()
     from .mesh.config import peer_settings
 
-    return [f"!**/{_vault.PEERS}/{name}/**" for name, s in peer_settings().items() if not s["searchable"]]
+    return frozenset(name for name, s in peer_settings().items() if not s["searchable"])
+
+
+def _scan_indexed(col: _Collector, q: _Query, common: int, folder: str, vault: str,
+                  include_peers: bool, globs: list, scan: dict, memo: dict | None) -> tuple[int, list]:
+    """The main scan of a complete search: with the vault's index (chrollo/index.py), rg
+    reads only the files that may hold a form plus every file not indexed as it is now —
+    the same rows as a walk of ``folder``, and the same count of files searched; without
+    one (or when most files are candidates), rg walks ``folder``."""
+    forms, parts = q.forms(~common), q.part_forms(~common)
+    plan = None
+    if os.environ.get("CHROLLO_INDEX", "1") != "0":
+        from . import index as _index
+
+        plan = _index.plan(vault, folder, forms + parts, exclude_peers=not include_peers and folder == vault,
+                           unsearchable=_unsearchable_names(vault) if include_peers and folder == vault
+                           else frozenset(), memo=memo)
+    if plan is None:
+        return _scan_into(col, forms, parts, [folder], globs, **scan)
+    errors: list = []
+    for i in range(0, len(plan.paths), DEADLINE_MAX_BATCH):
+        _n, err = _scan_into(col, forms, parts, plan.paths[i:i + DEADLINE_MAX_BATCH], globs, **scan)
+        errors += err
+    return plan.files, errors
 
 
 def _sample_files(folder: str) -> list:
@@ -731,7 +759,18 @@ def _scan_newest(col: _Collector, q: _Query, folder: str, globs: list, include_p
     until the deadline (the batch running then is cut short, its rows so far kept)."""
     files, total = _listing.cached(folder, include_peers)
     searched, errors, complete, skipped = 0, [], 0, 0
-    for batch in _newest_first(folder, files, total, include_peers):
+    batches = None
+    if os.environ.get("CHROLLO_INDEX", "1") != "0":
+        # With the vault's index: the newest DEADLINE_BATCH files, then — of all the others,
+        # whatever their age — only those that may hold a form or are not indexed: every
+        # indexed session is within reach (chrollo/index.py, newest_plan).
+        from . import index as _index
+
+        batches = _index.newest_plan(folder, q.forms() + q.part_forms(), files, total, include_peers,
+                                     DEADLINE_BATCH, lambda older: _newest_first(folder, older))
+    if batches is not None:
+        total = batches.total
+    for batch in batches or _newest_first(folder, files, total, include_peers):
         # The first batch (the newest DEADLINE_BATCH sessions) is always searched in full —
         # a loaded machine must not cost the prompt its recent memory; the rest until `stop`.
         left = stop - time.monotonic() if complete else scan["timeout"]
@@ -744,6 +783,8 @@ def _scan_newest(col: _Collector, q: _Query, folder: str, globs: list, include_p
         if n or not todo:  # (a scan cut short prints no count)
             searched, complete = searched + n, complete + len(batch)
             skipped += len(batch) - len(todo)
+    if batches is not None and batches.done:  # the files the index rules out count as searched
+        searched, complete = searched + batches.ruled_out, total
     if complete < total or time.monotonic() >= stop:
         scan["warnings"].append(f"deadline: searched the newest {complete} session files "
                                 f"(of {total} listed) in full")

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The search index (issue 30): build speed and size, then search and recall-hook latency with
+and without it against bare ``rg --count``, one run, interleaved per query.
+
+    python bench/index.py --workdir DIR [--sizes 10MB,100MB,1000MB] [--queries 20]
+                          [--big-queries 8] [--rebuild] [--home DIR]
+
+Vaults are bench/deadline.py's (LoCoMo dev conversations replicated, ``DIR/10MB`` …, built
+once if missing; read-only here). The index goes to ``--home`` (a CHROLLO_HOME of its own,
+default DIR/../index-bench-home), built once per vault (``--rebuild``: again, timed).
+Per query, in turn, with a warm page cache:
+
+  rg_count     bare `rg --count -F -i -w` with the query's terms (bench/deadline.py's)
+  scan         `chrollo search QUERY --dir VAULT --json` with CHROLLO_INDEX=0 (as before #30)
+  indexed      the same with the index; its stdout must equal scan's byte for byte
+  hook         `chrollo hook UserPromptSubmit` with the index (start to reply, deadline 0.4 s)
+  hook_scan    the same with CHROLLO_INDEX=0
+
+Peak RSS is the largest of the indexed search processes (wait4). Medians and ratios are
+within the run (the machine is shared: absolute figures drift, ratios less).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from deadline import p50, rg_count, spread  # noqa: E402
+from search import chrollo_cmd, grow, parse_size, sources_and_queries  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from chrollo.rg import rg_path  # noqa: E402
+from chrollo.terms import query_terms  # noqa: E402
+
+
+def run(cmd: list, env: dict, stdin: bytes | None = None) -> tuple[float, int, bytes]:
+    """(seconds, peak RSS in KB, stdout) of one process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    out = p.communicate(stdin)[0] if stdin is not None else p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise RuntimeError(f"{cmd[:4]} exited {code}")
+    return dt, ru.ru_maxrss, out
+
+
+def env_for(home: Path, vault: Path | None = None, index: bool = True) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    env.update(CHROLLO_HOME=str(home), CHROLLO_INDEX="1" if index else "0")
+    if vault is not None:
+        env["CHROLLO_MEMORIES_DIR"] = str(vault)
+    return env
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workdir", required=True, help="the vaults (DIR/10MB …), built once if missing")
+    ap.add_argument("--home", help="CHROLLO_HOME holding the indexes (default: DIR/../index-bench-home)")
+    ap.add_argument("--sizes", default="10MB,100MB,1000MB")
+    ap.add_argument("--queries", type=int, default=20)
+    ap.add_argument("--big-queries", type=int, default=8, help="questions timed at 1 GB and up")
+    ap.add_argument("--rebuild", action="store_true", help="build every index again (timed)")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    work = Path(a.workdir)
+    home = Path(a.home) if a.home else work.parent / "index-bench-home"
+    rg, search = rg_path(), chrollo_cmd() + ["search"]
+    hook_cmd = chrollo_cmd() + ["hook", "UserPromptSubmit", "--harness", "claude-code"]
+    tmp = Path(tempfile.mkdtemp(prefix="chrollo-bench-"))
+    src, qs, replicate, what = sources_and_queries(tmp)
+    queries = [q for q in random.Random(a.seed).sample(qs, len(qs)) if query_terms(q)][: a.queries]
+    print(f"source: {what}; rg {rg}; chrollo {' '.join(search)}; load {os.getloadavg()[0]:.1f}")
+    rows, n_hook = [], 0
+    for label in a.sizes.split(","):
+        vault = work / label
+        if not vault.exists():
+            vault.mkdir(parents=True)
+            grow(vault, src, replicate, parse_size(label))
+        vault_bytes = sum(e.stat().st_size for e in os.scandir(vault) if e.name.endswith(".md"))
+        env = env_for(home)
+        build = None
+        got = subprocess.run(chrollo_cmd() + ["index", "--dir", str(vault), "--json"]
+                             + (["--rebuild"] if a.rebuild else []), capture_output=True, env=env)
+        build = json.loads(got.stdout)
+        nq = a.big_queries if parse_size(label) >= 10**9 else a.queries
+        t = {"rg": [], "scan": [], "indexed": [], "hook": [], "hook_scan": []}
+        rss, differ = 0, []
+        run(rg_count(rg, query_terms(queries[0]), vault), env)  # warm the page cache
+        for q in queries[:nq]:
+            t["rg"].append(run(rg_count(rg, query_terms(q), vault), env)[0])
+            s0, _r, out0 = run(search + [q, "--dir", str(vault), "--json"], env_for(home, index=False))
+            s1, r1, out1 = run(search + [q, "--dir", str(vault), "--json"], env)
+            t["scan"].append(s0)
+            t["indexed"].append(s1)
+            rss = max(rss, r1)
+            if out0 != out1:
+                differ.append(q)
+            for key, use in (("hook", True), ("hook_scan", False)):
+                n_hook += 1
+                payload = {"session_id": f"5ca1e000-0000-4000-8000-{n_hook:012d}",
+                           "hook_event_name": "UserPromptSubmit", "cwd": str(tmp), "prompt": q,
+                           "transcript_path": str(tmp / "none.jsonl")}
+                t[key].append(run(hook_cmd, env_for(home, vault, use), json.dumps(payload).encode())[0])
+        med = {k: statistics.median(v) for k, v in t.items()}
+        row = {"vault": label, "files": build["files"], "queries": nq, "load": round(os.getloadavg()[0], 1),
+               "build_mb_per_s": build["mb_per_s"], "build_s": build["seconds"],
+               "index/vault": round(build["index_bytes"] / vault_bytes, 3),
+               **{f"{k}_p50_ms": p50(v) for k, v in t.items()},
+               **{f"{k}_p25_p75": spread(v) for k, v in t.items()},
+               "scan/rg": round(med["scan"] / med["rg"], 2), "indexed/rg": round(med["indexed"] / med["rg"], 2),
+               "hook/rg": round(med["hook"] / med["rg"], 2), "peak_rss_mb": round(rss / 1024, 1),
+               "identical": nq - len(differ), "differ": differ}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print("\n| vault | files | build | index/vault | rg --count p50 | search p50 before | search p50 indexed "
+          "| indexed/rg | hook p50 (indexed / before) | peak RSS | identical | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['vault']} | {r['files']} | {r['build_mb_per_s']} MB/s | {r['index/vault']}× "
+              f"| {r['rg_p50_ms']} ms | {r['scan_p50_ms']} ms ({r['scan/rg']}×) | {r['indexed_p50_ms']} ms "
+              f"{r['indexed_p25_p75']} | {r['indexed/rg']}× | {r['hook_p50_ms']} / {r['hook_scan_p50_ms']} ms "
+              f"| {r['peak_rss_mb']} MB | {r['identical']}/{r['queries']} | {r['load']} |")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

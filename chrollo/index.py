@@ -1,0 +1,728 @@
+"""The derived, disposable index: which session files may hold a word (docs/index.md).
+
+The markdown files stay the database. This index only narrows what ripgrep reads: for a
+query's forms (whole words, inflections, identifier parts, synonyms) it gives the files that
+*may* match — a superset — and rg still reads those and produces every row, so ranking and
+output are the same code as without it. Deleting it changes no result, only speed.
+
+What it holds (one SQLite file per vault, ``state/index/<key>.sqlite``, stdlib ``sqlite3``):
+
+- ``files``: each indexed file (path relative to the vault, bytes) with the size, mtime,
+  ctime and inode it had when it was read. A file whose stat differs now, or that is not in
+  the table, is *not* trusted: a search reads it directly (it is "stale" or "unindexed").
+  A file changed within RACY_NS of being read is never trusted either (mtime granularity).
+- ``post``: term → the sorted ids of the files holding it (``array('I')``, with a CRC32:
+  a damaged row is a damaged index, bypassed). ``delta``: (term, id) rows added since the
+  last merge (a turn appended adds a few dozen), folded into ``post`` by ``chrollo index``.
+- Terms are what ripgrep's ASCII-mode regex can match (chrollo's regex for ASCII forms is
+  ``(?-u:…)``: ASCII word boundaries, ASCII case folding): every maximal ``[A-Za-z0-9_]``
+  run, lowercased, and every piece of it that rg's identifier-part alternatives can report
+  (see :func:`_pieces`). A form made of several runs (``auth-service``) takes the files
+  holding all of them. A query with a non-ASCII form, or a form longer than MAX_TERM, does
+  not use the index (a full scan, as before).
+
+Words are only ever added for a file until it is forgotten: a hand edit that removes a word
+leaves a stale posting, which costs rg one extra file and never a result. `chrollo forget`
+removes the forgotten files' ids from every term their text held and deletes the terms
+left with no file (``secure_delete``: the bytes are zeroed, not just unlinked).
+
+Any error — no index, another format or chrollo version, a locked or damaged file — makes
+:func:`plan` return None: the caller scans the folder as it always did.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from array import array
+
+from . import __version__
+from . import homedir as _home
+
+FORMAT = 1
+MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
+MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
+RACY_NS = 200_000_000        # a file changed this close to being read is re-read (mtime ticks)
+READ_BUSY_MS = 50            # a search waits this long on a writer, then scans without the index
+WRITE_BUSY_MS = 2000
+FLUSH_POSTINGS = 4_000_000   # postings held in memory by a build before they go to disk
+MERGE_DELTA = 200_000        # delta rows past which an update folds them into post
+SCAN_SHARE = 0.5             # more candidates than this share of the files: rg walks the folder
+DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
+MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
+
+_RUN = re.compile(rb"[A-Za-z0-9_]+")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,
+    size INTEGER, mtime INTEGER, ctime INTEGER, ino INTEGER, seen INTEGER);
+CREATE TABLE IF NOT EXISTS post(term TEXT PRIMARY KEY, ids BLOB NOT NULL, crc INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS delta(term TEXT, id INTEGER, PRIMARY KEY(term, id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS racy(id INTEGER PRIMARY KEY);
+"""
+
+
+def db_path(vault: str) -> str:
+    """Where the index of ``vault`` lives (the one place its name is made)."""
+    return os.path.join(_home.home_path(), "state", "index",
+                        _home.state_key(os.path.realpath(vault)) + ".sqlite")
+
+
+# ----------------------------------------------------------------------------- terms
+
+_piece_cache: dict = {}
+
+
+def _pieces(run: bytes) -> list:
+    """The identifier parts rg's regex (rg.words_regex, ``parts``) can find in ``run``,
+    lowercased — a superset: ``_part`` then end/``_``/uppercase, a run starting with the part
+    then ``_``/uppercase, and ``…[a-z0-9]Part`` then end/``_``/uppercase (case-sensitive)."""
+    got = _piece_cache.get(run)
+    if got is not None:
+        return got
+    out = []
+    for s in run.split(b"_"):
+        if len(s) < 3:
+            continue
+        out.append(s)  # the whole segment: "_part" then "_" or the end; "part_" at the start
+        ups = [i for i, c in enumerate(s) if 65 <= c <= 90]
+        for k, i in enumerate(ups):
+            if i >= 3:
+                out.append(s[:i])  # "_part" / "part" at the start, then an uppercase letter
+            if i and (97 <= s[i - 1] <= 122 or 48 <= s[i - 1] <= 57):
+                out.append(s[i:ups[k + 1] if k + 1 < len(ups) else len(s)])  # "…xPart"
+    got = [p.lower() for p in out if 3 <= len(p) <= MAX_TERM]
+    if len(_piece_cache) > 200_000:
+        _piece_cache.clear()
+    _piece_cache[run] = got
+    return got
+
+
+def terms_of(data: bytes) -> set:
+    """Every term a file's bytes hold (see the module doc), as ASCII bytes."""
+    runs = set(_RUN.findall(data))
+    out = {r.lower() for r in runs if MIN_TERM <= len(r) <= MAX_TERM}
+    for r in runs:
+        # (pieces exist only where a run has "_" or an uppercase letter after its first)
+        if b"_" in r or not (r[1:].islower() or r[1:].isdigit() or len(r) < 4):
+            out.update(_pieces(r))
+    return out
+
+
+def form_terms(form: str) -> list | None:
+    """The terms a file must hold all of to match ``form`` (None: the index cannot tell)."""
+    if not form.isascii() or len(form) > MAX_TERM:
+        return None
+    runs = [r.lower() for r in _RUN.findall(form.encode("ascii")) if len(r) >= MIN_TERM]
+    return runs or None
+
+
+# ----------------------------------------------------------------------------- the walk
+
+def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = frozenset()) -> list:
+    """The files rg searches under ``folder`` with chrollo's globs (``*.md``, ``!peers/`` when
+    ``exclude_peers``, ``!**/peers/NAME/**`` for the ``unsearchable`` peers), as
+    ``(path bytes, DirEntry)``: hidden folders and symlinks skipped, hidden ``*.md`` files
+    kept (rg's ``-g '*.md'`` whitelists them)."""
+    out = []
+    stack = [(os.fsencode(folder), False)]
+    while stack:
+        d, in_peers = stack.pop()
+        try:
+            it = os.scandir(d)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                name = e.name
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if name.startswith(b".") or (exclude_peers and name == b"peers") \
+                                or (in_peers and os.fsdecode(name) in unsearchable):
+                            continue
+                        stack.append((e.path, name == b"peers"))
+                    elif name.endswith(b".md") and e.is_file(follow_symlinks=False):
+                        out.append((e.path, e))
+                except OSError:
+                    continue
+    return out
+
+
+# ----------------------------------------------------------------------------- opening
+
+def _connect(path: str, write: bool, busy_ms: int = READ_BUSY_MS):
+    import sqlite3
+
+    if write:
+        _home.make_private_dirs(os.path.dirname(path))
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, _home.FILE_MODE)
+        os.close(fd)
+        con = sqlite3.connect(path, isolation_level=None, timeout=busy_ms / 1000)
+    else:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                              timeout=READ_BUSY_MS / 1000)
+    con.execute("PRAGMA secure_delete=ON")
+    return con
+
+
+def _compatible(con) -> bool:
+    try:
+        meta = dict(con.execute("SELECT k, v FROM meta"))
+    except Exception:  # noqa: BLE001 — no table, damaged file: not ours
+        return False
+    return meta.get("format") == str(FORMAT) and meta.get("version") == __version__ \
+        and meta.get("complete") == "1"
+
+
+def open_reader(vault: str):
+    """A read-only connection to ``vault``'s index, or None when there is none usable."""
+    path = db_path(vault)
+    if not os.path.isfile(path):
+        return None
+    try:
+        con = _connect(path, write=False)
+        if _compatible(con):
+            return con
+        con.close()
+    except Exception:  # noqa: BLE001
+        pass
+    return None
+
+
+def _open_writer(vault: str, fresh: bool = False, busy_ms: int = WRITE_BUSY_MS):
+    """A writable connection; an index of another format or version, or a damaged one, is
+    deleted first and started afresh (a build then fills it)."""
+    path = db_path(vault)
+    if fresh:
+        remove(vault)
+    con = _connect(path, write=True, busy_ms=busy_ms)
+    try:
+        meta = dict(con.execute("SELECT k, v FROM meta"))
+    except Exception:  # noqa: BLE001 — no table yet (new) or a damaged file
+        meta = None if os.path.getsize(path) else {}
+    if meta is None or (meta and (meta.get("format"), meta.get("version")) != (str(FORMAT), __version__)):
+        con.close()
+        remove(vault)
+        con = _connect(path, write=True, busy_ms=busy_ms)
+    con.executescript(_SCHEMA)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?), ('version', ?), ('vault', ?), ('complete', '1')",
+                (str(FORMAT), __version__, os.path.realpath(vault)))
+    return con
+
+
+def remove(vault: str) -> None:
+    """Delete ``vault``'s index and SQLite's side files (never raises)."""
+    path = db_path(vault)
+    for p in (path, path + "-journal", path + "-wal", path + "-shm"):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+# ----------------------------------------------------------------------------- reading a file
+
+def _read(path: bytes):
+    """(bytes, stat taken before reading) of a regular file, or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (st.st_mode & 0o170000) != 0o100000 or st.st_size > MAX_FILE:
+            return None
+        chunks, left = [], st.st_size
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 20))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+        return b"".join(chunks), st
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _stat_row(st, seen: int) -> tuple:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, seen)
+
+
+def _fresh(row, st) -> bool:
+    """Whether a file stat'ed as ``st`` is what its ``files`` row says was read."""
+    size, mtime, ctime, ino, seen = row
+    return (st.st_size == size and st.st_mtime_ns == mtime and st.st_ctime_ns == ctime
+            and st.st_ino == ino and ctime < seen - RACY_NS)
+
+
+def _rel(vault_b: bytes, path: bytes) -> bytes | None:
+    if path.startswith(vault_b + b"/"):
+        return path[len(vault_b) + 1:]
+    return None
+
+
+# ----------------------------------------------------------------------------- building
+
+def build(vault: str, rebuild: bool = False, progress=None) -> dict:
+    """Index every file of ``vault`` not indexed as it is now (every file with ``rebuild``);
+    returns a summary. ``progress(done_bytes, total_bytes)`` is called as it goes. Files gone
+    since are dropped, pending increments merged. Work is committed in steps: a build killed
+    midway leaves an index that is correct for what it holds (the rest is unindexed)."""
+    t0 = time.monotonic()
+    vault = os.path.realpath(vault)
+    vb = os.fsencode(vault)
+    con = _open_writer(vault, fresh=rebuild)
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        rows = {rel: (fid, row) for fid, rel, *row in
+                con.execute("SELECT id, rel, size, mtime, ctime, ino, seen FROM files")}
+        todo, here = [], set()
+        for path, e in walk(vault):
+            rel = _rel(vb, path)
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            here.add(rel)
+            got = rows.get(rel)
+            if got is None or not _fresh(got[1], st):
+                todo.append((path, rel, st.st_size))  # (a changed file keeps its id)
+        gone = [fid for rel, (fid, _r) in rows.items() if rel not in here]
+        _drop_ids(con, gone)  # (their postings stay until forgotten: ids of no file are ignored)
+        del rows
+        total = sum(s for _p, _r, s in todo)
+        done_bytes, read, postings, held = 0, 0, {}, 0
+        for path, rel, size in todo:
+            done_bytes += size
+            if progress is not None:
+                progress(done_bytes, total)
+            got = _read(path)
+            if got is None:
+                continue
+            data, st = got
+            fid = _put_file(con, rel, st)
+            read += len(data)
+            terms = terms_of(data)
+            held += len(terms)
+            for t in terms:
+                p = postings.get(t)
+                if p is None:
+                    postings[t] = array("I", (fid,))
+                else:
+                    p.append(fid)
+            if held > FLUSH_POSTINGS:
+                _merge(con, postings)
+                con.execute("COMMIT")
+                con.execute("BEGIN IMMEDIATE")
+                postings, held = {}, 0
+        _merge(con, postings)
+        _fold_delta(con)
+        con.execute("COMMIT")
+        files = con.execute("SELECT count(*) FROM files").fetchone()[0]
+        terms = con.execute("SELECT count(*) FROM post").fetchone()[0]
+    finally:
+        con.close()
+    secs = time.monotonic() - t0
+    return {"vault": vault, "index": db_path(vault), "files": files, "read": len(todo),
+            "bytes_read": read, "dropped": len(gone), "terms": terms,
+            "index_bytes": _size(vault), "seconds": round(secs, 3),
+            "mb_per_s": round(read / 1e6 / secs, 1) if secs and read else None}
+
+
+def _put_file(con, rel: bytes, st) -> int:
+    """Record ``rel`` as read with stat ``st`` (now); its id. A file changed this close to
+    being read is noted as racy: untrusted until read again (see RACY_NS)."""
+    seen = time.time_ns()
+    row = con.execute("SELECT id FROM files WHERE rel = ?", (rel,)).fetchone()
+    if row:
+        fid = row[0]
+        con.execute("UPDATE files SET size=?, mtime=?, ctime=?, ino=?, seen=? WHERE id=?",
+                    (*_stat_row(st, seen), fid))
+    else:
+        fid = con.execute("INSERT INTO files(rel, size, mtime, ctime, ino, seen) VALUES (?,?,?,?,?,?)",
+                          (rel, *_stat_row(st, seen))).lastrowid
+    if st.st_ctime_ns >= seen - RACY_NS:
+        con.execute("INSERT OR IGNORE INTO racy VALUES (?)", (fid,))
+    else:
+        con.execute("DELETE FROM racy WHERE id = ?", (fid,))
+    return fid
+
+
+def _size(vault: str) -> int:
+    try:
+        return os.path.getsize(db_path(vault))
+    except OSError:
+        return 0
+
+
+def _drop_ids(con, ids: list) -> None:
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        q = ",".join("?" * len(chunk))
+        con.execute(f"DELETE FROM files WHERE id IN ({q})", chunk)
+        con.execute(f"DELETE FROM racy WHERE id IN ({q})", chunk)
+
+
+def _merge(con, postings: dict) -> None:
+    """Add ``postings`` (term → new ids, ascending and above every id stored) into post."""
+    if not postings:
+        return
+    import zlib
+
+    terms = sorted(postings)
+    old: dict = {}
+    for i in range(0, len(terms), 500):
+        chunk = [t.decode("ascii") for t in terms[i:i + 500]]
+        q = ",".join("?" * len(chunk))
+        for t, ids in con.execute(f"SELECT term, ids FROM post WHERE term IN ({q})", chunk):
+            old[t] = ids
+    rows = []
+    for t in terms:
+        s = t.decode("ascii")
+        blob = old.get(s, b"") + postings[t].tobytes()
+        rows.append((s, blob, zlib.crc32(blob)))
+    con.executemany("INSERT OR REPLACE INTO post VALUES (?,?,?)", rows)
+
+
+def _fold_delta(con) -> None:
+    """Fold the delta rows into post (ids kept sorted and distinct)."""
+    import zlib
+
+    by: dict = {}
+    for t, i in con.execute("SELECT term, id FROM delta"):
+        by.setdefault(t, set()).add(i)
+    if not by:
+        return
+    rows = []
+    for t, new in by.items():
+        got = con.execute("SELECT ids FROM post WHERE term = ?", (t,)).fetchone()
+        ids = set(_ids(got[0])) if got else set()
+        blob = array("I", sorted(ids | new)).tobytes()
+        rows.append((t, blob, zlib.crc32(blob)))
+    con.executemany("INSERT OR REPLACE INTO post VALUES (?,?,?)", rows)
+    con.execute("DELETE FROM delta")
+
+
+def _ids(blob: bytes) -> array:
+    a = array("I")
+    a.frombytes(blob)
+    return a
+
+
+# ----------------------------------------------------------------------------- keeping in step
+
+def update(vault: str, paths: list, busy_ms: int = READ_BUSY_MS) -> None:
+    """Index ``paths`` (files chrollo just wrote in ``vault``) as they are now: their words go
+    in as an increment (a few dozen rows for a turn). Also re-reads a few files an earlier
+    update read racily (see RACY_NS), so they do not stay unindexed. Does nothing without an
+    index; never raises (a file it could not index is stale, and searched directly)."""
+    try:
+        if not os.path.isfile(db_path(vault)):
+            return
+        vault = os.path.realpath(vault)
+        vb = os.fsencode(vault)
+        con = _connect(db_path(vault), write=True, busy_ms=busy_ms)
+        try:
+            if not _compatible(con):
+                return
+            con.execute("BEGIN IMMEDIATE")
+            rels = [r for r in (_rel(vb, os.fsencode(os.path.realpath(p))) for p in paths) if r is not None]
+            old = time.time_ns() - RACY_NS
+            for fid, rel, ctime in con.execute(
+                    "SELECT files.id, rel, ctime FROM racy JOIN files ON files.id = racy.id LIMIT 8").fetchall():
+                if ctime < old and rel not in rels:
+                    rels.append(rel)
+            for rel in rels:
+                path = vb + b"/" + rel
+                got = _read(path)
+                if got is None:
+                    con.execute("DELETE FROM files WHERE rel = ?", (rel,))
+                    continue
+                data, st = got
+                fid = _put_file(con, rel, st)
+                con.executemany("INSERT OR IGNORE INTO delta VALUES (?, ?)",
+                                ((t.decode("ascii"), fid) for t in terms_of(data)))
+            if con.execute("SELECT count(*) > ? FROM delta", (MERGE_DELTA,)).fetchone()[0]:
+                _fold_delta(con)
+            con.execute("COMMIT")
+        finally:
+            con.close()
+    except Exception as e:  # noqa: BLE001 — the write that called us must go on
+        _home.append_log("index", f"update failed ({type(e).__name__}: {e}); those files are searched directly")
+
+
+def forget(vault: str, contents: dict) -> None:
+    """Take out of the index everything ``contents`` ({path: the bytes it held before a forget
+    deleted or scrubbed it}) held: the files' ids leave every term of that text, terms left
+    with no file are deleted, and so are the files' rows (a scrubbed file is then unindexed,
+    searched directly until indexed again). If that cannot be done the whole index is
+    deleted: an index must never keep the words of something forgotten."""
+    if not contents or not os.path.exists(db_path(vault)):
+        return
+    import zlib
+
+    try:
+        vault = os.path.realpath(vault)
+        vb = os.fsencode(vault)
+        con = _connect(db_path(vault), write=True, busy_ms=WRITE_BUSY_MS * 5)
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            ids, terms = set(), set()
+            for p, data in contents.items():
+                rel = _rel(vb, os.fsencode(os.path.realpath(p)))
+                row = rel is not None and con.execute("SELECT id FROM files WHERE rel = ?", (rel,)).fetchone()
+                if row:
+                    ids.add(row[0])
+                terms |= terms_of(data)
+            _drop_ids(con, sorted(ids))
+            for i in ids:
+                con.execute("DELETE FROM racy WHERE id = ?", (i,))
+            if ids:
+                words = sorted(t.decode("ascii") for t in terms)
+                for i in range(0, len(words), 500):
+                    chunk = words[i:i + 500]
+                    q = ",".join("?" * len(chunk))
+                    rows = []
+                    for t, blob in con.execute(f"SELECT term, ids FROM post WHERE term IN ({q})", chunk).fetchall():
+                        left = array("I", (x for x in _ids(blob) if x not in ids))
+                        if len(left) <= DEAD_CHECK:  # (ids of files gone by other means count for nothing)
+                            live = sorted(set(left))
+                            q2 = ",".join("?" * len(live))
+                            live = {r[0] for r in con.execute(f"SELECT id FROM files WHERE id IN ({q2})", live)}
+                            left = array("I", (x for x in left if x in live))
+                        if left:
+                            b = left.tobytes()
+                            rows.append((t, b, zlib.crc32(b)))
+                        else:
+                            con.execute("DELETE FROM post WHERE term = ?", (t,))
+                    con.executemany("INSERT OR REPLACE INTO post VALUES (?,?,?)", rows)
+                idl = sorted(ids)
+                for i in range(0, len(idl), 500):
+                    chunk = idl[i:i + 500]
+                    con.execute(f"DELETE FROM delta WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            con.execute("COMMIT")
+        finally:
+            con.close()
+    except Exception as e:  # noqa: BLE001
+        _home.append_log("index", f"forget could not edit the index ({type(e).__name__}: {e}); deleted it")
+        remove(vault)
+
+
+# ----------------------------------------------------------------------------- searching
+
+class Plan:
+    """What a search reads with the index's help: ``paths`` (the candidate files plus every
+    file not indexed as it is now), ``files`` (how many files rg would have searched),
+    ``stale`` (how many were read directly)."""
+
+    def __init__(self, paths: list, files: int, stale: int, candidates: int):
+        self.paths, self.files, self.stale, self.candidates = paths, files, stale, candidates
+
+
+def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
+         unsearchable: frozenset = frozenset(), memo: dict | None = None) -> Plan | None:
+    """The files a scan of ``folder`` for ``forms`` must read (None: let rg walk the folder).
+
+    Every file in scope is stat'ed (a file changed by anything since it was indexed is read
+    directly); ``memo`` (a dict a search keeps for its passes) spares doing it twice.
+    """
+    need = []
+    for f in forms:
+        t = form_terms(f)
+        if t is None:
+            return None
+        need.append(t)
+    memo = {} if memo is None else memo
+    key = ("scope", folder, exclude_peers, unsearchable)
+    con = open_reader(vault)
+    if con is None:
+        return None
+    try:
+        scope = memo.get(key)
+        if scope is None:
+            scope = memo[key] = _scope(con, os.path.realpath(vault), folder, exclude_peers, unsearchable)
+        cand = _candidates(con, need)
+    except Exception:  # noqa: BLE001 — locked, damaged: the folder is scanned as before
+        return None
+    finally:
+        con.close()
+    if cand is None:
+        return None
+    paths = [p for p, fid in scope if fid is None or fid in cand]
+    if len(paths) > SCAN_SHARE * len(scope):
+        return None  # most files: rg's own walk is faster than a list of them
+    return Plan([os.fsdecode(p) for p in paths], len(scope),
+                sum(1 for _p, fid in scope if fid is None), len(cand))
+
+
+def _scope(con, vault: str, folder: str, exclude_peers: bool, unsearchable: frozenset) -> list:
+    """[(path, its id if indexed as it is now, else None)] for every file rg would search."""
+    vb = os.fsencode(vault)
+    cut = len(vb) + 1
+    cur = con.execute("SELECT rel, id, size, mtime, ctime, ino, seen FROM files")
+    rows = {r[0]: r for r in cur.fetchall()}
+    out = []
+    for path, e in walk(folder, exclude_peers, unsearchable):
+        r = rows.get(path[cut:])
+        if r is not None:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                r = None
+            else:
+                if not (st.st_size == r[2] and st.st_mtime_ns == r[3] and st.st_ctime_ns == r[4]
+                        and st.st_ino == r[5] and r[4] < r[6] - RACY_NS):
+                    r = None
+        out.append((path, None if r is None else r[1]))
+    return out
+
+
+def _candidates(con, need: list) -> set | None:
+    """The ids of the files that may hold every term of one of ``need``'s term lists."""
+    import zlib
+
+    words = sorted({t for ts in need for t in ts})
+    found: dict = {}
+    for i in range(0, len(words), 500):
+        chunk = [w.decode("ascii") for w in words[i:i + 500]]
+        q = ",".join("?" * len(chunk))
+        for t, blob, crc in con.execute(f"SELECT term, ids, crc FROM post WHERE term IN ({q})", chunk):
+            if zlib.crc32(blob) != crc or len(blob) % 4:
+                return None  # a damaged row: not to be trusted
+            found[t.encode("ascii")] = set(_ids(blob))
+        for t, fid in con.execute(f"SELECT term, id FROM delta WHERE term IN ({q})", chunk):
+            found.setdefault(t.encode("ascii"), set()).add(fid)
+    cand: set = set()
+    for ts in need:
+        got = found.get(ts[0], set())
+        for t in ts[1:]:
+            got = got & found.get(t, set())
+        cand |= got
+    return cand
+
+
+def status(vault: str) -> dict:
+    """How much of ``vault`` is indexed: files indexed as they are now, files in the vault,
+    the index's size (for doctor and stats)."""
+    vault = os.path.realpath(vault)
+    out = {"index": db_path(vault), "exists": os.path.isfile(db_path(vault)), "usable": False,
+           "files": 0, "indexed": 0, "index_bytes": _size(vault)}
+    vb = os.fsencode(vault)
+    files = walk(vault)
+    out["files"] = len(files)
+    con = open_reader(vault)
+    if con is None:
+        return out
+    try:
+        rows = {rel: row for rel, *row in con.execute("SELECT rel, size, mtime, ctime, ino, seen FROM files")}
+        out["usable"] = True
+    except Exception:  # noqa: BLE001
+        return out
+    finally:
+        con.close()
+    for path, e in files:
+        row = rows.get(_rel(vb, path))
+        try:
+            if row is not None and _fresh(row, e.stat(follow_symlinks=False)):
+                out["indexed"] += 1
+        except OSError:
+            pass
+    return out
+
+
+class NewestPlan:
+    """The batches of a search with a deadline, with the index (see :func:`newest_plan`):
+    iterating it yields lists of paths; ``done`` once all were taken; ``total`` files in
+    scope; ``ruled_out`` of them the index says hold no form (not read)."""
+
+    def __init__(self, first: list, rest: list, older, total: int, ruled_out: int, first_size: int):
+        self.first, self.rest, self.older = first, rest, older
+        self.total, self.ruled_out, self.first_size = total, ruled_out, first_size
+        self.done = False
+
+    def __iter__(self):
+        size = self.first_size
+        if self.first:
+            yield self.first
+        rest = self.rest
+        while rest:
+            size *= 4
+            yield rest[:size]
+            rest = rest[size:]
+        if self.older is not None:
+            yield from self.older()
+        self.done = True
+
+
+def newest_plan(folder: str, forms: list, newest: list, total: int, include_peers: bool,
+                first: int, older_batches) -> NewestPlan | None:
+    """The recall hook's files, with ``folder``'s index: the newest ``first`` of ``newest``
+    (listing.cached keys, newest first; ``total`` files in all) as without an index, then the
+    files the index says may hold one of ``forms`` plus those not in it, newest first.
+
+    The hook trusts the index for files past the newest ``first`` (it stats none of them:
+    a file edited in place since it was indexed is read only if it is a candidate; `chrollo
+    search` checks every file). Files older than ``newest`` that the index does not hold are
+    listed and read last (``older_batches(keys)``). None: no usable index, scan as before.
+    """
+    need = []
+    for f in forms:
+        t = form_terms(f)
+        if t is None:
+            return None
+        need.append(t)
+    con = open_reader(folder)
+    if con is None:
+        return None
+    sep = os.fsencode(folder) + b"/"
+    try:
+        cand = _candidates(con, need)
+        if cand is None:
+            return None
+        known = set()
+        names = [k.rpartition("\0")[2].encode("utf-8", "surrogateescape") for k in newest]
+        for i in range(0, len(names), 500):
+            chunk = names[i:i + 500]
+            known.update(r[0] for r in con.execute(
+                f"SELECT rel FROM files WHERE rel IN ({','.join('?' * len(chunk))})", chunk))
+        rels = []
+        ids = sorted(cand)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            rels += [r[0] for r in con.execute(
+                f"SELECT rel FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk)]
+        indexed = con.execute("SELECT count(*) FROM files").fetchone()[0]
+    except Exception:  # noqa: BLE001
+        return None
+    finally:
+        con.close()
+    head = newest[:first]
+    in_head = set(head)
+    keys = {k for k, n in zip(newest, names) if n not in known and k not in in_head}
+    for rel in rels:
+        parts = rel.split(b"/")
+        if any(p.startswith(b".") for p in parts[:-1]) or (not include_peers and parts[0] == b"peers"):
+            continue
+        name = os.fsdecode(parts[-1])
+        k = name if len(parts) == 1 else f"{name}\0{os.fsdecode(rel)}"
+        if k not in in_head:
+            keys.add(k)
+    rest = sorted(keys, reverse=True)
+    older = None
+    if total - len(newest) > indexed - len(known):
+        # (files older than the cached listing that the index does not hold: list them)
+        oldest = min(newest) if newest else None
+
+        def older():
+            from . import listing as _listing
+
+            keys_all = [k for k in _listing.session_files(folder, include_peers)
+                        if oldest is None or k < oldest]
+            have = set(keys)
+            return older_batches([k for k in keys_all if k not in have])
+    to_path = (lambda k: os.fsdecode(sep) + k.rpartition("\0")[2])
+    ruled_out = max(0, total - len(head) - len(rest))
+    return NewestPlan([to_path(k) for k in head], [to_path(k) for k in rest], older, total,
+                      ruled_out, first)

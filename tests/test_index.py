@@ -1,0 +1,353 @@
+"""Issue 30: the derived index (chrollo/index.py). It may only narrow what rg reads: with and
+without it every search gives the same JSON, whatever happened to the vault since it was
+built; and a forgotten word is nowhere in its files. Real rg, real SQLite, frozen clock."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from chrollo import forget, index, recall, retrieval
+from chrollo import rg as _rg
+from conftest import ROOT, run, run_json, write_session
+
+WORDS = ("falcon quartz ingest worker parser lantern cobalt ripple meadow harbor tundra "
+         "glacier saffron orbit velvet beacon").split()
+IDENTS = ("parse_config loadSettings HTTPServer yaml_loader.py auth-service _CONFIGValue "
+          "optimizeRerenders IMPORTANT retryCount max_retries XMLHttpRequest getURLPath "
+          "snake_Case_MIX café_parser naïve").split()
+
+
+def search_json(vault: Path, query: str, use_index: bool, **kw) -> dict:
+    old = os.environ.get("CHROLLO_INDEX")
+    os.environ["CHROLLO_INDEX"] = "1" if use_index else "0"
+    try:
+        return retrieval.search(query, dir=str(vault), **kw).to_json()
+    finally:
+        if old is None:
+            os.environ.pop("CHROLLO_INDEX")
+        else:
+            os.environ["CHROLLO_INDEX"] = old
+
+
+def index_bytes(vault: Path) -> bytes:
+    """Every byte of the index's files (SQLite's side files included)."""
+    p = index.db_path(str(vault))
+    out = b""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        try:
+            out += Path(p + suffix).read_bytes()
+        except OSError:
+            pass
+    return out
+
+
+def sentence(rng: random.Random, extra=()) -> str:
+    pool = WORDS + IDENTS + list(extra)
+    return " ".join(rng.choice(pool) for _ in range(rng.randint(3, 9)))
+
+
+# ----------------------------------------------------------------------------- terms vs rg
+
+def test_terms_hold_every_form_rg_matches(tmp_path):
+    """For random text and random forms (whole words, identifier parts, multi-run forms), every
+    file rg's own regex matches holds all the index terms of the form: the index's
+    candidates are a superset of rg's matches."""
+    rng = random.Random(30)
+    alphabet = "aBcDeFgHiJ_kLmNo_PqRsTuVwXyZ09-."
+    files = []
+    for i in range(300):
+        runs = []
+        for _ in range(rng.randint(5, 30)):
+            w = rng.choice(IDENTS + WORDS) if rng.random() < 0.5 else \
+                "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 12)))
+            if rng.random() < 0.3:
+                w = w.upper() if rng.random() < 0.5 else w.swapcase()
+            runs.append(w)
+        p = tmp_path / f"f{i:03d}.md"
+        p.write_text(" ".join(runs) + "\n")
+        files.append(p)
+    terms_by_file = {str(p): index.terms_of(p.read_bytes()) for p in files}
+    forms = ["config", "settings", "server", "http", "loader", "yaml_loader.py", "auth-service",
+             "value", "rerenders", "import", "retry", "count", "max_retries", "request", "url",
+             "path", "case", "mix", "parser", "caf", "configvalue"]
+    forms += ["".join(rng.choice("abcdefgno") for _ in range(rng.randint(3, 5))) for _ in range(40)]
+    checked = 0
+    for form in forms:
+        parts = [form] if len(form) >= 3 and form.isalnum() else []
+        matched = {p.decode() for p, _rows in _rg.scan([form], [str(tmp_path)], parts=parts)}
+        need = index.form_terms(form)
+        assert need is not None
+        for path in matched:
+            assert set(need) <= terms_by_file[path], (form, path, Path(path).read_text())
+        checked += len(matched)
+    assert checked > 200  # (the check was not vacuous)
+
+
+def test_forms_the_index_cannot_answer():
+    assert index.form_terms("café") is None          # non-ASCII: rg's Unicode mode
+    assert index.form_terms("x" * 100) is None        # longer than any indexed term
+    assert index.form_terms("auth-service") == [b"auth", b"service"]
+
+
+# ----------------------------------------------------------------------------- random histories
+
+def _session(vault: Path, rng: random.Random, n: int, folder: Path | None = None) -> Path:
+    day = 1 + n % 28
+    turns = [("user" if k % 2 == 0 else "agent", f"10:{k:02d}:00", sentence(rng)) for k in range(rng.randint(1, 4))]
+    return write_session(folder or vault, f"s{n:06d}-{rng.randrange(16**6):06x}", f"2026-0{1 + n % 9}-{day:02d}T10:00:00", turns)
+
+
+QUERIES = ["falcon", "quartz ingest", "parse config", "loadSettings", "server", "auth-service",
+           "yaml_loader.py", "glacier saffron orbit", "important", "rerenders", "retry count",
+           "zebra", "unicorn", "velvet beacon harbor", "Config", "café parser", "url path"]
+
+
+def _assert_same(vault: Path, step: str, used: list, queries=QUERIES) -> None:
+    for q in queries:
+        a, b = search_json(vault, q, False), search_json(vault, q, True)
+        assert a == b, (step, q)
+        p = index.plan(str(vault), str(vault), [w for w in q.lower().split()])
+        used.append(p is not None)
+
+
+def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path):
+    """Appends through chrollo, hand appends and same-size hand edits, deletions, files
+    created by hand, forgets (whole sessions and lines), peer receipts and kill -9 during
+    index updates: after each step the index-assisted search equals the full scan, and no
+    forgotten word is in the index's own files."""
+    rng = random.Random(3030)
+    vault = tmp_path / "vault"
+    made = [_session(vault, rng, n) for n in range(30)]
+    index.build(str(vault))
+    used: list = []
+    forgotten: list = []
+    _assert_same(vault, "built", used)
+    for step in range(36):
+        op = rng.choice(["capture", "hand_append", "hand_edit", "delete", "hand_create", "forget",
+                         "forget_lines", "peer", "kill", "new_session", "build"])
+        live = [p for p in made if p.exists()]
+        if op == "capture" and live:
+            p = rng.choice(live)
+            with open(p, "a") as fh:
+                fh.write(f"\n[2026-10-0{rng.randint(1, 9)} 10:00:00] [User]\n{sentence(rng, ['zebra'])}\n")
+            index.update(str(vault), [p])
+        elif op == "new_session":
+            made.append(_session(vault, rng, 100 + step))
+            index.update(str(vault), [made[-1]])
+        elif op == "hand_append" and live:
+            with open(rng.choice(live), "a") as fh:
+                fh.write(f"\nunicorn {sentence(rng)}\n")
+        elif op == "hand_edit" and live:
+            p = rng.choice(live)
+            text = p.read_text()
+            for a, b in (("falcon", "unicor"), ("quartz", "zebras"), ("server", "harbor")):
+                text = text.replace(a, b)  # (same length: the file's size does not change)
+            p.write_text(text)
+        elif op == "delete" and live:
+            rng.choice(live).unlink()
+        elif op == "hand_create":
+            (vault / "notes").mkdir(exist_ok=True)
+            (vault / "notes" / f"note{step}.md").write_text(f"velvet beacon {sentence(rng)}\n")
+        elif op == "forget" and live:
+            p = rng.choice(live)
+            secret = f"xyzzy{step}plugh"
+            with open(p, "a") as fh:
+                fh.write(f"\n[2026-10-01 10:00:00] [User]\nthe password is {secret}\n")
+            index.update(str(vault), [p])
+            assert secret.encode() in index_bytes(vault)
+            forget.forget([str(p)], dir=str(vault))
+            forgotten.append(secret)
+        elif op == "forget_lines" and live:
+            p = rng.choice(live)
+            secret = f"qwop{step}leak"
+            with open(p, "a") as fh:
+                fh.write(f"\n[2026-10-01 10:00:00] [User]\nmy token {secret} here\n")
+            index.update(str(vault), [p])
+            forget.forget(lines=secret, dir=str(vault))
+            forgotten.append(secret)
+        elif op == "peer":
+            folder = vault / "peers" / "laptop"
+            folder.mkdir(parents=True, exist_ok=True)
+            made.append(_session(vault, rng, 500 + step, folder))
+            if rng.random() < 0.5:
+                index.update(str(vault), [made[-1]])
+        elif op == "kill":
+            _kill_during_update(vault, rng)
+        elif op == "build":
+            index.build(str(vault))
+        _assert_same(vault, f"{step}:{op}", used, rng.sample(QUERIES, 6))
+        blob = index_bytes(vault)
+        for w in forgotten:
+            assert w.encode() not in blob, (step, op, w)
+    _assert_same(vault, "end", used)
+    assert sum(used) > len(used) // 5  # the index was used (not bypassed) for many searches
+    assert forgotten
+
+
+def _kill_during_update(vault: Path, rng: random.Random) -> None:
+    """kill -9 a process that is updating the index (a build of every file, to be slow)."""
+    code = ("import sys; from chrollo import index\n"
+            "while True: index.build(sys.argv[1], rebuild=sys.argv[2] == '1')\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", code, str(vault), str(int(rng.random() < 0.3))], env=env)
+    time.sleep(rng.uniform(0.3, 1.2))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+# ----------------------------------------------------------------------------- a bad index
+
+@pytest.fixture
+def indexed(home, tmp_path):
+    rng = random.Random(7)
+    vault = tmp_path / "vault"
+    for n in range(20):
+        _session(vault, rng, n)
+    index.build(str(vault))
+    return vault
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "other_version", "locked", "row"])
+def test_a_damaged_index_is_bypassed_then_rebuilt(indexed, damage, home):
+    vault = indexed
+    want = {q: search_json(vault, q, False) for q in QUERIES}
+    db = index.db_path(str(vault))
+    lock = None
+    if damage == "truncated":
+        with open(db, "r+b") as fh:
+            fh.truncate(os.path.getsize(db) // 2)
+    elif damage == "garbage":
+        data = bytearray(Path(db).read_bytes())
+        for i in range(4096, len(data), 997):
+            data[i] ^= 0x5A
+        Path(db).write_bytes(bytes(data))
+    elif damage == "other_version":
+        con = sqlite3.connect(db)
+        con.execute("UPDATE meta SET v = '0.0.0-other' WHERE k = 'version'")
+        con.commit()
+        con.close()
+    elif damage == "locked":
+        lock = sqlite3.connect(db, isolation_level=None)
+        lock.execute("BEGIN EXCLUSIVE")
+    elif damage == "row":  # a posting silently changed: its checksum no longer holds
+        con = sqlite3.connect(db)
+        con.execute("UPDATE post SET ids = X'00000000' WHERE term = 'falcon'")
+        con.commit()
+        con.close()
+    for q in QUERIES:
+        assert search_json(vault, q, True) == want[q], q
+    if damage in ("row", "locked", "other_version"):
+        assert index.plan(str(vault), str(vault), ["falcon"]) is None
+    if lock is not None:
+        lock.rollback()
+        lock.close()
+    p, out = run_json(["index", "--dir", vault] + (["--rebuild"] if damage == "row" else []), home)
+    assert p.returncode == 0, p.stderr
+    assert out["files"] == 20
+    assert index.plan(str(vault), str(vault), ["falcon"]) is not None
+    for q in QUERIES:
+        assert search_json(vault, q, True) == want[q], q
+
+
+# ----------------------------------------------------------------------------- the command
+
+def test_index_command_builds_then_reads_only_what_changed(home, tmp_path):
+    rng = random.Random(1)
+    vault = tmp_path / "vault"
+    files = [_session(vault, rng, n) for n in range(12)]
+    p, first = run_json(["index", "--dir", vault], home)
+    assert p.returncode == 0 and first["files"] == 12 and first["read"] == 12 and first["terms"] > 10
+    assert os.stat(first["index"]).st_mode & 0o777 == 0o600
+    time.sleep(index.RACY_NS / 1e9)
+    p, again = run_json(["index", "--dir", vault], home)
+    assert again["read"] == 0 and again["files"] == 12  # (files read within RACY_NS are read again once)
+    with open(files[0], "a") as fh:
+        fh.write("\nappended by hand\n")
+    files[1].unlink()
+    p, third = run_json(["index", "--dir", vault], home)
+    assert (third["read"], third["dropped"], third["files"]) == (1, 1, 11)
+    p, rebuilt = run_json(["index", "--dir", vault, "--rebuild"], home)
+    assert rebuilt["read"] == 11
+    p = run(["index", "--dir", vault], home)
+    assert p.returncode == 0 and "indexed 11 files" in p.stdout and not p.stderr
+    p, err = run_json(["index", "--dir", tmp_path / "nope"], home)
+    assert p.returncode == 1 and err["error"]["kind"] == "vault_not_found"
+
+
+def test_capture_keeps_the_index_in_step(home, tmp_path):
+    """A turn captured after the index was built is in it (an increment, not a rebuild)."""
+    import datetime as dt
+
+    from chrollo.capture import Capture
+    from chrollo.harness.common import Unit
+
+    vault = tmp_path / "vault"
+    rng = random.Random(2)
+    for n in range(5):
+        _session(vault, rng, n)
+    index.build(str(vault))
+    with Capture("live0001-x", "claude-code", "/tmp/p", vault=str(vault)) as cap:
+        cap.run([Unit("user", dt.datetime(2026, 10, 1, 10), ["the marmalade pipeline broke"], "k1")])
+    con = sqlite3.connect(index.db_path(str(vault)))
+    assert con.execute("SELECT count(*) FROM delta WHERE term = 'marmalade'").fetchone()[0] == 1
+    assert search_json(vault, "marmalade", True) == search_json(vault, "marmalade", False)
+    assert search_json(vault, "marmalade", True)["hits"]
+
+
+# ----------------------------------------------------------------------------- recall at scale
+
+def test_the_hook_recalls_the_oldest_of_50000_sessions(home, tmp_path):
+    """With the vault indexed, the recall hook's deadline search reaches every session: the
+    answer is only in the oldest of 50,000 (without the index the hook reads the newest
+    first and runs out of time long before it)."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    body = ("---\nsession_id: \"{sid}\"\ndate: \"{d}\"\nharness: \"claude-code\"\n---\n\n"
+            "[{d} 10:00:00] [User]\n{text}\n\n[{d} 10:00:30] [Agent]\nok, noted.\n")
+    n = 50_000
+    t0 = 1_500_000_000
+    for i in range(n):
+        ts = time.gmtime(t0 + i * 3600)
+        d = time.strftime("%Y-%m-%d", ts)
+        sid = f"{i:08x}-0000-4000-8000-000000000000"
+        text = ("the staging database password rotation uses the vault cronjob at 3am"
+                if i == 0 else f"we talked about the weather and lunch plans, note {i}")
+        (vault / f"{time.strftime('%Y-%m-%d_%H%M%S', ts)}_{sid[:8]}.md").write_text(
+            body.format(sid=sid, d=d, text=text))
+    index.build(str(vault))
+    started = time.monotonic()
+    block = recall.recall("how does the staging database password rotation work?", "other-session",
+                          vault=str(vault), started=started)
+    assert "cronjob at 3am" in block
+
+
+def test_a_same_size_edit_right_after_indexing_is_not_trusted(home, tmp_path):
+    """An edit within the file system's time granularity of being indexed, keeping the size,
+    leaves size and mtime as they were: such a file is read directly (RACY_NS)."""
+    vault = tmp_path / "vault"
+    rng = random.Random(5)
+    for n in range(6):
+        _session(vault, rng, n)
+    index.build(str(vault))
+    time.sleep(index.RACY_NS / 1e9)
+    index.build(str(vault))
+    p = next(vault.glob("*.md"))
+    for k in range(20):
+        with open(p, "a") as fh:
+            fh.write(f"\nmarker{k:02d} aaaa\n")
+        index.update(str(vault), [p])
+        with open(p, "r+b") as fh:  # at once: same size, most likely the same mtime tick
+            data = fh.read().replace(f"marker{k:02d} aaaa".encode(), f"marker{k:02d} zulu".encode())
+            fh.seek(0)
+            fh.write(data)
+        assert search_json(vault, "zulu", True) == search_json(vault, "zulu", False)
+        assert search_json(vault, "zulu", True)["hits"]
