@@ -16,7 +16,8 @@ Per query, in turn, with a warm page cache:
   hook         `chrollo hook UserPromptSubmit` with the index (start to reply, deadline 0.4 s)
   hook_scan    the same with CHROLLO_INDEX=0
 
-Peak RSS is the largest of the indexed search processes (wait4). Medians and ratios are
+Peak RSS is the largest of the indexed search processes (wait4). ``update_ms``: what capture
+adds per turn, index.update() of one session file of the vault (in-process, p50 of 50). Medians and ratios are
 within the run (the machine is shared: absolute figures drift, ratios less).
 """
 from __future__ import annotations
@@ -114,6 +115,15 @@ def main() -> None:
                            "transcript_path": str(tmp / "none.jsonl")}
                 t[key].append(run(hook_cmd, env_for(home, vault, use), json.dumps(payload).encode())[0])
         med = {k: statistics.median(v) for k, v in t.items()}
+        os.environ["CHROLLO_HOME"] = str(home)
+        from chrollo import index as _index
+
+        names = sorted(os.listdir(vault))
+        upd = []
+        for name in random.Random(1).sample(names, 50):
+            t0 = time.perf_counter()
+            _index.update(str(vault), [str(vault / name)])
+            upd.append(time.perf_counter() - t0)
         row = {"vault": label, "files": build["files"], "queries": nq, "load": round(os.getloadavg()[0], 1),
                "build_mb_per_s": build["mb_per_s"], "build_s": build["seconds"],
                "index/vault": round(build["index_bytes"] / vault_bytes, 3),
@@ -121,17 +131,17 @@ def main() -> None:
                **{f"{k}_p25_p75": spread(v) for k, v in t.items()},
                "scan/rg": round(med["scan"] / med["rg"], 2), "indexed/rg": round(med["indexed"] / med["rg"], 2),
                "hook/rg": round(med["hook"] / med["rg"], 2), "peak_rss_mb": round(rss / 1024, 1),
-               "identical": nq - len(differ), "differ": differ}
+               "identical": nq - len(differ), "differ": differ, "update_ms": p50(upd)}
         rows.append(row)
         print(json.dumps(row), flush=True)
     print("\n| vault | files | build | index/vault | rg --count p50 | search p50 before | search p50 indexed "
-          "| indexed/rg | hook p50 (indexed / before) | peak RSS | identical | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| indexed/rg | hook p50 (indexed / before) | peak RSS | identical | update/turn | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['vault']} | {r['files']} | {r['build_mb_per_s']} MB/s | {r['index/vault']}× "
               f"| {r['rg_p50_ms']} ms | {r['scan_p50_ms']} ms ({r['scan/rg']}×) | {r['indexed_p50_ms']} ms "
               f"{r['indexed_p25_p75']} | {r['indexed/rg']}× | {r['hook_p50_ms']} / {r['hook_scan_p50_ms']} ms "
-              f"| {r['peak_rss_mb']} MB | {r['identical']}/{r['queries']} | {r['load']} |")
+              f"| {r['peak_rss_mb']} MB | {r['identical']}/{r['queries']} | {r['update_ms']} ms | {r['load']} |")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -156,7 +156,9 @@ def stats(since, until, per, by, dir_, as_json):
            f"sessions  {st.sessions}",
            f"turns     {st.turns}",
            f"size      {size(st.bytes)}",
-           f"dates     {st.first or '-'} .. {st.last or '-'}"]
+           f"dates     {st.first or '-'} .. {st.last or '-'}",
+           f"indexed   {st.index['indexed']} of {st.index['files']} files ({size(st.index['index_bytes'])})"
+           if st.index.get("usable") else "indexed   no search index (`chrollo index` builds one)"]
     for title, table in (("harness", st.harnesses), ("origin", st.peers)):
         if table:
             out.append("")
@@ -328,6 +330,10 @@ def _harness_command(name: str, doc: str):
                 note = install_note(c["config"]) if c["part"] == "hooks" else ""
                 if note:
                     c["note"] = note
+        if name == "install":
+            from .index import ensure
+
+            ensure(None, create=True)  # (the vault's search index: built or extended, never fatal)
         if as_json:
             _dump({"harness": harness, "changes": changes})
             return

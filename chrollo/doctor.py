@@ -79,6 +79,7 @@ def _general() -> list:
         if mode & 0o077:  # (chrollo never changes the mode of a folder it did not create)
             out.append(_check("vault permissions", "warn", f"{vault} is readable by others (mode {mode:o})",
                               f"chmod 700 {vault}"))
+        out.append(_index_check(vault))
     else:
         out.append(_check("vault", "ok", f"{vault} ({why}; created on the first captured turn)"))
     out.append(_obsidian_check(vault))
@@ -92,6 +93,22 @@ def _general() -> list:
                       f"see {log}" if errors else ""))
     out.append(_privacy())
     return out
+
+
+def _index_check(vault: str) -> dict:
+    """How much of the vault the search index holds as it is now (docs/index.md)."""
+    from .index import status
+
+    s = status(vault)
+    fix = "chrollo index"
+    if not s["usable"]:
+        what = "damaged or of another version" if s["exists"] else "none yet"
+        return _check("search index", "warn" if s["files"] else "ok",
+                      f"{what}: searches read every file ({s['files']} files)", fix if s["files"] else "")
+    left = s["files"] - s["indexed"]
+    return _check("search index", "ok" if left <= max(10, s["files"] // 100) else "warn",
+                  f"{s['indexed']} of {s['files']} files indexed ({s['index_bytes'] >> 20} MB); "
+                  "the others are searched directly", fix if left else "")
 
 
 def _privacy() -> dict:

@@ -175,22 +175,12 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
             _vault.write_private(str(_seen_path()), json.dumps({"vaults": {**by_vault, here: seen}}))
             os.sync()  # import writes without an fsync per file; one sync at the end
     if not dry_run and (summary.count("imported") or summary.count("updated")):
-        _index_vaults(set(vaults.values()))
+        from .index import ensure
+
+        for v in set(vaults.values()):  # (the search index: built or extended, only what changed is read)
+            ensure(v, create=True)
     summary.seconds = time.monotonic() - started
     return summary
-
-
-def _index_vaults(vaults: set) -> None:
-    """Build or extend the search index of each vault written (docs/index.md): only the
-    files that changed are read."""
-    from . import index as _index
-
-    for v in vaults:
-        if v and os.path.isdir(v):
-            try:
-                _index.build(v)
-            except Exception as e:  # noqa: BLE001 — the import itself succeeded; searches scan
-                _vault.append_log("index", f"indexing {v} after an import failed: {type(e).__name__}: {e}")
 
 
 def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, indexes: dict,

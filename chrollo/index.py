@@ -11,8 +11,9 @@ What it holds (one SQLite file per vault, ``state/index/<key>.sqlite``, stdlib `
   ctime and inode it had when it was read. A file whose stat differs now, or that is not in
   the table, is *not* trusted: a search reads it directly (it is "stale" or "unindexed").
   A file changed within RACY_NS of being read is never trusted either (mtime granularity).
-- ``post``: term → the sorted ids of the files holding it (``array('I')``, with a CRC32:
-  a damaged row is a damaged index, bypassed). ``delta``: (term, id) rows added since the
+- ``post``: (term, segment) → ids of files holding it (``array('I')``, with a CRC32: a
+  damaged row is a damaged index, bypassed); a build writes one segment per few million
+  postings, so nothing is rewritten as it grows. ``delta``: (term, id) rows added since the
   last merge (a turn appended adds a few dozen), folded into ``post`` by ``chrollo index``.
 - Terms are what ripgrep's ASCII-mode regex can match (chrollo's regex for ASCII forms is
   ``(?-u:…)``: ASCII word boundaries, ASCII case folding): every maximal ``[A-Za-z0-9_]``
@@ -39,7 +40,7 @@ from array import array
 from . import __version__
 from . import homedir as _home
 
-FORMAT = 1
+FORMAT = 2
 MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
 MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
 RACY_NS = 200_000_000        # a file changed this close to being read is re-read (mtime ticks)
@@ -56,16 +57,18 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,
     size INTEGER, mtime INTEGER, ctime INTEGER, ino INTEGER, seen INTEGER);
-CREATE TABLE IF NOT EXISTS post(term TEXT PRIMARY KEY, ids BLOB NOT NULL, crc INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS post(term TEXT, seg INTEGER, ids BLOB NOT NULL, crc INTEGER NOT NULL,
+    PRIMARY KEY(term, seg)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS delta(term TEXT, id INTEGER, PRIMARY KEY(term, id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS racy(id INTEGER PRIMARY KEY);
 """
 
 
 def db_path(vault: str) -> str:
-    """Where the index of ``vault`` lives (the one place its name is made)."""
-    return os.path.join(_home.home_path(), "state", "index",
-                        _home.state_key(os.path.realpath(vault)) + ".sqlite")
+    """Where the index of ``vault`` lives (named in chrollo.layout)."""
+    from .layout import index_file
+
+    return index_file(vault)
 
 
 # ----------------------------------------------------------------------------- terms
@@ -265,11 +268,12 @@ def _rel(vault_b: bytes, path: bytes) -> bytes | None:
 
 # ----------------------------------------------------------------------------- building
 
-def build(vault: str, rebuild: bool = False, progress=None) -> dict:
+def build(vault: str, rebuild: bool = False, progress=None, under: str | None = None) -> dict:
     """Index every file of ``vault`` not indexed as it is now (every file with ``rebuild``);
     returns a summary. ``progress(done_bytes, total_bytes)`` is called as it goes. Files gone
     since are dropped, pending increments merged. Work is committed in steps: a build killed
-    midway leaves an index that is correct for what it holds (the rest is unindexed)."""
+    midway leaves an index that is correct for what it holds (the rest is unindexed).
+    ``under`` (a subfolder of the vault, e.g. "peers"): look at that part of it only."""
     t0 = time.monotonic()
     vault = os.path.realpath(vault)
     vb = os.fsencode(vault)
@@ -279,7 +283,11 @@ def build(vault: str, rebuild: bool = False, progress=None) -> dict:
         rows = {rel: (fid, row) for fid, rel, *row in
                 con.execute("SELECT id, rel, size, mtime, ctime, ino, seen FROM files")}
         todo, here = [], set()
-        for path, e in walk(vault):
+        top = os.path.join(vault, under) if under else vault
+        if under:
+            prefix = os.fsencode(under).rstrip(b"/") + b"/"
+            rows = {rel: r for rel, r in rows.items() if rel.startswith(prefix)}
+        for path, e in walk(top):
             rel = _rel(vb, path)
             try:
                 st = e.stat(follow_symlinks=False)
@@ -321,7 +329,7 @@ def build(vault: str, rebuild: bool = False, progress=None) -> dict:
         _fold_delta(con)
         con.execute("COMMIT")
         files = con.execute("SELECT count(*) FROM files").fetchone()[0]
-        terms = con.execute("SELECT count(*) FROM post").fetchone()[0]
+        terms = con.execute("SELECT count(DISTINCT term) FROM post").fetchone()[0]
     finally:
         con.close()
     secs = time.monotonic() - t0
@@ -329,6 +337,23 @@ def build(vault: str, rebuild: bool = False, progress=None) -> dict:
             "bytes_read": read, "dropped": len(gone), "terms": terms,
             "index_bytes": _size(vault), "seconds": round(secs, 3),
             "mb_per_s": round(read / 1e6 / secs, 1) if secs and read else None}
+
+
+def ensure(vault: str | None, create: bool = False, under: str | None = None) -> dict | None:
+    """Bring ``vault``'s index (default: the vault in use) up to date — only under the
+    subfolder ``under`` if given — creating it only with ``create``; for install, import and
+    mesh sync, which must not fail for it: an error is logged and None returned."""
+    try:
+        if vault is None:
+            from .vault import memories_path
+
+            vault = memories_path()
+        if not os.path.isdir(vault) or not (create or os.path.isfile(db_path(vault))):
+            return None
+        return build(vault, under=under)
+    except Exception as e:  # noqa: BLE001 — searches still work (they scan)
+        _home.append_log("index", f"indexing {vault} failed: {type(e).__name__}: {e}")
+        return None
 
 
 def _put_file(con, rel: bytes, st) -> int:
@@ -365,43 +390,33 @@ def _drop_ids(con, ids: list) -> None:
         con.execute(f"DELETE FROM racy WHERE id IN ({q})", chunk)
 
 
+def _next_seg(con) -> int:
+    got = con.execute("SELECT v FROM meta WHERE k = 'seg'").fetchone()
+    seg = int(got[0]) + 1 if got else 1
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('seg', ?)", (str(seg),))
+    return seg
+
+
 def _merge(con, postings: dict) -> None:
-    """Add ``postings`` (term → new ids, ascending and above every id stored) into post."""
+    """Write ``postings`` (term → ids, an array) into post as a new segment."""
     if not postings:
         return
     import zlib
 
-    terms = sorted(postings)
-    old: dict = {}
-    for i in range(0, len(terms), 500):
-        chunk = [t.decode("ascii") for t in terms[i:i + 500]]
-        q = ",".join("?" * len(chunk))
-        for t, ids in con.execute(f"SELECT term, ids FROM post WHERE term IN ({q})", chunk):
-            old[t] = ids
+    seg = _next_seg(con)
     rows = []
-    for t in terms:
-        s = t.decode("ascii")
-        blob = old.get(s, b"") + postings[t].tobytes()
-        rows.append((s, blob, zlib.crc32(blob)))
-    con.executemany("INSERT OR REPLACE INTO post VALUES (?,?,?)", rows)
+    for t, ids in postings.items():
+        blob = ids.tobytes()
+        rows.append((t.decode("ascii"), seg, blob, zlib.crc32(blob)))
+    con.executemany("INSERT INTO post VALUES (?,?,?,?)", rows)
 
 
 def _fold_delta(con) -> None:
-    """Fold the delta rows into post (ids kept sorted and distinct)."""
-    import zlib
-
+    """Fold the delta rows into post (one new segment)."""
     by: dict = {}
     for t, i in con.execute("SELECT term, id FROM delta"):
-        by.setdefault(t, set()).add(i)
-    if not by:
-        return
-    rows = []
-    for t, new in by.items():
-        got = con.execute("SELECT ids FROM post WHERE term = ?", (t,)).fetchone()
-        ids = set(_ids(got[0])) if got else set()
-        blob = array("I", sorted(ids | new)).tobytes()
-        rows.append((t, blob, zlib.crc32(blob)))
-    con.executemany("INSERT OR REPLACE INTO post VALUES (?,?,?)", rows)
+        by.setdefault(t.encode("ascii"), array("I")).append(i)
+    _merge(con, by)
     con.execute("DELETE FROM delta")
 
 
@@ -485,7 +500,8 @@ def forget(vault: str, contents: dict) -> None:
                     chunk = words[i:i + 500]
                     q = ",".join("?" * len(chunk))
                     rows = []
-                    for t, blob in con.execute(f"SELECT term, ids FROM post WHERE term IN ({q})", chunk).fetchall():
+                    for t, seg, blob in con.execute(
+                            f"SELECT term, seg, ids FROM post WHERE term IN ({q})", chunk).fetchall():
                         left = array("I", (x for x in _ids(blob) if x not in ids))
                         if len(left) <= DEAD_CHECK:  # (ids of files gone by other means count for nothing)
                             live = sorted(set(left))
@@ -494,10 +510,10 @@ def forget(vault: str, contents: dict) -> None:
                             left = array("I", (x for x in left if x in live))
                         if left:
                             b = left.tobytes()
-                            rows.append((t, b, zlib.crc32(b)))
+                            rows.append((t, seg, b, zlib.crc32(b)))
                         else:
-                            con.execute("DELETE FROM post WHERE term = ?", (t,))
-                    con.executemany("INSERT OR REPLACE INTO post VALUES (?,?,?)", rows)
+                            con.execute("DELETE FROM post WHERE term = ? AND seg = ?", (t, seg))
+                    con.executemany("INSERT OR REPLACE INTO post VALUES (?,?,?,?)", rows)
                 idl = sorted(ids)
                 for i in range(0, len(idl), 500):
                     chunk = idl[i:i + 500]
@@ -591,7 +607,7 @@ def _candidates(con, need: list) -> set | None:
         for t, blob, crc in con.execute(f"SELECT term, ids, crc FROM post WHERE term IN ({q})", chunk):
             if zlib.crc32(blob) != crc or len(blob) % 4:
                 return None  # a damaged row: not to be trusted
-            found[t.encode("ascii")] = set(_ids(blob))
+            found.setdefault(t.encode("ascii"), set()).update(_ids(blob))
         for t, fid in con.execute(f"SELECT term, id FROM delta WHERE term IN ({q})", chunk):
             found.setdefault(t.encode("ascii"), set()).add(fid)
     cand: set = set()
@@ -681,12 +697,15 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
         cand = _candidates(con, need)
         if cand is None:
             return None
-        known = set()
-        names = [k.rpartition("\0")[2].encode("utf-8", "surrogateescape") for k in newest]
-        for i in range(0, len(names), 500):
-            chunk = names[i:i + 500]
-            known.update(r[0] for r in con.execute(
-                f"SELECT rel FROM files WHERE rel IN ({','.join('?' * len(chunk))})", chunk))
+        import json
+
+        # (the names of the listing the index does not hold, found in one statement: ~20,000
+        # names; a name that is not valid UTF-8 simply counts as not held)
+        head = newest[:first]
+        missing = {r[0] for r in con.execute(
+            "SELECT value FROM json_each(?) WHERE NOT EXISTS "
+            "(SELECT 1 FROM files WHERE rel = CAST(value AS BLOB))",
+            (json.dumps([k.rpartition("\0")[2] for k in newest[first:]]),))}
         rels = []
         ids = sorted(cand)
         for i in range(0, len(ids), 500):
@@ -698,9 +717,8 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
         return None
     finally:
         con.close()
-    head = newest[:first]
     in_head = set(head)
-    keys = {k for k, n in zip(newest, names) if n not in known and k not in in_head}
+    keys = {k for k in newest[first:] if k.rpartition("\0")[2] in missing}
     for rel in rels:
         parts = rel.split(b"/")
         if any(p.startswith(b".") for p in parts[:-1]) or (not include_peers and parts[0] == b"peers"):
@@ -710,8 +728,10 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
         if k not in in_head:
             keys.add(k)
     rest = sorted(keys, reverse=True)
+    if len(rest) <= first:  # few: read with the newest files, in the same rg (no second process)
+        head, rest = head + rest, []
     older = None
-    if total - len(newest) > indexed - len(known):
+    if total - len(newest) > indexed - (len(newest) - len(head) - len(missing)) - len(head):
         # (files older than the cached listing that the index does not hold: list them)
         oldest = min(newest) if newest else None
 

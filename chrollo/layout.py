@@ -29,6 +29,7 @@ writer's locks by the names below). See docs/design.md, "Home and state".
     obsidian/<key>           chrollo.base was written once into that vault
     ignored-projects/<key>   an untrusted project vault was logged once
     listing/                 cached vault listings (<key>.json), creation journals (<key>.created[.lock])
+    index/<key>.sqlite       the search index of a vault (docs/index.md; -journal beside it mid-write)
     torn/                    torn bytes cut off a session file
     forgotten.json           tombstones (NOT disposable)
     mesh/...                 the mesh's caches, its peers' manifests and its status
@@ -254,6 +255,12 @@ def listing_journal(folder: str) -> str:
 def listing_journal_lock(folder: str) -> str:
     """Lock 3 of the order: noting a creation in ``folder``'s journal."""
     return listing_journal(folder) + ".lock"
+
+
+def index_file(vault: str) -> str:
+    """The search index of ``vault`` (chrollo/index.py); SQLite keeps ``-journal`` beside it
+    while a write is open. Its own lock is SQLite's."""
+    return os.path.join(_state("index"), state_key(os.path.realpath(vault)) + ".sqlite")
 
 
 # ----------------------------------------------------------------------------- the mesh's

