@@ -114,7 +114,7 @@ def main() -> None:
                           "ratio_to_cat": round(statistics.median(t["read"]) / statistics.median(t["cat"]), 1)}))
         # stats at the largest vault
         v = Path(a.vaults.split(",")[-1])
-        if v.is_dir():
+        if v.is_dir() and a.stats_runs > 0:
             t = {"stats": [], "rg": []}
             for i in range(a.stats_runs):
                 for k in (("stats", "rg") if i % 2 else ("rg", "stats")):
