@@ -490,7 +490,7 @@ def index_(rebuild, dir_, as_json):
 @cli.command("import")
 @click.argument("source", type=click.Choice(["claude-code", "codex", "gemini", "pi", "all", "jsonl", "chrollo-vault"]))
 @click.option("--source", "root", metavar="PATH", help="Import from this folder (or file) instead of the harness's own.")
-@click.option("--since", metavar="DATE", help="Only transcripts modified on or after DATE (YYYY-MM-DD).")
+@click.option("--since", metavar="DATE", help="Only transcripts modified on or after DATE (2026-06-01, 7d, …).")
 @click.option("--dry-run", is_flag=True, help="Count what would be imported; write nothing.")
 @click.option("--as", "as_harness", metavar="NAME", default="jsonl", show_default=True,
               help="With `import jsonl`: the harness name written in the frontmatter.")
@@ -539,8 +539,8 @@ def import_(source, root, since, dry_run, as_harness, as_json):
 
 @cli.command()
 @click.argument("sessions", nargs=-1, metavar="[SESSION]...")
-@click.option("--since", metavar="DATE", help="Sessions started on or after DATE (YYYY-MM-DD).")
-@click.option("--until", metavar="DATE", help="Sessions started on or before DATE (YYYY-MM-DD).")
+@click.option("--since", metavar="DATE", help="Sessions started on or after DATE (2026-06-01, yesterday, 7d, 2w, 3m…).")
+@click.option("--until", metavar="DATE", help="Sessions started on or before DATE (the whole day).")
 @click.option("--project", metavar="PATH", help="Sessions whose working directory is inside PATH.")
 @click.option("--lines", metavar="PATTERN", help="Only the lines holding PATTERN (e.g. a leaked key), in every file "
               "or in the sessions named; each becomes a marker and later captures scrub it too.")

@@ -78,12 +78,13 @@ def forget(targets=(), since: str | None = None, until: str | None = None, proje
 # ----------------------------------------------------------------------------- selection
 
 def _date(value, option: str):
+    """The day (YYYY-MM-DD) a --since/--until value names, in the one date grammar
+    (:mod:`chrollo.dates`: 2026-06-01, yesterday, 7d, …); sessions are selected by day."""
     if value is None:
         return None
-    try:
-        return dt.date.fromisoformat(value).isoformat()
-    except (TypeError, ValueError):
-        raise UsageError(f"{option} wants a date YYYY-MM-DD, not {value!r}", kind="bad_date") from None
+    from .dates import parse
+
+    return parse(value, end=option == "--until", option=option).date().isoformat()
 
 
 def _sessions(vault: Path, peers: bool) -> list:

@@ -327,9 +327,9 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
 def _since(since) -> float | None:
     if since is None:
         return None
-    from .retrieval import parse_since
+    from .dates import parse
 
-    return dt.datetime.combine(parse_since(since), dt.time()).timestamp()
+    return parse(since, option="--since").timestamp()  # (the one date grammar: 2026-06-01, 7d, …)
 
 
 def _seen_path() -> Path:

@@ -89,3 +89,19 @@ def test_offsets_become_local_time(home):
             with pytest.raises(UsageError):
                 parse(bad)
     assert parse("") is None and parse(None) is None
+
+
+def test_forget_and_import_take_the_same_dates(home, tmp_path):
+    vault = home / "memories"
+    write_session(vault, "aaaa1111-x", "2026-10-31T09:00:00", [("user", "09:00:00", "recent")])
+    write_session(vault, "bbbb2222-x", "2026-10-01T09:00:00", [("user", "09:00:00", "older")])
+    r, out = run_json(["forget", "--since", "yesterday", "--dry-run"], home)
+    assert r.returncode == 0 and [s["session_id"] for s in out["sessions"]] == ["aaaa1111-x"]
+    r, out = run_json(["forget", "--until", "2w", "--dry-run"], home)  # started on or before 10-18
+    assert [s["session_id"] for s in out["sessions"]] == ["bbbb2222-x"]
+    r, out = run_json(["forget", "--since", "next week", "--dry-run"], home)
+    assert r.returncode == 2 and out["error"]["kind"] == "bad_date"
+    r, out = run_json(["import", "jsonl", "--source", tmp_path / "none", "--since", "7d", "--dry-run"], home)
+    assert out.get("error", {}).get("kind") != "bad_date"
+    r, out = run_json(["import", "jsonl", "--source", tmp_path / "none", "--since", "soon", "--dry-run"], home)
+    assert r.returncode == 2 and out["error"]["kind"] == "bad_date"
