@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from chrollo import retrieval as r  # noqa: E402
+from chrollo.retrieval import pipeline, tuning  # noqa: E402
 from chrollo.rg import rg_path  # noqa: E402
 from chrollo.terms import query_terms  # noqa: E402
 
@@ -33,7 +34,7 @@ def main() -> None:
     ap.add_argument("vault")
     ap.add_argument("--converted", default="/tmp/locomo_md_dev", help="locomo_to_md.py output (for the questions)")
     ap.add_argument("--queries", type=int, default=40)
-    ap.add_argument("--knob", default="SESSION_WEIGHT", help="a constant of chrollo.retrieval")
+    ap.add_argument("--knob", default="SESSION_WEIGHT", help="a constant of chrollo.retrieval.tuning")
     ap.add_argument("--off", default="0", help="its value for the 'off' arm")
     a = ap.parse_args()
     qs = []
@@ -41,21 +42,21 @@ def main() -> None:
         if f.startswith("conv") and f.endswith(".json"):
             qs += [q["question"] for q in json.load(open(os.path.join(a.converted, f)))["qa"] if q["category"] != 5]
     qs = qs[::max(1, len(qs) // a.queries)][:a.queries]
-    on = getattr(r, a.knob)
+    on = getattr(tuning, a.knob)
     arms = {"on": on, "off": type(on)(a.off)}
     times = {k: [] for k in arms}
     full = {k: 0 for k in arms}
-    run, arm = r._run, ["on"]
+    run, arm = pipeline.run, ["on"]
 
     def counted(*args, **kw):
         full[arm[0]] += kw.get("shortcut") is False
         return run(*args, **kw)
 
-    r._run = counted
+    pipeline.run = counted
     rg_times = []
     for q in qs:
         for name, value in arms.items():
-            setattr(r, a.knob, value)
+            setattr(tuning, a.knob, value)
             arm[0] = name
             t0 = time.perf_counter()
             r.search(q, dir=a.vault, limit=10)

@@ -33,10 +33,11 @@ def main() -> None:
     import code_recall as ev
     from memfmt import newest_timestamp
     from chrollo import retrieval as r
+    from chrollo.retrieval import tuning
 
     for kv in a.set:
         name, value = kv.split("=", 1)
-        setattr(r, name, type(getattr(r, name))(eval(value)))
+        setattr(tuning, name, type(getattr(tuning, name))(eval(value)))
     qs = ev.load_questions([a.questions])
     ranks, notes = {}, []
     for v in sorted({q["vault"] for q in qs}):

@@ -79,11 +79,18 @@ def worker(src: str, vault: str, qs: list) -> dict:
     from chrollo.terms import query_terms
 
     files, heads = [0], [0]
-    add = r._Collector.add
-    r._Collector.add = lambda self, path, rows: files.__setitem__(0, files[0] + 1) or add(self, path, rows)
-    if hasattr(r, "_frontmatter_end"):
-        end = r._frontmatter_end
-        r._frontmatter_end = lambda path: heads.__setitem__(0, heads[0] + 1) or end(path)
+    # (the engine's collector and frontmatter reader: a package since #29, one module before)
+    try:
+        from chrollo.retrieval import collect as engine
+        collector = engine.Collector
+    except ImportError:
+        engine, collector = r, getattr(r, "_Collector", None)
+    add = collector.add
+    collector.add = lambda self, path, rows: files.__setitem__(0, files[0] + 1) or add(self, path, rows)
+    name = "frontmatter_end" if hasattr(engine, "frontmatter_end") else "_frontmatter_end"
+    if hasattr(engine, name):
+        end = getattr(engine, name)
+        setattr(engine, name, lambda path: heads.__setitem__(0, heads[0] + 1) or end(path))
     rg = rg_path()
     for q in qs[:2]:
         r.search(q, dir=vault)

@@ -34,10 +34,11 @@ def main() -> None:
                         str(EVAL / "data" / "locomo-dev"), "--out", a.converted], check=True)
     import retrieval as ev
     from chrollo import retrieval as r
+    from chrollo.retrieval import tuning
 
     for kv in a.set:
         name, value = kv.split("=", 1)
-        setattr(r, name, type(getattr(r, name))(eval(value)))
+        setattr(tuning, name, type(getattr(tuning, name))(eval(value)))
     convs = ev.load_converted(a.converted)
     systems = {"chrollo": None}
     if a.fts5:

@@ -47,7 +47,7 @@ def cli():
 @click.option("--expand", "expand_all", is_flag=True, help="Always add synonyms from the thesaurus.")
 @click.option("--no-expand", "no_expand", is_flag=True, help="Never add synonyms (exact terms only).")
 @click.option("--raw", is_flag=True, help="Print session text byte for byte (no escaping of control characters).")
-def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, compact, expand_all, no_expand, raw):
+def search(query, **opts):
     """Search past conversations for QUERY.
 
     Terms are matched as whole words, case-insensitively; rarer terms weigh more, a line
@@ -63,8 +63,7 @@ def search(query, limit, context, since, harness, peer, no_peers, dir_, as_json,
     """
     from .console import run_search
 
-    run_search(query, limit, context, since, harness, peer, no_peers, dir_, as_json, expand_all, no_expand, raw,
-               compact)
+    run_search(query, opts)
 
 
 @cli.command()

@@ -48,22 +48,23 @@ def warn(warnings: list) -> None:
         say(f"chrollo: warning: {w}")
 
 
-def run_search(query: tuple, limit: int, context: int, since, harness, peer, no_peers: bool,
-               dir_, as_json: bool, expand_all: bool = False, no_expand: bool = False,
-               raw: bool = False, compact: bool = False) -> None:
-    """`chrollo search`, whichever parser read the command line."""
+def run_search(query: tuple, opts: dict) -> None:
+    """`chrollo search`, whichever parser read the command line: ``opts`` holds every option
+    under its click name (entry.SEARCH_DEFAULTS)."""
     from .errors import UsageError
-    from .retrieval import search
+    from .retrieval import SearchOptions, search
 
-    if peer and no_peers:
+    as_json, compact, raw = opts["as_json"], opts["compact"], opts["raw"]
+    if opts["peer"] and opts["no_peers"]:
         raise UsageError("--peer and --no-peers cannot be used together", kind="bad_usage")
-    if expand_all and no_expand:
+    if opts["expand_all"] and opts["no_expand"]:
         raise UsageError("--expand and --no-expand cannot be used together", kind="bad_usage")
     if compact and as_json:
         raise UsageError("--compact and --json cannot be used together", kind="bad_usage")
-    result = search(" ".join(query), limit=limit, context=context, dir=dir_, since=since,
-                    harness=harness, peer=peer, peers=not no_peers,
-                    expand="always" if expand_all else "never" if no_expand else "auto")
+    expand = "always" if opts["expand_all"] else "never" if opts["no_expand"] else "auto"
+    result = search(" ".join(query), SearchOptions(
+        limit=opts["limit"], context=opts["context"], dir=opts["dir_"], since=opts["since"],
+        harness=opts["harness"], peer=opts["peer"], peers=not opts["no_peers"], expand=expand))
     if as_json:
         dump(result.to_json())
         warn(result.warnings)

@@ -100,7 +100,7 @@ def main(argv=None) -> None:
             fail(missing_module(e) or ChrolloError("internal", str(e)), "--json" in args)
         return click_main(args)
     try:
-        run_search(**fast)
+        run_search(fast.pop("query"), fast)
     except ChrolloError as e:
         fail(e, fast["as_json"])
     except BrokenPipeError:

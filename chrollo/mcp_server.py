@@ -34,7 +34,7 @@ from . import __version__
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MAX_MESSAGE = 1 << 20     # bytes; a longer line is refused (and skipped), never buffered whole
 MAX_QUERY = 1000          # characters; a model's query is a few words
-MAX_LIMIT = 50            # retrieval.MAX_LIMIT (not imported: it would load the engine)
+MAX_LIMIT = 50            # retrieval.tuning.MAX_LIMIT (not imported: it would load the engine)
 MAX_WINDOW = 2000         # excerpt.MAX_WINDOW
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = \
@@ -209,9 +209,9 @@ class Server:
                             f"(at most {MAX_QUERY} characters)")
         limit = _int(args, "limit", 10, 1, MAX_LIMIT)
         from .output import compact_search
-        from .retrieval import search
+        from .retrieval import SearchOptions, search
 
-        return compact_search(search(query, limit=limit, dir=self.root()))
+        return compact_search(search(query, SearchOptions(limit=limit, dir=self.root())))
 
     def read_memory_file(self, args: dict) -> str:
         path = args.get("path")

@@ -106,14 +106,14 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
     if query is None:
         trace["decision"] = "not searched: the prompt is too short or a trivial reply"
         return ""
-    from .retrieval import search
+    from .retrieval import SearchOptions, search
 
     chars, max_hits = budget_of(budget)
     trace.update(query=query, budget={"chars": chars, "excerpts": max_hits})
     spent = time.monotonic() - started if started is not None else 0.0
     try:
-        result = search(query, limit=max_hits + 3, context=3, dir=vault, cwd=cwd,
-                        timeout=SEARCH_TIMEOUT, deadline=max(MIN_DEADLINE, DEADLINE - spent))
+        result = search(query, SearchOptions(limit=max_hits + 3, context=3, dir=vault, cwd=cwd, timeout=SEARCH_TIMEOUT,
+                                             deadline=max(MIN_DEADLINE, DEADLINE - spent)))
     except Exception as e:  # no vault yet, rg missing…: no memory, but the prompt goes on
         from .errors import ChrolloError
 

@@ -129,7 +129,7 @@ def render_frontmatter(meta: SessionMeta, links: Links | None = None) -> str:
 
     Format 2 puts what Obsidian browses by (title, tags, links) first and ends with format
     1's fields in format 1's order, so the lines nearest the first turn hold the same words
-    in both formats and the title sits farther than retrieval.NEIGHBOR_LINES from the body:
+    in both formats and the title sits farther than retrieval.tuning.NEIGHBOR_LINES from the body:
     a title never counts as a match next to a line of the first turn.
     """
     started = local_time(meta.started)

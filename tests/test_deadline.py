@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from chrollo import listing, recall, retrieval, search
+from chrollo.retrieval import SearchOptions, collect, deadline, query, tuning
+from chrollo.retrieval.scan import ScanSpec, scan_into
 from conftest import write_session
 
 
@@ -22,13 +24,13 @@ def vault(home, tmp_path):
 
 
 def test_batches_are_newest_first_and_cover_every_file_once(vault, monkeypatch):
-    monkeypatch.setattr(retrieval, "DEADLINE_BATCH", 2)
+    monkeypatch.setattr(tuning, "DEADLINE_BATCH", 2)
     (vault / "peers" / "laptop").mkdir(parents=True)
     write_session(vault / "peers" / "laptop", "peer0000-x", "2026-09-05T12:00:00", [("user", "12:00:00", "x")])
     (vault / ".hidden").mkdir()
     (vault / ".hidden" / "2026-12-01_000000_aaaaaaaa.md").write_text("hidden\n")
     files = listing.session_files(str(vault), include_peers=True)
-    batches = list(retrieval._newest_first(str(vault), files))
+    batches = list(deadline.newest_first(str(vault), files))
     names = [Path(p).name for b in batches for p in b]
     assert len(names) == len(set(names)) == 10 and ".hidden" not in "".join(str(b) for b in batches)
     assert names == sorted(names, reverse=True)  # across batches too: newest first
@@ -47,7 +49,7 @@ def test_a_symlinked_session_is_never_followed(vault, tmp_path):
 
 
 def test_with_a_deadline_a_pathological_file_is_skipped_without_it_found(vault, monkeypatch):
-    monkeypatch.setattr(retrieval, "DEADLINE_MAX_FILE", 64 << 10)
+    monkeypatch.setattr(tuning, "DEADLINE_MAX_FILE", 64 << 10)
     big = write_session(vault, "huge0000-x", "2026-09-30T10:00:00",
                         [("user", "10:00:00", "pasted log: " + "ingest worker retry timeout " * 20_000)])
     assert big.stat().st_size > 64 << 10
@@ -59,7 +61,7 @@ def test_with_a_deadline_a_pathological_file_is_skipped_without_it_found(vault, 
 
 
 def test_a_deadline_that_has_passed_still_searches_the_newest_batch_and_says_so(vault, monkeypatch):
-    monkeypatch.setattr(retrieval, "DEADLINE_BATCH", 3)
+    monkeypatch.setattr(tuning, "DEADLINE_BATCH", 3)
     r = search("flaky ingest worker", dir=vault, deadline=1e-9, expand="never")
     assert any(w.startswith("deadline: searched the newest 3 session files (of 9") for w in r.warnings)
     assert sorted(Path(h.path).name[:10] for h in r.hits) == ["2026-09-07", "2026-09-08", "2026-09-09"]
@@ -69,9 +71,9 @@ def test_recall_uses_a_deadline_and_explicit_search_does_not(vault, monkeypatch)
     seen = []
     real = retrieval.search
 
-    def spy(*a, **kw):
-        seen.append(kw.get("deadline"))
-        return real(*a, **kw)
+    def spy(query, options=None, **kw):
+        seen.append((options or SearchOptions(**kw)).deadline)
+        return real(query, options, **kw)
 
     monkeypatch.setattr(retrieval, "search", spy)
     recall.recall("why did the flaky ingest worker fail on day 7?", "sess-1", vault=str(vault))
@@ -115,9 +117,9 @@ def test_a_scan_past_its_deadline_stops_reading_what_rg_wrote(vault):
     """Rows rg wrote before the deadline are not folded after it (that overran a 0.5 s
     deadline by up to 0.15 s at 25,000 sessions); a scan cut short counts no file."""
     def scan(until):
-        col = retrieval._Collector(retrieval._Query(["flaky", "worker"], {}))
-        got = retrieval._scan_into(col, col.q.forms(), col.q.part_forms(), [vault], ["*.md"], since_ts=None,
-                                   harness=None, timeout=30.0, warnings=[], until=until)
+        col = collect.Collector(query.Query(["flaky", "worker"], {}))
+        spec = ScanSpec(SearchOptions(dir=vault).resolve(time.monotonic()), [])
+        got = scan_into(col, col.q.forms(), col.q.part_forms(), [vault], spec, until=until)
         return got, col.files
 
     assert scan(None) == ((9, []), 9)

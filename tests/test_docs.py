@@ -33,6 +33,6 @@ def test_every_command_and_search_option_is_documented():
 
 def test_documented_error_kinds_exist_in_the_code():
     kinds = set(re.findall(r"`([a-z_]+)`", README.split("Kinds:", 1)[1].split("\n\n", 1)[0]))
-    src = "".join(p.read_text("utf-8") for p in (ROOT / "chrollo").glob("*.py"))
+    src = "".join(p.read_text("utf-8") for p in (ROOT / "chrollo").rglob("*.py"))
     for k in kinds:
         assert f'"{k}"' in src, f"error kind {k} documented but never raised"

@@ -23,7 +23,10 @@ def _imports() -> dict:
             if isinstance(node, ast.ImportFrom):
                 base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1] if node.level else []
                 target = ".".join(base + ([node.module] if node.module else []))
-                found |= {target} | {f"{target}.{a.name}" for a in node.names}
+                # (``from . import tuning`` names the module's own package: a package is
+                # imported before its modules, so that is no edge, only the submodule is)
+                own = name.startswith(target + ".")
+                found |= ({target} if not own else set()) | {f"{target}.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}
         graph[name] = {m for m in found if m in mods and m != name}

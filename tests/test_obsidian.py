@@ -16,7 +16,8 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-from chrollo import obsidian, retrieval
+from chrollo import obsidian
+from chrollo.retrieval import collect, pipeline, tuning
 from chrollo.excerpt import read
 from chrollo.fileformat import parse_frontmatter
 from chrollo.recall import Passage, _forms
@@ -156,7 +157,7 @@ def test_read_turn_and_recall_excerpts_work_on_headings(sessions):
 def test_a_title_never_counts_as_a_second_match(home, tmp_path, monkeypatch):
     """The title and its alias repeat the first prompt's words (and gather words that are far
     apart in it onto one line); they add nothing to a score, a neighbourhood or a total."""
-    monkeypatch.setattr(retrieval, "NEIGHBOR_LINES", 25)  # a window that reaches the title
+    monkeypatch.setattr(tuning, "NEIGHBOR_LINES", 25)  # a window that reaches the title
     gap = "\n" * 30  # "login" and "auth bug" too far apart in the prompt to be neighbours
     turns = [Turn.user("login" + gap + "auth bug", T), Turn.agent(["checked the flow"], T + dt.timedelta(seconds=9))]
     got = {}
@@ -275,7 +276,7 @@ def test_a_frontmatter_ends_where_every_reader_ends_it(home, tmp_path):
         lines = text.split("\n")
         end = parse_frontmatter(lines)[1]
         assert bool(end) == has, name
-        assert retrieval._frontmatter_end(bytes(f)) == end, name
+        assert collect.frontmatter_end(bytes(f)) == end, name
         body_matches += sum(len(re.findall(r"(?i)\b[a-z0-9_]*walrus[a-z0-9_]*\b", ln)) for ln in lines[end:])
     r = search("walrus", dir=tmp_path, expand="never", limit=50)
     assert r.total_matches == body_matches
@@ -287,11 +288,11 @@ def test_frontmatter_heads_are_read_once_and_only_when_rows_could_be_inside(home
     scan and a full rescan share what was read), and never for a file whose first matched
     line lies beyond any frontmatter (FRONTMATTER_LINES)."""
     reads, runs = [], []
-    real_end, real_run = retrieval._frontmatter_end, retrieval._run
-    monkeypatch.setattr(retrieval, "_frontmatter_end", lambda path: reads.append(path) or real_end(path))
-    monkeypatch.setattr(retrieval, "_run", lambda *a, **kw: runs.append(kw) or real_run(*a, **kw))
+    real_end, real_run = collect.frontmatter_end, pipeline.run
+    monkeypatch.setattr(collect, "frontmatter_end", lambda path: reads.append(path) or real_end(path))
+    monkeypatch.setattr(pipeline, "run", lambda *a, **kw: runs.append(kw) or real_run(*a, **kw))
     v = tmp_path / "v"
-    late = write(v, "aaaa1111-0000", T, [Turn.user("filler line\n" * retrieval.FRONTMATTER_LINES
+    late = write(v, "aaaa1111-0000", T, [Turn.user("filler line\n" * tuning.FRONTMATTER_LINES
                                                   + "the walrus at the end", T)])
     early = {bytes(write(v, f"beef{i:04d}-0000", T + dt.timedelta(hours=i),
                          [Turn.user(f"a walrus {'and a narwhal' if i % 10 == 7 else 'again'}", T),
@@ -299,8 +300,8 @@ def test_frontmatter_heads_are_read_once_and_only_when_rows_could_be_inside(home
              for i in range(40)}
     # a vault "large" enough to be sampled first: walrus is common, so the main scan lists
     # narwhal alone, finds too few hits and lists everything again
-    monkeypatch.setattr(retrieval, "SAMPLE_AFTER", 41)  # (of 42 entries: the sessions, chrollo.base)
-    monkeypatch.setattr(retrieval, "SAMPLE_ENDINGS", tuple(f"{d}.md" for d in "0123456789"))
+    monkeypatch.setattr(tuning, "SAMPLE_AFTER", 41)  # (of 42 entries: the sessions, chrollo.base)
+    monkeypatch.setattr(tuning, "SAMPLE_ENDINGS", tuple(f"{d}.md" for d in "0123456789"))
     r = search("walrus narwhal", dir=v, expand="never", limit=30)
     assert r.hits[0].terms == ["walrus", "narwhal"] and len(r.hits) == 30
     assert [kw.get("shortcut", True) for kw in runs] == [True, False]

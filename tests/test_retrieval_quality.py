@@ -15,7 +15,7 @@ import pytest
 
 from conftest import write_session
 
-from chrollo import retrieval
+from chrollo.retrieval import tuning
 from chrollo.retrieval import search
 
 FIXTURE = json.loads((Path(__file__).parent / "data" / "retrieval_fixture.json").read_text("utf-8"))
@@ -67,6 +67,6 @@ def test_neighbour_terms_are_what_finds_answers(vault, monkeypatch):
     """Without the neighbour bonus the answer turns (which rarely repeat the question's words)
     rank lower: the ablation must be measurably worse, or the idea is not doing its job."""
     with_bonus = measure(vault)
-    monkeypatch.setattr(retrieval, "NEIGHBOR_WEIGHT", 0.0)
+    monkeypatch.setattr(tuning, "NEIGHBOR_WEIGHT", 0.0)
     without = measure(vault)
     assert (with_bonus[0], with_bonus[1]) > (without[0], without[1])

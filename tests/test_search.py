@@ -202,9 +202,9 @@ def test_search_uses_the_default_vault(home, tmp_path):
 def test_sampled_shortcut_ranks_like_the_full_listing(vault, monkeypatch):
     """On big vaults common terms are left out of the scan and rescored; top hits must agree."""
     import random
-    import sys
     import uuid
-    engine = sys.modules["chrollo.retrieval"]
+
+    from chrollo.retrieval import pipeline, tuning
     rnd = random.Random(7)
     words = ["deploy", "cache", "retry", "schema", "token", "latency", "queue", "index", "shard"]
     for n in range(400):
@@ -219,12 +219,12 @@ def test_sampled_shortcut_ranks_like_the_full_listing(vault, monkeypatch):
     queries = ["alice deploy flamingo", "alice cache retry", "what did alice say about the schema index",
                "alice", "alice queue flamingo shard"]
     full = {q: search(q, dir=vault).hits for q in queries}
-    monkeypatch.setattr(engine, "SAMPLE_AFTER", 100)
-    monkeypatch.setattr(engine, "SAMPLE_ENDINGS", tuple(f"{d}.md" for d in "01234567"))
-    monkeypatch.setattr(engine, "COMMON_RATE", 5.0)  # "alice" (12 a session) is common
+    monkeypatch.setattr(tuning, "SAMPLE_AFTER", 100)
+    monkeypatch.setattr(tuning, "SAMPLE_ENDINGS", tuple(f"{d}.md" for d in "01234567"))
+    monkeypatch.setattr(tuning, "COMMON_RATE", 5.0)  # "alice" (12 a session) is common
     used = []
-    real = engine._rescore
-    monkeypatch.setattr(engine, "_rescore", lambda *a, **k: used.append(1) or real(*a, **k))
+    real = pipeline.rescore
+    monkeypatch.setattr(pipeline, "rescore", lambda *a, **k: used.append(1) or real(*a, **k))
     for q in queries:
         got = search(q, dir=vault).hits
         assert len(got) == len(full[q]) == 10, q

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from chrollo import retrieval, search
+from chrollo import retrieval, rg, search
+from chrollo.retrieval import tuning
+from chrollo.retrieval.dates import named_dates
 from conftest import write_session
 
 FILLER = ["we had soup for dinner", "the weather was grey", "my sister called", "the bus was late"]
@@ -46,13 +48,13 @@ def test_of_two_equal_lines_the_session_about_the_question_ranks_first(vault):
 
 def test_without_the_session_score_recency_decides(vault, monkeypatch):
     # (the case above is decided by the session score: without it the newer session wins)
-    monkeypatch.setattr(retrieval, "SESSION_WEIGHT", 0.0)
+    monkeypatch.setattr(tuning, "SESSION_WEIGHT", 0.0)
     assert "bbbb0000" in first_hit(vault).path
 
 
 def test_the_session_score_only_lowers_scores(vault, monkeypatch):
     weighed = {(h.path, h.line): h.score for h in search("pottery workshop", dir=vault, expand="never").hits}
-    monkeypatch.setattr(retrieval, "SESSION_WEIGHT", 0.0)
+    monkeypatch.setattr(tuning, "SESSION_WEIGHT", 0.0)
     plain = {(h.path, h.line): h.score for h in search("pottery workshop", dir=vault, expand="never").hits}
     assert weighed.keys() == plain.keys()
     assert all(weighed[k] <= plain[k] for k in plain)
@@ -61,13 +63,13 @@ def test_the_session_score_only_lowers_scores(vault, monkeypatch):
 
 def test_the_session_score_costs_no_second_rg_pass(vault, monkeypatch):
     calls = []
-    real = retrieval._rg.scan
+    real = rg.scan
 
     def counted(*a, **k):
         calls.append(a[1])
         return real(*a, **k)
 
-    monkeypatch.setattr(retrieval._rg, "scan", counted)
+    monkeypatch.setattr(rg, "scan", counted)
     assert "aaaa0000" in first_hit(vault).path
     assert len(calls) == 1
 
@@ -94,14 +96,14 @@ def test_a_session_from_the_date_the_query_names_ranks_first(dated, query):
 
 def test_without_a_named_date_recency_decides(dated, monkeypatch):
     assert "eeee0000" in search("when was the fern repotted?", dir=dated, expand="never").hits[0].path
-    monkeypatch.setattr(retrieval, "DATE_WEIGHT", 0.0)
+    monkeypatch.setattr(tuning, "DATE_WEIGHT", 0.0)
     assert "eeee0000" in search("fern repotted in July", dir=dated, expand="never").hits[0].path
 
 
 def test_a_named_date_only_lowers_scores_and_costs_no_second_rg_pass(dated, monkeypatch):
     calls = []
-    real = retrieval._rg.scan
-    monkeypatch.setattr(retrieval._rg, "scan", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = rg.scan
+    monkeypatch.setattr(rg, "scan", lambda *a, **k: calls.append(1) or real(*a, **k))
     dated_hits = {h.path: h.score for h in search("fern in July", dir=dated, expand="never").hits}
     assert len(calls) == 1
     plain = {h.path: h.score for h in search("fern", dir=dated, expand="never").hits}
@@ -125,7 +127,7 @@ def test_a_named_date_only_lowers_scores_and_costs_no_second_rg_pass(dated, monk
     ("version 2023-13 of the schema", []),
 ])
 def test_named_dates(query, dates):
-    assert retrieval._named_dates(query) == dates
+    assert named_dates(query) == dates
 
 
 # ---- hits per file: a session holding many answers keeps them while they outscore the rest

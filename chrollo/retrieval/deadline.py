@@ -1,0 +1,89 @@
+"""The scan of a search with a deadline (the recall hook): newest sessions first, in growing
+batches, until the deadline (see tuning.DEADLINE_BATCH); what was left unsearched is said."""
+from __future__ import annotations
+
+import os
+import time
+
+from .. import listing as _listing
+from . import tuning
+from .collect import Collector
+from .scan import ScanSpec, scan_into
+
+
+def newest_first(folder: str, files: list, total: int | None = None, include_peers: bool = True):
+    """Paths of ``files`` (listing.session_files keys) in batches, newest first (see
+    listing.newest_keys); when ``files`` holds only the newest of ``total`` (a cached
+    listing), the vault is listed once they are done, for the older ones."""
+    sep = folder + os.sep
+    for batch in _listing.newest_keys(files, tuning.DEADLINE_BATCH):
+        paths = [sep + (f.rpartition("\0")[2]) for f in batch]
+        for i in range(0, len(paths), tuning.DEADLINE_MAX_BATCH):
+            yield paths[i:i + tuning.DEADLINE_MAX_BATCH]
+    if total is not None and total > len(files) and files:
+        oldest = min(files)
+        older = [f for f in _listing.session_files(folder, include_peers) if f < oldest]
+        yield from newest_first(folder, older)
+
+
+def _small_regular(path: str) -> bool:
+    """A regular file (never a link: rg would follow one given by name) of a size worth
+    reading within a deadline."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (st.st_mode & 0o170000) == 0o100000 and st.st_size <= tuning.DEADLINE_MAX_FILE
+
+
+def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool,
+                stop: float) -> tuple[int, list]:
+    """Scan ``folder`` newest sessions first until ``stop`` (the batch running then is cut
+    short, its rows so far kept); returns (files searched, rg errors)."""
+    files, total = _listing.cached(folder, include_peers)
+    batches = _indexed_batches(col.q, folder, files, total, include_peers)
+    if batches is not None:
+        total = batches.total
+    searched, complete, skipped, errors = _scan_batches(
+        col, batches or newest_first(folder, files, total, include_peers), spec, stop)
+    if batches is not None and batches.done:  # the files the index rules out count as searched
+        searched, complete = searched + batches.ruled_out, total
+    if complete < total or time.monotonic() >= stop:
+        spec.warnings.append(f"deadline: searched the newest {complete} session files "
+                             f"(of {total} listed) in full")
+    if skipped:
+        spec.warnings.append(f"deadline: skipped {skipped} files over {tuning.DEADLINE_MAX_FILE >> 20} MiB "
+                             "(or not regular files); a search without a deadline reads them")
+    return searched, errors
+
+
+def _indexed_batches(q, folder: str, files: list, total: int, include_peers: bool):
+    """With the vault's index: the newest DEADLINE_BATCH files, then — of all the others,
+    whatever their age — only those that may hold a form or are not indexed: every indexed
+    session is within reach (chrollo/index.py, newest_plan). None without an index."""
+    if os.environ.get("CHROLLO_INDEX", "1") == "0":
+        return None
+    from .. import index as _index
+
+    return _index.newest_plan(folder, q.forms() + q.part_forms(), files, total, include_peers,
+                              tuning.DEADLINE_BATCH, lambda older: newest_first(folder, older))
+
+
+def _scan_batches(col: Collector, batches, spec: ScanSpec, stop: float) -> tuple:
+    """(files searched, files complete, files skipped, rg errors) of scanning ``batches``."""
+    q = col.q
+    searched, errors, complete, skipped = 0, [], 0, 0
+    for batch in batches:
+        # The first batch (the newest DEADLINE_BATCH sessions) is always searched in full —
+        # a loaded machine must not cost the prompt its recent memory; the rest until `stop`.
+        left = stop - time.monotonic() if complete else spec.timeout
+        if left <= 0:
+            break
+        todo = [p for p in batch if _small_regular(p)]
+        n, err = scan_into(col, q.forms(), q.part_forms(), todo, spec, timeout=left, quiet_timeout=True,
+                           until=stop if complete else None) if todo else (0, [])
+        errors += err
+        if n or not todo:  # (a scan cut short prints no count)
+            searched, complete = searched + n, complete + len(batch)
+            skipped += len(batch) - len(todo)
+    return searched, complete, skipped, errors

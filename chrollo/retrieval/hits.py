@@ -1,0 +1,86 @@
+"""Hits: ranked candidates turned into what a search returns (:class:`SearchResult`).
+
+(Plain classes rather than dataclasses here: this is on the recall hot path and dataclasses
+pulls in ``inspect``.)
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+from .. import vault as _vault
+from . import tuning
+from .query import present
+from .views import view_of
+
+
+class Hit:
+    """One search hit: an anchor line, its session, and the lines around it."""
+
+    __slots__ = ("path", "line", "score", "date", "session_id", "harness", "peer", "terms", "context")
+
+    def __init__(self, path: str, line: int, score: float, date: str | None, session_id: str | None,
+                 harness: str | None, peer: str | None, terms: list, context: list):
+        self.path, self.line, self.score, self.date = path, line, score, date
+        self.session_id, self.harness, self.peer = session_id, harness, peer
+        self.terms = terms
+        self.context = context  # [{"line", "text", "match"}]
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __repr__(self) -> str:
+        return f"Hit({self.path!r}:{self.line}, score={self.score})"
+
+
+class SearchResult:
+    """What a search returns; ``to_json`` is the `chrollo search --json` object."""
+
+    def __init__(self, query: str, terms: list, expanded: dict, total_matches: int, hits: list,
+                 warnings: list | None = None, vault: str = ""):
+        self.query, self.terms, self.expanded = query, terms, expanded
+        self.total_matches, self.hits = total_matches, hits
+        self.warnings = warnings if warnings is not None else []
+        self.vault = vault
+        self.weights: dict = {}  # term -> the weight (idf) it carried; recall gates on it
+        self.sessions = 0        # session files searched (the N of the idf); recall weighs unseen terms by it
+
+    def to_json(self) -> dict:
+        out = {"query": self.query, "terms": self.terms, "expanded": self.expanded,
+               "total_matches": self.total_matches, "hits": [h.to_json() for h in self.hits]}
+        if self.warnings:
+            out["warnings"] = self.warnings
+        return out
+
+
+def emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
+         vault: str, views: dict) -> list:
+    """Turn ranked candidates into hits: validate anchors, cap per file, merge windows."""
+    per_file: dict[bytes, list] = {}
+    hits: list[Hit] = []
+    since_s = since.isoformat() if since else None
+    reach = tuning.MERGE_FACTOR * context
+    for neg, key, path, ln, m in ranked:
+        taken = per_file.setdefault(path, [])
+        if len(taken) >= tuning.HITS_PER_FILE or any(abs(ln - t) <= reach for t in taken):
+            continue  # at most HITS_PER_FILE per file; a line shown in a hit's window merges into it
+        v = view_of(views, path)
+        if v is None or not v.can_anchor(ln):
+            continue  # tool lines, headers and frontmatter are context, never anchors
+        stamp = v.stamp(ln)
+        if since_s and stamp and stamp[:10] < since_s:
+            continue
+        taken.append(ln)
+        spath = os.fsdecode(path)
+        hits.append(Hit(path=spath, line=ln, score=round(-neg, 4), date=stamp,
+                        session_id=_str(v.meta.get("session_id")), harness=_str(v.meta.get("harness")),
+                        peer=_vault.peer_of(spath, vault),
+                        terms=[t for i, t in enumerate(terms) if present(m, len(terms)) >> i & 1],
+                        context=v.window(ln, context)))
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def _str(v) -> str | None:
+    return None if v is None else str(v)

@@ -1,0 +1,138 @@
+"""The search pipeline: query → scan → collect → rank → hits (see the package's doc)."""
+from __future__ import annotations
+
+import time
+
+from ..errors import ChrolloError
+from ..terms import identifiers, query_terms
+from . import tuning
+from .collect import Collector
+from .dates import named_dates
+from .deadline import scan_newest
+from .hits import SearchResult, emit
+from .options import Scope, SearchOptions
+from .query import Query, present
+from .rank import by_session, by_turn_length, idf_of, length_bounded, ranked, rescore, weight
+from .scan import Sample, ScanSpec, sample_files, scan_indexed, scan_sample
+
+
+def search(query: str, options: SearchOptions | None = None, /, **fields) -> SearchResult:
+    """Search the vault (or ``options.dir``) for ``query``; see the package doc for the ranking.
+
+    ``options`` (or its ``fields`` as keywords: ``search(q, limit=5, dir=...)``) are
+    :class:`SearchOptions`. Synonyms are searched only when exact terms find too little (or
+    when asked to): a second pass over the exact terms and their synonyms.
+    """
+    start = time.monotonic()
+    opts = options if options is not None else SearchOptions(**fields)
+    scope = opts.resolve(start)
+    terms = query_terms(query)
+    cut = len(terms) > tuning.MAX_TERMS  # a pasted log is not a query: bounded work whatever its size
+    terms = terms[:tuning.MAX_TERMS]
+    result = SearchResult(query, terms, {}, 0, [], vault=str(scope.vault))
+    if cut:
+        result.warnings.append(f"the query has more than {tuning.MAX_TERMS} searchable words: "
+                               f"only the first {tuning.MAX_TERMS} were searched")
+    if not terms:
+        return result
+    idents = identifiers(query, terms)  # (the cut terms: a kept identifier's parts may be past it)
+    df = run(result, Query(terms, idents), scope)
+    missing = {t for t, d in zip(terms, df) if d == 0}
+    if opts.expand == "never" or (opts.expand == "auto" and len(result.hits) >= scope.limit and not missing):
+        return result
+    if scope.out_of_time():
+        return result  # no time left for a second pass
+    only = missing if opts.expand == "auto" and len(result.hits) >= scope.limit else None
+    return _with_synonyms(result, idents, scope, opts.expander, only, cut)
+
+
+def _with_synonyms(result: SearchResult, idents: dict, scope: Scope, expander, only, cut: bool) -> SearchResult:
+    """The search again with the synonyms of the terms (of ``only`` if given) that occur in
+    the vault; ``result`` stands when none does."""
+    terms = result.terms
+    if expander is None:
+        from ..thesaurus import expand as expander
+    tried = {t: [s for s in ss if s not in terms] for t, ss in (expander(terms, only) or {}).items()}
+    syns = list(dict.fromkeys(s for ss in tried.values() for s in ss))
+    if not syns:
+        return result
+    wider = SearchResult(result.query, terms, {}, 0, [], result.warnings[:1] if cut else None, vault=result.vault)
+    df = run(wider, Query(terms + syns, idents, {s: tuning.SYNONYM_WEIGHT for s in syns}), scope)
+    found = {s for s, d in zip(terms + syns, df) if d}
+    expanded = {t: [s for s in ss if s in found] for t, ss in tried.items()}
+    expanded = {t: ss for t, ss in expanded.items() if ss}
+    if not expanded:
+        return result  # no synonym occurs anywhere: the exact result stands
+    wider.expanded = expanded
+    return wider
+
+
+def run(result: SearchResult, q: Query, scope: Scope, shortcut: bool = True) -> list:
+    """One pass: scan, collect and rank into ``result``; returns each term's document frequency.
+
+    ``shortcut``: a large vault is sampled first and its common terms left out of the main
+    scan (see scan.py); if the hits could have missed a line of common terms, the pass is
+    repeated without it.
+    """
+    col = Collector(q, scope.fm_ends)
+    spec = ScanSpec(scope, result.warnings)
+    paths = sample_files(scope.folder) if shortcut and scope.stop is None and len(q.terms) > 1 else []
+    sample = scan_sample(col, paths, spec) if paths else Sample()
+    if scope.stop is None:  # (sampled files come round again and are skipped: they are complete)
+        n_main, err = scan_indexed(col, scope, spec)
+    else:
+        n_main, err = scan_newest(col, scope.folder, spec, scope.include_peers, scope.stop)
+    errors = sample.errors + err
+    if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
+        raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
+                           "Check the folder's permissions; `chrollo stats` lists what it can read.")
+    df, idf = _weights(col, sample, n_main, result)
+    views: dict = {}
+    result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
+                       q.terms, scope.limit, scope.context, scope.since, scope.vault, views)
+    if sample.common and _shortcut_may_miss(result, col, idf, sample.common, scope.limit):
+        del result.warnings[:]
+        return run(result, q, scope, shortcut=False)
+    return df
+
+
+def _weights(col: Collector, sample: Sample, n_main: int, result: SearchResult) -> tuple:
+    """(document frequency, idf) of each term; the result's weights and sessions."""
+    terms = col.q.terms
+    n_files = max(n_main, col.files, 1)
+    df = col.df()
+    for i in range(len(terms)):
+        if sample.common >> i & 1:  # listed in the sample only: its rate, scaled up
+            df[i] = max(1, round(sample.df[i] * n_files / max(sample.files, 1)))
+    idf = idf_of(df, n_files, terms, col.q.synonyms)
+    result.total_matches = col.total
+    result.weights = dict(zip(terms, idf))
+    result.sessions = n_files
+    return df, idf
+
+
+def _ranking(col: Collector, idf, scope: Scope, views: dict, query: str):
+    """The candidates best first, every re-ranker applied (see rank.py)."""
+    common = col.common
+    out = ranked(col.buckets, idf, scope.now, common)
+    if common:
+        out = rescore(out, col, idf, scope.now, views)
+    dates = named_dates(query) if tuning.DATE_WEIGHT else []
+    if tuning.SESSION_WEIGHT or dates:
+        out = by_session(out, col, idf, dates)
+    if tuning.TURN_POWER:
+        out = by_turn_length(out, views)
+    return out
+
+
+def _shortcut_may_miss(result: SearchResult, col: Collector, idf, common: int, limit: int) -> bool:
+    """Lines holding only common terms were listed in the sample alone. Whether the hits do
+    not all beat the best such line the sample saw (then the pass is repeated in full).
+
+    (Bucket keys carry neighbour terms above a line's own; the bound counts a line's own terms
+    only: a line of common terms next to a listed line is not worth a full pass.)
+    """
+    n = len(col.q.terms)
+    own = ((1 << n) - 1) * (1 | 1 << 2 * n)  # a line's own terms, whole or as parts
+    bound = max((weight(m & own, idf) for m in col.buckets if not present(m, n) & ~common), default=0.0)
+    return len(result.hits) < limit or result.hits[-1].score < bound * (1 + tuning.RECENCY_BOOST)

@@ -1,0 +1,164 @@
+"""Scan: ripgrep over the vault, its rows fed to a collector; and the sample of a large vault.
+
+Vaults of thousands of sessions are sampled first: ~1/64 of the sessions (picked by the last
+hex digits of their names, see tuning.SAMPLE_ENDINGS) are searched for every term. That
+estimates each term's document frequency and singles out the "common" terms (more than
+tuning.COMMON_RATE occurrences per session), which the main scan then leaves out (the ranking
+makes up for it: rank.rescore, and pipeline's exactness check).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+
+from .. import rg as _rg
+from .. import vault as _vault
+from ..fileformat import read_frontmatter
+from . import tuning
+from .collect import Collector
+from .options import Scope
+
+
+class ScanSpec:
+    """What every rg scan of one pass shares: the globs (peers in or out), the --since and
+    --harness filters, the timeout, and the result's warnings list (scans append to it)."""
+
+    __slots__ = ("globs", "since_ts", "harness", "timeout", "warnings")
+
+    def __init__(self, scope: Scope, warnings: list):
+        # (unanchored: a vault's only folders named "peers" are its peers/ — see DESIGN §3)
+        folder, vault = scope.folder, scope.vault
+        globs = ["*.md"] if scope.include_peers or folder != vault else ["*.md", f"!{_vault.PEERS}/"]
+        if scope.include_peers and folder == vault:
+            globs += _unsearchable_peers(vault)
+        self.globs = globs
+        self.since_ts = dt.datetime.combine(scope.since, dt.time()).timestamp() if scope.since else None
+        self.harness, self.timeout, self.warnings = scope.harness, scope.timeout, warnings
+
+
+def _unsearchable_peers(vault: str) -> list:
+    """rg globs leaving out the peers switched off with `chrollo mesh peers set NAME --no-searchable`."""
+    return [f"!**/{_vault.PEERS}/{name}/**" for name in _unsearchable_names(vault)]
+
+
+def _unsearchable_names(vault: str) -> frozenset:
+    if not os.path.isdir(os.path.join(vault, _vault.PEERS)):
+        return frozenset()
+    from ..mesh.config import peer_settings
+
+    return frozenset(name for name, s in peer_settings().items() if not s["searchable"])
+
+
+def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, list]:
+    """The main scan of a complete search: with the vault's index (chrollo/index.py), rg
+    reads only the files that may hold a form plus every file not indexed as it is now —
+    the same rows as a walk of the folder, and the same count of files searched; without
+    one (or when most files are candidates), rg walks the folder."""
+    q, common, folder, vault = col.q, col.common, scope.folder, scope.vault
+    forms, parts = q.forms(~common), q.part_forms(~common)
+    plan = None
+    if os.environ.get("CHROLLO_INDEX", "1") != "0":
+        from .. import index as _index
+
+        whole = scope.include_peers and folder == vault
+        plan = _index.plan(vault, folder, forms + parts, exclude_peers=not scope.include_peers and folder == vault,
+                           unsearchable=_unsearchable_names(vault) if whole else frozenset(), memo=scope.memo)
+    if plan is None:
+        return scan_into(col, forms, parts, [folder], spec)
+    errors: list = []
+    for i in range(0, len(plan.paths), tuning.DEADLINE_MAX_BATCH):
+        _n, err = scan_into(col, forms, parts, plan.paths[i:i + tuning.DEADLINE_MAX_BATCH], spec)
+        errors += err
+    return plan.files, errors
+
+
+def scan_into(col: Collector, forms: list, parts: list, paths: list, spec: ScanSpec, *,
+              timeout: float | None = None, quiet_timeout: bool = False,
+              until: float | None = None) -> tuple[int, list]:
+    """Feed one rg scan into the collector; returns (files searched, rg errors).
+
+    ``until`` (a time.monotonic()): stop reading there, rows rg has written but the collector
+    not yet taken included (folding them could overrun a deadline by a tenth of a second);
+    the scan then counts as cut short (0 files searched).
+    """
+    timeout = spec.timeout if timeout is None else timeout
+    info = _rg.Scan()
+    fold = col.fold
+    rows_of = _rg.scan(forms, [str(p) for p in paths], globs=tuple(spec.globs), timeout=timeout,
+                       info=info, on_data=lambda b: col.seen(fold(b)), parts=parts)
+    for path, rows in rows_of:
+        if until is not None and time.monotonic() >= until:
+            rows_of.close()  # (kills rg)
+            info.files_searched = 0
+            break
+        if _filtered(path, spec) or path in col.sampled:
+            continue
+        col.add(path, rows)
+    warnings = spec.warnings
+    for e in info.errors[:20]:
+        if e not in warnings:
+            warnings.append(e)
+    if info.timed_out and not quiet_timeout:
+        warnings.append(f"search stopped after {timeout:g}s; results are partial")
+    if info.truncated:
+        warnings.append("too many matching lines; results are from the first part of the vault")
+    return info.files_searched, info.errors
+
+
+def _filtered(path: bytes, spec: ScanSpec) -> bool:
+    """Whether --since or --harness leaves this matching file out."""
+    if spec.since_ts is not None:
+        try:
+            if os.stat(path).st_mtime < spec.since_ts:
+                return True  # nothing in this file was written on or after --since
+        except OSError:
+            return True
+    harness = spec.harness
+    return harness is not None and str(read_frontmatter(path).get("harness", "")).lower() != harness.lower()
+
+
+def sample_files(folder: str) -> list:
+    """The sampled session files of a large vault (see SAMPLE_AFTER), or [] for a small one."""
+    picked = []
+    n = 0
+    try:
+        with os.scandir(folder) as entries:
+            for e in entries:
+                n += 1
+                if n > tuning.SAMPLE_AFTER:
+                    return picked
+                # (rg opens a path it is given even if it is a FIFO or a symlink: regular files only)
+                if e.name.endswith(tuning.SAMPLE_ENDINGS) and e.is_file(follow_symlinks=False):
+                    picked.append(e.path)
+    except OSError:
+        pass
+    return []
+
+
+class Sample:
+    """What the sample saw: its document frequencies, its size, and the common terms."""
+
+    __slots__ = ("df", "files", "common", "errors")
+
+    def __init__(self, df: list | None = None, files: int = 0, common: int = 0, errors: list | None = None):
+        self.df, self.files, self.common = df, files, common
+        self.errors = errors if errors is not None else []
+
+
+def scan_sample(col: Collector, paths: list, spec: ScanSpec) -> Sample:
+    """Scan the sampled files into ``col`` (their masks are exact from then on) and set the
+    collector to list only the terms that are not common for the main scan."""
+    q, n = col.q, len(col.q.terms)
+    col.rows = [0] * n
+    files, errors = scan_into(col, q.forms(), q.part_forms(), paths, spec)
+    col.sampled = {os.fsencode(p) for p in paths}
+    df = col.df()
+    files = max(files, 1)
+    common = sum(1 << i for i in range(n) if col.rows[i] > tuning.COMMON_RATE * files)
+    if not any(col.rows[i] for i in range(n) if not common >> i & 1):
+        common = 0  # nothing else occurs: the shortcut would list nothing
+    col.rows = None
+    col.common = common
+    col.use(q.forms(~common))
+    return Sample(df, files, common, errors)

@@ -1,0 +1,90 @@
+"""Every tuning constant of the search, in one place (docs/ranking.md measures each).
+
+The pipeline's modules read them as ``tuning.NAME`` at call time, so an ablation (a test,
+bench/ablation_cost.py) sets one here and the whole search sees it.
+"""
+from __future__ import annotations
+
+import os
+
+# ----------------------------------------------------------------------------- the query
+MAX_LIMIT = 50
+MAX_TERMS = 100              # searchable words of one query at most (the rest are ignored, with a warning)
+MAX_CONTEXT = 50
+SYNONYM_WEIGHT = 0.5         # a synonym's idf counts half an exact term's
+INFLECT = os.environ.get("CHROLLO_INFLECT", "1") != "0"  # match plural/-ed/-ing forms (ablation knob)
+# A query word found only as a part of an identifier (``config`` in ``parse_config``,
+# ``settings`` in ``loadSettings``) counts PART_WEIGHT of a whole-word match: it is the same
+# thing named, but a line that says the word itself is the better answer (docs/ranking.md).
+PART_WEIGHT = 0.8
+PART_MIN = 3                 # words shorter than this never match inside identifiers
+
+# ----------------------------------------------------------------------------- the hits
+HITS_PER_FILE = 8            # (5 dropped the further answers a long session held: docs/ranking.md)
+MERGE_FACTOR = 1             # a candidate whose line is inside a hit's window merges into it
+MAX_LINE_CHARS = 2000        # context lines are clipped to this in hits (not in `chrollo read`)
+LONG_LINE = 2000             # characters: a longer line's score shrinks by sqrt(LONG_LINE / its length)
+
+# ----------------------------------------------------------------------------- collecting
+BUCKET_KEEP = 256            # candidates kept per term mask
+LINES_PER_FILE_MASK = 8      # per file, candidates kept per term mask
+POOL = 300                   # candidates rescored exactly when common terms were left out
+# Frontmatter rows never count (see collect.frontmatter_end): a file whose first row lies
+# within FRONTMATTER_LINES (parse_frontmatter's limit: a later line is never frontmatter) has
+# its head read once per search (FRONTMATTER_HEAD bytes, more only for a frontmatter that long).
+FRONTMATTER_LINES = 400      # (parse_frontmatter looks this far for the closing ---)
+FRONTMATTER_HEAD = 4096
+FRONTMATTER_MAX = 64 << 10   # (a "frontmatter" longer than this is not one chrollo wrote: it counts)
+
+# ----------------------------------------------------------------------------- the sample
+# Among the first SAMPLE_AFTER entries of the vault folder (directory order, unrelated to
+# names), the sessions whose names end in [0-3]0.md — the last hex digits of their session
+# ids, so ~1/64 of them, uniformly. Only vaults with more entries than that are sampled
+# (measured: below ~8,000 sessions one full listing is faster).
+SAMPLE_AFTER = 8_000
+SAMPLE_ENDINGS = ("00.md", "10.md", "20.md", "30.md")
+COMMON_RATE = 0.15           # occurrences per session (in the sample) that make a term "common"
+
+# ----------------------------------------------------------------------------- the deadline scan
+# A search with a deadline (the recall hook) lists the vault, scans its newest sessions first
+# in batches (DEADLINE_BATCH files, always in full, then 4× more each time until the
+# deadline); files over DEADLINE_MAX_FILE bytes (a pasted multi-megabyte log, a
+# vocabulary-stuffed peer file) are skipped there. Explicit searches have no deadline and stay
+# complete. (The vault's listing is cached: see chrollo/listing.py.)
+DEADLINE_BATCH = 1000
+DEADLINE_MAX_BATCH = 12_000  # (paths go on rg's command line: stay far below ARG_MAX)
+DEADLINE_MAX_FILE = 4 << 20
+SCAN_RESERVE = 0.3           # share of the deadline kept for ranking and reading the hits
+
+# ----------------------------------------------------------------------------- ranking
+RECENCY_BOOST = 0.2          # newest sessions score up to ×1.2
+RECENCY_HALF_LIFE_DAYS = 30.0
+# Terms on the lines around a line (the question it answers, the answer it got) count half:
+# a line is scored with the distinct query terms on it, plus NEIGHBOR_WEIGHT × the idf of
+# the other query terms within NEIGHBOR_LINES lines (docs/ranking.md: +0.097 hit@10 on dev).
+NEIGHBOR_WEIGHT = float(os.environ.get("CHROLLO_NEIGHBOR_WEIGHT", "0.5"))
+NEIGHBOR_LINES = 8
+# Turn-length normalisation (BM25's document-length idea, with the turn as the document): a
+# line of a turn longer than TURN_PIVOT lines weighs (TURN_PIVOT / turn lines) ** TURN_POWER.
+# A coding agent's long replies restate what the short prompt asked; the prompt is what is
+# recalled (docs/ranking.md: code dev hit@1 0.47 -> 0.66). Conversations of short turns
+# (LoCoMo) are unchanged. Applied to the best RERANK_POOL candidates, whose files are read
+# anyway to show them.
+TURN_PIVOT = 6
+TURN_POWER = float(os.environ.get("CHROLLO_TURN_POWER", "0.2"))
+RERANK_POOL = 60
+# Session score (docs/ranking.md, "Sessions"): a question's words are often spread over a
+# session, not gathered on one line. A file's BM25 over the query terms (term frequency
+# saturating with SESSION_K1, no length normalisation), from the counts the one rg scan already
+# gives, scales its lines by (1 + SESSION_WEIGHT × score / best possible) / (1 + SESSION_WEIGHT)
+# (at most 1, so the lazy ranking stays as exact as the turn-length one), for the best POOL
+# candidates. Half weight: at 1.0 code dev loses a question.
+SESSION_WEIGHT = 0.5
+SESSION_K1 = 1.2
+# Named dates (docs/ranking.md, "Sessions"): a query naming a month, a day or a year ("in July",
+# "on 9 November, 2022", "2023-06-03") is about what was said then. A session started outside
+# every date the query names has its lines scaled by 1 / (1 + DATE_WEIGHT), from the session's
+# own time (its file name), for the same POOL candidates as the session score. A named day
+# covers DATE_SLACK days either side (people misremember by a day or two).
+DATE_WEIGHT = 1.0
+DATE_SLACK = 3
