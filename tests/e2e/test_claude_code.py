@@ -36,6 +36,9 @@ def test_background_subagent_result_is_not_a_user_turn(make, world):
     child = [t for t in files.values() if "parent_session" in t]
     assert len(parent) == 1 and len(child) == 1, list(files)
     assert "the subagent counted 3 TODO markers" in child[0]
+    # a subagent of the session's first turn links its parent's file (#33 item 12)
+    (parent_name,) = [n for n, t in files.items() if "parent_session" not in t]
+    assert f'parent: "[[{parent_name.removesuffix(".md")}]]"' in child[0], child[0][:800]
     users = [b for role, b in turns(parent[0]) if role == "User"]
     assert users == ["subagent: say: the subagent counted 3 TODO markers\nsay: started a background task"], users
     assert "<task-notification>" not in parent[0]
