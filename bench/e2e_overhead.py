@@ -1,17 +1,22 @@
-"""Per-prompt overhead of chrollo's hooks in the real harnesses (issue #18).
+"""Per-prompt overhead of chrollo's hooks in the real harnesses (issues #18, #31).
 
-For each harness: one private world (tests/e2e/kit: fake model on 127.0.0.1, private HOME),
-N one-prompt sessions *without* chrollo installed and N *with* it (hooks and the MCP tool, as
-`chrollo install <harness>` leaves them; the vault fills as it goes), in two worlds run in turn.
-Prints the median wall time of each and the difference. Pinned versions unless
-CHROLLO_E2E_VERSIONS=latest.
+For each harness, three private worlds (tests/e2e/kit: fake model on 127.0.0.1, private HOME)
+run one-prompt sessions in turn: *bare* (no chrollo), *install* (hooks and the MCP tool as
+`chrollo install <harness>` leaves them) and *package* (the harness's own package of chrollo,
+installed with its own command: plugin, extension or pi package; see the README's *Install*).
+The vaults fill as they go. Prints the median wall time of each, the overheads against bare,
+and each overhead as a ratio to a bare `rg` over the same vault, timed in the same loop.
+Codex's plugin system is turned on in all three worlds (the package needs it, and it costs
+start-up time of its own). Pinned versions unless CHROLLO_E2E_VERSIONS=latest.
 
     .venv/bin/python bench/e2e_overhead.py [--runs 5] [--harness claude-code,codex,gemini,pi]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -19,21 +24,29 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
 from e2e.drivers import DRIVERS  # noqa: E402
 from e2e.kit import npm  # noqa: E402
 from e2e.kit.world import World  # noqa: E402
 
+VARIANTS = ("bare", "install", "package")
 
-def timed_runs(drv, n: int, label: str) -> list:
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        r = drv.run(f"say: {label} run {i} of the overhead benchmark about the deploy pipeline")
-        out.append(time.perf_counter() - t)
-        if not r.ok:
-            raise SystemExit(f"{drv.name} failed: {r.proc.stderr[-2000:]}")
-    return out
+
+def timed_run(drv, label: str) -> float:
+    t = time.perf_counter()
+    r = drv.run(f"say: {label} of the overhead benchmark about the deploy pipeline")
+    if not r.ok:
+        raise SystemExit(f"{drv.name} failed: {r.proc.stderr[-2000:]}")
+    return time.perf_counter() - t
+
+
+def timed_rg(vault: Path) -> float:
+    from chrollo.rg import rg_path
+
+    t = time.perf_counter()
+    subprocess.run([rg_path(), "-c", "-i", "deploy pipeline", str(vault)], capture_output=True)
+    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -43,29 +56,41 @@ def main() -> None:
     args = ap.parse_args()
     folder = npm.ensure_installed()
     versions = npm.installed_versions(folder)
-    print(f"{'harness':<12} {'version':<9} {'without s':>10} {'with s':>8} {'overhead s':>11} {'ratio':>6}")
+    print(f"load {os.getloadavg()[0]:.2f}; medians of {args.runs}, seconds")
+    print(f"{'harness':<12} {'version':<9} {'bare':>6} {'install':>8} {'package':>8} "
+          f"{'+install':>9} {'+package':>9} {'rg ms':>6} {'+inst/rg':>9} {'+pkg/rg':>8}")
     for name in args.harness.split(","):
         with tempfile.TemporaryDirectory(prefix=f"chrollo-bench-{name}-") as tmp:
-            # Two worlds, one with chrollo and one without, run in turn: load drifts on a shared
-            # machine, and runs taken in one block each would charge the drift to chrollo.
-            bare = World(Path(tmp) / "bare", folder / "node_modules" / ".bin")
-            hooked = World(Path(tmp) / "hooked", folder / "node_modules" / ".bin")
+            # The worlds run in turn: load drifts on a shared machine, and runs taken in one
+            # block each would charge the drift to one variant.
+            worlds = {v: World(Path(tmp) / v, folder / "node_modules" / ".bin") for v in VARIANTS}
             try:
-                drv_bare, drv_hooked = DRIVERS[name](bare), DRIVERS[name](hooked)
-                drv_hooked.install()
-                timed_runs(drv_bare, 1, "warm-up")
-                timed_runs(drv_hooked, 1, "warm-up")
-                without, with_ = [], []
+                drv = {v: DRIVERS[name](w) for v, w in worlds.items()}
+                drv["install"].install()
+                drv["package"].install_package()
+                for v in ("bare", "install"):
+                    drv[v].extra_args = getattr(drv["package"], "extra_args", [])
+                    drv[v].own_traffic = drv["package"].own_traffic
+                times = {v: [] for v in VARIANTS}
+                rg = []
+                for v in VARIANTS:
+                    timed_run(drv[v], "warm-up")
                 for i in range(args.runs):
-                    without += timed_runs(drv_bare, 1, f"bare {i}")
-                    with_ += timed_runs(drv_hooked, 1, f"chrollo {i}")
-                assert len(hooked.vault_files()) == args.runs + 1, "chrollo did not capture every run"
-                assert not bare.vault_files(), "the bare world captured something"
+                    for v in VARIANTS:
+                        times[v].append(timed_run(drv[v], f"{v} run {i}"))
+                    rg.append(timed_rg(worlds["install"].vault))
+                for v in ("install", "package"):
+                    assert len(worlds[v].vault_files()) == args.runs + 1, f"{v}: chrollo did not capture every run"
+                assert not worlds["bare"].vault_files(), "the bare world captured something"
             finally:
-                bare.close()
-                hooked.close()
-        a, b = statistics.median(without), statistics.median(with_)
-        print(f"{name:<12} {versions[name]:<9} {a:>10.2f} {b:>8.2f} {b - a:>+11.2f} {b / a:>6.2f}", flush=True)
+                for w in worlds.values():
+                    w.close()
+        m = {v: statistics.median(t) for v, t in times.items()}
+        r = statistics.median(rg)
+        di, dp = m["install"] - m["bare"], m["package"] - m["bare"]
+        print(f"{name:<12} {versions[name]:<9} {m['bare']:>6.2f} {m['install']:>8.2f} {m['package']:>8.2f} "
+              f"{di:>+9.2f} {dp:>+9.2f} {1000 * r:>6.1f} {di / r:>+9.0f} {dp / r:>+8.0f}", flush=True)
+
 
 if __name__ == "__main__":
     main()

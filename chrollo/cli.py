@@ -303,17 +303,24 @@ def mcp(dir_):
 
 
 def _harness_command(name: str, doc: str):
-    @click.argument("harness", type=click.Choice(["claude-code", "codex", "gemini", "pi"]))
+    @click.argument("harness", type=click.Choice(["claude-code", "codex", "gemini", "pi"]), required=False)
+    @click.option("--all", "all_", is_flag=True, help=(
+        "Every harness found on this machine (its command on PATH or its folder present)"
+        + (", except those with chrollo's own package installed." if name == "install" else
+           ": take out what `chrollo install` added wherever it is.")))
     @click.option("--mcp", "mcp_", is_flag=True, help="Only the read_memory MCP server (`chrollo mcp`).")
     @click.option("--no-mcp", "no_mcp", is_flag=True, help="Only the hooks (capture and recall), not the MCP server.")
     @click.option("--config", metavar="PATH", help="Edit this file instead of the harness's own "
                   "(one file: the hooks', or with --mcp the MCP server's).")
     @click.option("--json", "as_json", is_flag=True, help="Print what was done as one JSON object.")
-    def command(harness, mcp_, no_mcp, config, as_json, vault=None):
+    def command(harness, all_, mcp_, no_mcp, config, as_json, vault=None):
         from . import install as inst
 
         if mcp_ and no_mcp:
             raise UsageError("--mcp and --no-mcp cannot be used together", kind="bad_usage")
+        if bool(harness) == all_ or (all_ and config):
+            raise UsageError(f"name one harness or --all (not both{', nor --all with --config' if config else ''})",
+                             f"e.g. chrollo {name} claude-code, or chrollo {name} --all", kind="bad_usage")
         if vault:  # before the hooks: a hook that fires meanwhile already writes there
             from .obsidian import use_vault
 
@@ -321,6 +328,9 @@ def _harness_command(name: str, doc: str):
             click.echo(f"memory: {moved['vault']}", err=True)
             click.echo(_obsidian_line(moved["obsidian"]), err=True)
         only = "mcp" if mcp_ else "hooks" if no_mcp else None
+        if all_:
+            _harness_all(name, only, as_json)
+            return
         changes = [c.to_json() for c in (inst.install if name == "install" else inst.uninstall)(harness, only, config)]
         if name == "install" and harness == "codex":
             from .codex_trust import install_note
@@ -350,6 +360,30 @@ def _harness_command(name: str, doc: str):
     return cli.command(name, help=doc)(command)
 
 
+def _harness_all(name: str, only, as_json: bool) -> None:
+    """`chrollo install --all` / `chrollo uninstall --all`."""
+    from . import install as inst
+
+    if name == "install":
+        done = inst.install_all(only)
+    else:  # wherever `chrollo install` left something (pi has no MCP server to remove)
+        done = {h: inst.uninstall(h, only) for h in inst.HARNESSES if not (h == "pi" and only == "mcp")}
+    out = {h: {"skipped": r} if isinstance(r, str) else {"changes": [c.to_json() for c in r]} for h, r in done.items()}
+    if as_json:
+        _dump({"harnesses": out})
+        return
+    if not out:
+        click.echo("no harness found on this machine (claude, codex, gemini or pi on PATH, or its folder)", err=True)
+    for h, r in out.items():
+        if "skipped" in r:
+            click.echo(f"{h}: skipped ({r['skipped']})")
+        for c in r.get("changes", []):
+            what = "MCP server (read_memory)" if c["part"] == "mcp" else "pi extension" if h == "pi" else "hooks"
+            click.echo(f"{h}: {what} {c['action']} ({c['config']})")
+    if name == "install" and any(c["action"] != "unchanged" for r in out.values() for c in r.get("changes", [])):
+        click.echo("Check them with `chrollo doctor`.", err=True)
+
+
 _harness_command("install", """Set chrollo up for HARNESS: capture every turn, recall before each
     prompt, and the read_memory tool.
 
@@ -364,6 +398,9 @@ _harness_command("install", """Set chrollo up for HARNESS: capture every turn, r
 
     --vault PATH also keeps memory in PATH (see `chrollo config vault`), e.g.
       chrollo install claude-code --vault ~/Notes/"Agent memory"
+
+    --all sets up every harness found on this machine in one command (skipping any where
+    chrollo's own plugin, extension or pi package is installed: see the README).
 
     Idempotent; everything else in the file is kept. `chrollo doctor` checks the result.""")
 _harness_command("uninstall", """Remove what `chrollo install` added to HARNESS's config (hooks and tool;

@@ -60,10 +60,11 @@ def hook_states(config_path: str) -> dict:
     return state if isinstance(state, dict) else {}
 
 
-def status(hooks_path: str, config_path: str, is_ours) -> list:
+def status(hooks_path: str, config_path: str, is_ours, key_source: str | None = None) -> list:
     """Per chrollo hook in ``hooks_path``: {event, key, status, trusted_hash} where status is
     ``trusted``, ``untrusted`` (never approved), ``modified`` (approved, then changed) or
-    ``disabled``; ``trusted_hash`` is what codex expects."""
+    ``disabled``; ``trusted_hash`` is what codex expects. Keys start with the hooks file's
+    absolute path, or ``key_source`` (a plugin's: ``<plugin id>:hooks/hooks.json``)."""
     try:
         with open(hooks_path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -71,7 +72,7 @@ def status(hooks_path: str, config_path: str, is_ours) -> list:
         return []
     hooks = data.get("hooks") if isinstance(data, dict) else None
     states = hook_states(config_path)
-    key_source = os.path.abspath(hooks_path)
+    key_source = key_source or os.path.abspath(hooks_path)
     out = []
     for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
         if event not in EVENT_LABELS or not isinstance(groups, list):

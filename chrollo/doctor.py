@@ -174,13 +174,33 @@ def _read(path: Path) -> str | None:
 
 
 def _harness(h: str, config, tmp: Path) -> dict:
+    from . import packages
+
     path = Path(config).expanduser() if config else _install.hooks_config_path(h)
     text = _read(path)
     events = _install.installed_events(h, text)
-    r = {"config": str(path), "installed": bool(events), "events": sorted(events), "fired": [],
-         "mcp": _tool(h, text, tmp)}
-    for event, cmd in (_commands(h, text, events) if events else {}).items():
-        r["fired"].append(_fire(h, event, cmd, tmp))
+    pkg = None if config else packages.find(h)
+    # chrollo's package runs where `chrollo install` has not written hooks (else it stands down)
+    own = pkg if pkg and pkg["enabled"] and not events else None
+    if own and h == "pi":
+        path = Path(own["extension"])
+        text = _read(path)
+        events = _install.installed_events(h, text)
+    elif own:
+        events = packages.hook_commands(own)
+    r = {"config": own["root"] if own else str(path), "installed": bool(events), "events": sorted(events),
+         "fired": [], "mcp": _tool(h, text, tmp, own)}
+    if pkg:
+        r["package"] = packages.describe(pkg)
+    cli = packages.findable_cli()
+    if own and cli is None:
+        r.update(status="broken", fix=f"The {h} package cannot find chrollo: {packages.HOW_TO_INSTALL}, "
+                 "or set CHROLLO_BIN to its path.")
+        return r
+    commands = events if own and h != "pi" else _commands(h, text, events) if events else {}
+    env = {**own["env"], "CHROLLO_BIN": cli} if own else {}   # the chrollo the package's shim finds
+    for event, cmd in commands.items():
+        r["fired"].append(_fire(h, event, cmd, tmp, env))
     expected = {e for e, _t in _install.HOOK_EVENTS.get(h, [])}
     missing = sorted(expected - set(events))
     broken = [f for f in r["fired"] if not f["ok"]]
@@ -200,9 +220,32 @@ def _harness(h: str, config, tmp: Path) -> dict:
     else:
         r.update(status="ok", fix="")
     if h == "codex" and r["status"] in ("ok", "partial"):
-        _codex_trust(r, path)
+        if own:
+            _codex_trust(r, Path(own["root"]) / "hooks" / "hooks.json", own)
+        else:
+            _codex_trust(r, path)
+    if own and r["status"] in ("missing", "broken", "partial"):   # the package is fixed by reinstalling it
+        r.update(status="broken", fix=f"the {h} package ({own['root']}) does not work: reinstall it "
+                 f"(`{own['remove']}`, then install it again); details: {r['fix'].partition('details: ')[2] or r['status']}")
+    _package_checks(h, r, pkg, own, events)
     _freshness(h, r)
     return r
+
+
+def _package_checks(h: str, r: dict, pkg, own, events) -> None:
+    """Both ways at once (say which to remove), and a package whose version is not the CLI's."""
+    from . import __version__
+
+    if pkg and pkg["enabled"] and not own and events and r["status"] not in ("broken", "untrusted"):
+        r.update(status="duplicate", fix=(
+            f"chrollo is installed twice for {h}: its package ({pkg['id']}) and `chrollo install` "
+            f"(only the latter's hooks run; the package's stand down). Remove one: `chrollo uninstall {h}` "
+            f"to keep the package, or `{pkg['remove']}`."))
+    elif own and pkg["version"] != __version__ and r["status"] in ("ok", "partial", "stale"):
+        r.update(status="mismatch", fix=(
+            f"the {h} package is version {pkg['version']} but the chrollo CLI is {__version__}: "
+            f"update the older one (the package: reinstall it from the new release; the CLI: "
+            f"uv tool upgrade chrollo / pipx upgrade chrollo / pip install -U chrollo)."))
 
 
 def _freshness(h: str, r: dict) -> None:
@@ -215,12 +258,19 @@ def _freshness(h: str, r: dict) -> None:
         r.update(status="stale", fix=r["capture"]["message"])
 
 
-def _codex_trust(r: dict, hooks_path: Path) -> None:
-    """Codex skips hooks the user has not trusted (silently, in `codex exec`): say so, and how."""
+def _codex_trust(r: dict, hooks_path: Path, pkg: dict | None = None) -> None:
+    """Codex skips hooks the user has not trusted (silently, in `codex exec`): say so, and how.
+    A plugin's hooks are trusted the same way, keyed by the plugin's id."""
     from . import codex_trust
+    from .harness import home_dir
 
-    config = hooks_path.parent / "config.toml"
-    r["trust"] = codex_trust.status(str(hooks_path), str(config), lambda c: _install._is_ours(c, "codex"))
+    if pkg:
+        config = Path(home_dir("codex")) / "config.toml"
+        r["trust"] = codex_trust.status(str(hooks_path), str(config), lambda c: "chrollo-hook" in (c or ""),
+                                        key_source=pkg["trust_key"])
+    else:
+        config = hooks_path.parent / "config.toml"
+        r["trust"] = codex_trust.status(str(hooks_path), str(config), lambda c: _install._is_ours(c, "codex"))
     waiting = [t for t in r["trust"] if t["status"] != "trusted"]
     if waiting:
         names = ", ".join(f"{t['event']} ({t['status']})" for t in waiting)
@@ -228,8 +278,17 @@ def _codex_trust(r: dict, hooks_path: Path) -> None:
                  f"Or add to {config}:\n{codex_trust.toml_lines(waiting)}")
 
 
-def _tool(h: str, hooks_text: str | None, tmp: Path) -> dict:
-    """Is read_memory registered for ``h``, and does it answer from the sample memory?"""
+def _tool(h: str, hooks_text: str | None, tmp: Path, pkg: dict | None = None) -> dict:
+    """Is read_memory registered for ``h`` (by ``chrollo install`` or, ``pkg``, by chrollo's
+    package), and does it answer from the sample memory?"""
+    if pkg and h != "pi":
+        from .packages import findable_cli, mcp_command
+
+        cmd = mcp_command(pkg)
+        if cmd is None:
+            return {"registered": False, "ok": False, "config": pkg["root"], "ms": 0, "detail": "not in the package"}
+        env = {**pkg["env"], "CHROLLO_BIN": findable_cli() or ""}   # the chrollo the package's shim finds
+        return {"registered": True, "config": pkg["root"], **_probe(cmd, _mcp_calls(), tmp, env)}
     if h == "pi":
         if not hooks_text or "read_memory" not in hooks_text:
             return {"registered": False, "ok": False, "config": "", "ms": 0, "detail": "not installed"}
@@ -240,6 +299,11 @@ def _tool(h: str, hooks_text: str | None, tmp: Path) -> dict:
     cmd = _install.registered_server(h, _read(path))
     if cmd is None:
         return {"registered": False, "ok": False, "config": str(path), "ms": 0, "detail": "not installed"}
+    return {"registered": True, "config": str(path), **_probe(cmd, _mcp_calls(), tmp)}
+
+
+def _mcp_calls() -> str:
+    """What a harness sends the MCP server: initialize, tools/list, one read_memory call."""
     calls = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                  "protocolVersion": "2025-06-18", "capabilities": {},
                  "clientInfo": {"name": "chrollo-doctor", "version": "1"}}},
@@ -247,17 +311,16 @@ def _tool(h: str, hooks_text: str | None, tmp: Path) -> dict:
              {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
              {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
               "params": {"name": "read_memory", "arguments": {"query": SAMPLE_PROMPT}}}]
-    return {"registered": True, "config": str(path),
-            **_probe(cmd, "".join(json.dumps(c) + "\n" for c in calls), tmp)}
+    return "".join(json.dumps(c) + "\n" for c in calls)
 
 
-def _probe(cmd: list, mcp_input: str | None, tmp: Path) -> dict:
+def _probe(cmd: list, mcp_input: str | None, tmp: Path, extra_env: dict | None = None) -> dict:
     """Run ``cmd`` against the sample memory; with ``mcp_input``, as an MCP server."""
     tmp.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     try:
         p = subprocess.run(cmd, input=(mcp_input or "").encode(), capture_output=True,
-                           env=_sample_vault(tmp), timeout=TIMEOUT)
+                           env={**_sample_vault(tmp), **(extra_env or {})}, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         return {"ok": False, "ms": TIMEOUT * 1000, "detail": f"timed out after {TIMEOUT}s"}
     except OSError as e:
@@ -298,9 +361,12 @@ def _commands(h: str, text: str, events: dict) -> dict:
 
 
 def _pi_chrollo(text: str) -> list:
-    """The chrollo command line the pi extension runs."""
+    """The chrollo command line the pi extension runs (the shipped file: the one it finds)."""
+    from .packages import findable_cli
+
     m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
-    return json.loads(m.group(1)) if m else ["chrollo"]
+    cmd = json.loads(m.group(1)) if m else ["chrollo"]
+    return [findable_cli() or "chrollo"] if cmd == ["chrollo"] else cmd
 
 
 def _sample_vault(tmp: Path) -> dict:
@@ -336,9 +402,9 @@ def _payload(h: str, event: str, tmp: Path) -> dict:
     return base
 
 
-def _fire(h: str, event: str, cmd: str, tmp: Path) -> dict:
+def _fire(h: str, event: str, cmd: str, tmp: Path, extra_env: dict | None = None) -> dict:
     tmp.mkdir(parents=True, exist_ok=True)
-    env = _sample_vault(tmp)
+    env = {**_sample_vault(tmp), **(extra_env or {})}
     started = time.monotonic()
     try:
         p = subprocess.run(cmd, shell=True, input=json.dumps(_payload(h, event, tmp)).encode(),

@@ -135,6 +135,10 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
     name = canonical(harness or str(payload.get("harness") or ""))
     if name is None:
         raise Skip(f"unknown harness {harness!r} (use claude-code, codex, gemini or pi)")
+    from .packages import stands_down
+
+    if stands_down(name):
+        raise Skip(f"chrollo install's {name} hooks run too: the package's stand down (chrollo doctor)")
     mod = _adapter(name)
     if name == "codex" and "thread-id" in payload:
         payload = mod.notify_payload(payload)

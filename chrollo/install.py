@@ -73,6 +73,34 @@ def uninstall(harness: str, only: str | None = None, config=None) -> list:
             for p in reversed(parts(harness, only, config))]
 
 
+def found_harnesses() -> dict:
+    """{harness: why it counts as on this machine} for ``install --all``: its command is on
+    PATH or its own folder exists (``~/.claude``, ``~/.codex``, ``~/.gemini``, ``~/.pi/agent``)."""
+    import shutil
+
+    from .harness import adapter, home_dir
+
+    found = {}
+    for h in HARNESSES:
+        binary = shutil.which(adapter(h).BINARY)
+        if binary or os.path.isdir(home_dir(h)):
+            found[h] = binary or home_dir(h)
+    return found
+
+
+def install_all(only: str | None = None) -> dict:
+    """``install --all``: every harness found on this machine, except where chrollo's own
+    package for it is installed (its hooks already run: installing both would only make the
+    package's stand down). {harness: [Change] or the reason it was skipped}."""
+    from .harness import adapter
+
+    out = {}
+    for h in found_harnesses():
+        pkg = adapter(h).package()
+        out[h] = f"its package {pkg['id']} is installed" if pkg and pkg["enabled"] else install(h, only)
+    return out
+
+
 def server_command() -> list:
     """How a harness should start the server: this installation's ``chrollo mcp``."""
     return chrollo_command() + ["mcp"]

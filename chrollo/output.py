@@ -107,7 +107,8 @@ def emit(lines: list, stream=None, raw: bool = False) -> None:
 
 _MARK = {"ok": ("green", "ok"), "warn": ("yellow", "warn"), "partial": ("yellow", "partial"),
          "missing": ("dim", "not installed"), "failed": ("bold red", "FAILED"), "broken": ("bold red", "BROKEN"),
-         "untrusted": ("bold red", "NOT TRUSTED"), "stale": ("yellow", "STALE")}
+         "untrusted": ("bold red", "NOT TRUSTED"), "stale": ("yellow", "STALE"),
+         "duplicate": ("yellow", "TWICE"), "mismatch": ("yellow", "VERSIONS")}
 
 
 def doctor_lines(report: dict) -> list:
@@ -121,6 +122,10 @@ def doctor_lines(report: dict) -> list:
     for h, r in report["harnesses"].items():
         style, word = _MARK[r["status"]]
         out.append((style, f"{word:>13}  {h} ({r['config']})"))
+        if r.get("package"):
+            p = r["package"]
+            out.append(("dim", f"{'':>13}    package {p['id']} {p['version']}"
+                               + ("" if p["enabled"] else " (disabled)") + f", CLI {p['cli_version']}"))
         for f in r["fired"]:
             mark = "ok" if f["ok"] else "FAILED"
             out.append(("" if f["ok"] else "red", f"{'':>13}    {f['event']}: {mark} in {f['ms']} ms"

@@ -88,3 +88,90 @@ def test_shim_runs_the_chrollo_it_finds(tmp_path):
     assert _shim(["mcp"], "", tmp_path).returncode == 0
     assert calls.read_text().splitlines() == ["package hook Stop --harness codex", '{"x": 1}',
                                               "package hook BeforeAgent --harness gemini", "{}", "package mcp"]
+
+
+# ----------------------------------------------------------------------------- doctor and hook
+
+def _claude_plugin(tmp_path, version: str):
+    """Claude Code's records of chrollo's plugin, as `claude plugin install` leaves them."""
+    cfg = tmp_path / "claude"
+    root = cfg / "plugins" / "cache" / "chrollo" / "chrollo" / version
+    shutil.copytree(ROOT / "hooks" / "claude-code", root)
+    manifest = root / ".claude-plugin" / "plugin.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "version": version}))
+    (cfg / "plugins" / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+        "chrollo@chrollo": [{"scope": "user", "installPath": str(root), "version": version}]}}))
+    (cfg / "settings.json").write_text(json.dumps({"enabledPlugins": {"chrollo@chrollo": True}}))
+    return cfg
+
+
+def _doctor(home, cfg, **env):
+    from conftest import run
+
+    p = run(["doctor", "--json", "--harness", "claude-code"], home, CLAUDE_CONFIG_DIR=cfg,
+            CHROLLO_BIN=shutil.which("chrollo") or os.path.join(os.path.dirname(os.sys.executable), "chrollo"), **env)
+    return json.loads(p.stdout)["harnesses"]["claude-code"]
+
+
+def test_doctor_fires_the_plugin_s_own_hooks_and_reports_a_version_mismatch(home, tmp_path):
+    report = _doctor(home, _claude_plugin(tmp_path, __version__))
+    assert report["status"] == "ok", report
+    assert {f["event"] for f in report["fired"]} == {e for e, _ in HOOK_EVENTS["claude-code"]}
+    assert report["mcp"]["ok"] and report["package"]["id"] == "chrollo@chrollo"
+    old = _doctor(home, _claude_plugin(tmp_path / "old", "0.0.9"))
+    assert old["status"] == "mismatch" and "0.0.9" in old["fix"] and __version__ in old["fix"], old
+
+
+def test_doctor_says_which_to_remove_when_both_are_installed(home, tmp_path):
+    from conftest import run
+
+    cfg = _claude_plugin(tmp_path, __version__)
+    assert run(["install", "claude-code", "--no-mcp"], home, CLAUDE_CONFIG_DIR=cfg).returncode == 0
+    report = _doctor(home, cfg)
+    assert report["status"] == "duplicate", report
+    assert "chrollo uninstall claude-code" in report["fix"] and "claude plugin uninstall chrollo@chrollo" in report["fix"]
+
+
+def test_the_package_s_hooks_stand_down_where_chrollo_install_s_run(home, tmp_path):
+    """Both installed: Claude Code runs both hooks; the package's (CHROLLO_VIA=package, set by
+    its shim) does nothing, so the turn is captured and recalled once."""
+    from conftest import run
+
+    cfg = tmp_path / "claude"
+    payload = json.dumps({"session_id": "both-0001", "cwd": str(tmp_path), "hook_event_name": "Stop",
+                          "last_assistant_message": "the answer"})
+    for installed in (False, True):
+        if installed:
+            assert run(["install", "claude-code", "--no-mcp"], home, CLAUDE_CONFIG_DIR=cfg).returncode == 0
+        p = run(["hook", "Stop", "--harness", "claude-code"], home, input=payload, CLAUDE_CONFIG_DIR=cfg,
+                CHROLLO_VIA="package")
+        assert (p.returncode, p.stdout) == (0, "")
+        log = (home / "logs" / "hooks.log").read_text() if (home / "logs" / "hooks.log").exists() else ""
+        assert ("stand down" in log) is installed, log
+
+
+# ----------------------------------------------------------------------------- one command per machine
+
+def test_install_all_sets_up_every_harness_found_and_skips_one_with_its_package(home, tmp_path):
+    from conftest import run
+
+    fake = tmp_path / "h"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for b in ("codex", "gemini"):                 # on PATH: found
+        (bindir / b).write_text("#!/bin/sh\n")
+        (bindir / b).chmod(0o755)
+    cfg = _claude_plugin(tmp_path, __version__)   # Claude Code: its folder, with chrollo's plugin in it
+    env = {"HOME": fake, "CLAUDE_CONFIG_DIR": cfg, "CODEX_HOME": tmp_path / "codex",
+           "PATH": f"{bindir}:/usr/bin:/bin", "PI_CODING_AGENT_DIR": tmp_path / "no-pi"}
+    p = run(["install", "--all", "--json"], home, **env)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)["harnesses"]
+    assert set(out) == {"claude-code", "codex", "gemini"}          # pi: neither on PATH nor its folder
+    assert "chrollo@chrollo" in out["claude-code"]["skipped"]
+    assert {c["part"] for c in out["codex"]["changes"]} == {"hooks", "mcp"}
+    assert (fake / ".gemini" / "settings.json").exists() and (tmp_path / "codex" / "hooks.json").exists()
+    p = run(["uninstall", "--all", "--json"], home, **env)
+    assert p.returncode == 0, p.stderr
+    assert not (fake / ".gemini" / "settings.json").exists() and not (tmp_path / "codex" / "hooks.json").exists()
+    assert run(["install", "codex", "--all"], home, **env).returncode == 2

@@ -15,6 +15,7 @@ from .common import (Transcript, Unit, first_record, is_injected, parse_time, re
                      text_of, tool_call)
 
 NAME = "claude-code"
+BINARY = "claude"   # the harness's command (`chrollo install --all` looks for it)
 # tool results (user records), progress records and (2.1.330+) the API request copies: never
 # turns, and the bulk of the bytes. Every other record type that is not user/assistant
 # (attachment, atis-latch, cost-state, tools-used, system, …) is parsed and ignored.
@@ -132,3 +133,27 @@ def expected_events() -> dict:
     """Event name (normalised) → what chrollo does with it."""
     return {"userpromptsubmit": "recall", "stop": "capture", "subagentstop": "subagent",
             "precompact": "catchup", "sessionend": "catchup", "sessionstart": "catchup"}
+
+
+def package() -> dict | None:
+    """chrollo's Claude Code plugin, if installed: ``plugins/installed_plugins.json`` names its
+    folder (id ``chrollo@<marketplace>``), ``settings.json``'s ``enabledPlugins`` whether it runs;
+    its files name their folder ``${CLAUDE_PLUGIN_ROOT}``."""
+    import os
+
+    from . import home_dir
+    from .common import json_file, package_record
+
+    base = home_dir(NAME)
+    installed = json_file(os.path.join(base, "plugins", "installed_plugins.json")).get("plugins")
+    for pid, entries in (installed.items() if isinstance(installed, dict) else []):
+        if pid.split("@", 1)[0] != "chrollo" or not isinstance(entries, list) or not entries \
+                or not isinstance(entries[0], dict) or not isinstance(entries[0].get("installPath"), str):
+            continue
+        root = entries[0]["installPath"]
+        enabled = json_file(os.path.join(base, "settings.json")).get("enabledPlugins")
+        return package_record(pid, root, entries[0].get("version"),
+                              isinstance(enabled, dict) and enabled.get(pid) is True,
+                              {"${CLAUDE_PLUGIN_ROOT}": root}, {"CLAUDE_PLUGIN_ROOT": root},
+                              f"claude plugin uninstall {pid}", mcp_file=".mcp.json")
+    return None

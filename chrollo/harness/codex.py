@@ -14,6 +14,7 @@ from .common import (Transcript, Unit, first_record, is_injected, parse_time, re
                      text_of, tool_call)
 
 NAME = "codex"
+BINARY = "codex"   # the harness's command (`chrollo install --all` looks for it)
 # tool outputs, reasoning (encrypted) and token counts: never turns, most of the bytes
 SKIP = skip_patterns(("type", "function_call_output"), ("type", "custom_tool_call_output"),
                      ("type", "reasoning"), ("type", "token_count"), ("type", "agent_reasoning"))
@@ -79,3 +80,37 @@ def expected_events() -> dict:
     return {"userpromptsubmit": "recall", "stop": "capture", "agentturncomplete": "capture",
             "notify": "capture", "sessionstart": "catchup", "precompact": "catchup",
             "sessionend": "catchup"}
+
+
+def package() -> dict | None:
+    """chrollo's Codex plugin, if installed: ``config.toml``'s ``[plugins."chrollo@<marketplace>"]``
+    (``enabled``), its copy in ``plugins/cache/<marketplace>/chrollo/<version>/``; its hooks name
+    their folder ``$PLUGIN_ROOT``, its MCP server ``./`` (run in that folder). Codex keys the
+    hooks' trust ``<id>:hooks/hooks.json:<event>:<group>:<handler>``."""
+    import os
+    import tomllib
+
+    from . import home_dir
+    from .common import json_file, package_record
+
+    base = home_dir(NAME)
+    try:
+        with open(os.path.join(base, "config.toml"), "rb") as fh:
+            plugins = tomllib.load(fh).get("plugins")
+    except (OSError, ValueError):
+        return None
+    for pid, conf in (plugins.items() if isinstance(plugins, dict) else []):
+        name, _, market = pid.partition("@")
+        folder = os.path.join(base, "plugins", "cache", market, name)
+        if name != "chrollo" or not market or not os.path.isdir(folder):
+            continue
+        versions = sorted(v for v in os.listdir(folder) if os.path.isfile(os.path.join(folder, v, ".codex-plugin", "plugin.json")))
+        if not versions:
+            continue
+        root = os.path.join(folder, versions[-1])
+        version = json_file(os.path.join(root, ".codex-plugin", "plugin.json")).get("version")
+        return package_record(pid, root, version, not isinstance(conf, dict) or conf.get("enabled", True) is not False,
+                              {"$PLUGIN_ROOT": root, "${PLUGIN_ROOT}": root, "./": root + os.sep},
+                              {"PLUGIN_ROOT": root}, f"codex plugin remove {pid}", mcp_file=".mcp.json",
+                              trust_key=f"{pid}:hooks/hooks.json")
+    return None

@@ -241,3 +241,23 @@ def regular_file(path) -> str | None:
         return path if stat.S_ISREG(st.st_mode) else None
     except (OSError, ValueError):
         return None
+
+
+def json_file(path: str) -> dict:
+    """A JSON object from ``path``; {} when it is missing, unreadable or not an object."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def package_record(pid: str, root: str, version, enabled: bool, placeholders: dict, env: dict,
+                   remove: str, **extra) -> dict:
+    """What an adapter's ``package()`` says about chrollo's package installed in its harness
+    (chrollo/packages.py reads it): its id and folder, version, whether the harness runs it,
+    how its files name that folder (``placeholders``, and ``env`` for the hooks' environment)
+    and the harness's own command that removes it."""
+    return {"id": pid, "root": root, "version": version if isinstance(version, str) else None,
+            "enabled": bool(enabled), "placeholders": placeholders, "env": env, "remove": remove, **extra}

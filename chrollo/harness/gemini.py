@@ -16,6 +16,7 @@ import os
 from .common import MAX_LINE, Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, tool_call
 
 NAME = "gemini"
+BINARY = "gemini"   # the harness's command (`chrollo install --all` looks for it)
 
 
 def _user_text(m: dict) -> str | None:
@@ -135,3 +136,17 @@ def project_root(chat_path: str) -> str | None:
 def expected_events() -> dict:
     return {"beforeagent": "recall", "afteragent": "capture", "sessionstart": "catchup",
             "sessionend": "catchup", "precompress": "catchup"}
+
+
+def package() -> dict | None:
+    """chrollo's Gemini CLI extension, if installed: ``extensions/chrollo/gemini-extension.json``
+    (its ``mcpServers`` and ``hooks/hooks.json`` name their folder ``${extensionPath}``)."""
+    from . import home_dir
+    from .common import json_file, package_record
+
+    root = os.path.join(home_dir(NAME), "extensions", "chrollo")
+    manifest = json_file(os.path.join(root, "gemini-extension.json"))
+    if manifest.get("name") != "chrollo":
+        return None
+    return package_record("chrollo", root, manifest.get("version"), True, {"${extensionPath}": root}, {},
+                          "gemini extensions uninstall chrollo", mcp_file="gemini-extension.json")

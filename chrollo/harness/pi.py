@@ -14,6 +14,7 @@ from .common import (Transcript, Unit, digest, first_record, is_injected, parse_
                      skip_patterns, text_of, tool_call)
 
 NAME = "pi"
+BINARY = "pi"   # the harness's command (`chrollo install --all` looks for it)
 SKIP = skip_patterns(("role", "toolResult"))  # tool outputs: never turns
 # An attempt cut mid-stream (pi retries it) or stopped by the user: its partial text is not an
 # answer, live or imported.
@@ -76,3 +77,31 @@ def session_of(path: str) -> dict:
 def expected_events() -> dict:
     return {"beforeagentstart": "recall", "agentend": "capture", "sessionshutdown": "catchup",
             "sessionstart": "catchup"}
+
+
+def package() -> dict | None:
+    """chrollo's pi package, if installed: an entry of ``settings.json``'s ``packages`` (a local
+    folder, used in place, or a git source cloned to ``git/<host>/<path>``) whose package.json
+    is chrollo's; its ``pi.extensions`` names the extension file."""
+    import os
+    import re
+
+    from . import home_dir
+    from .common import json_file, package_record
+
+    base = home_dir(NAME)
+    for entry in json_file(os.path.join(base, "settings.json")).get("packages") or []:
+        source = entry.get("source") if isinstance(entry, dict) else entry
+        if not isinstance(source, str) or source.startswith("npm:"):
+            continue
+        if re.match(r"(git:|https?://|ssh://|git://)", source):
+            path = re.sub(r"^(git:|https?://|ssh://|git://)(git@)?", "", source).split("@")[0].replace(":", "/")
+            root = os.path.join(base, "git", path.removesuffix(".git"))
+        else:
+            root = os.path.join(base, os.path.expanduser(source))
+        manifest = json_file(os.path.join(root, "package.json"))
+        extensions = (manifest.get("pi") or {}).get("extensions") if isinstance(manifest.get("pi"), dict) else None
+        if manifest.get("name") == "chrollo" and isinstance(extensions, list) and extensions:
+            return package_record(source, root, manifest.get("version"), True, {}, {}, f"pi remove {source}",
+                                  extension=os.path.normpath(os.path.join(root, extensions[0])))
+    return None

@@ -3,14 +3,21 @@ the Gemini CLI extension and the pi package, installed from this checkout with t
 own command — no ``chrollo install`` — pass the same scenarios as ``chrollo install``."""
 from __future__ import annotations
 
+import json
+import os
+import shutil
+from pathlib import Path
+
 import pytest
 
+from .conftest import HARNESSES
 from .drivers import DRIVERS
+from .kit.world import ROOT
 
 # the scenarios, collected here again with this module's `make` (the package, not `chrollo install`)
-from .test_capture import test_plain_turn  # noqa: F401
+from .test_capture import test_plain_turn, turns  # noqa: F401
 from .test_recall import (test_model_calls_read_memory_and_the_hit_reaches_its_next_request,  # noqa: F401
-                          test_new_session_request_carries_the_recall_block)
+                          agent_requests, test_new_session_request_carries_the_recall_block)
 
 pytestmark = pytest.mark.e2e
 
@@ -23,3 +30,99 @@ def make(world):
             drv.install_package()
         return drv
     return _make
+
+
+def _doctor(world, harness) -> dict:
+    return json.loads(world.chrollo("doctor", "--json", "--harness", harness, check=False).stdout)["harnesses"][harness]
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_doctor_checks_the_package_and_it_really_captures(make, world, harness):
+    drv = make(harness)
+    kw = {}
+    if harness == "codex":     # plugin hooks wait for trust like any other; doctor says so, and how
+        report = _doctor(world, "codex")
+        assert report["status"] == "untrusted" and '"chrollo@chrollo:hooks/hooks.json:' in report["fix"], report
+        drv.trust()            # the lines doctor prints, as the TUI writes them
+        kw = {"bypass_trust": False}
+    report = _doctor(world, harness)
+    assert report["status"] == "ok", report
+    assert report["package"]["version"] == report["package"]["cli_version"]
+    assert [f["event"] for f in report["fired"]] and all(f["ok"] for f in report["fired"]), report
+    assert report["mcp"]["registered"] and report["mcp"]["ok"], report
+    assert drv.run("say: doctor was right about this package", **kw).ok
+    assert "doctor was right" in world.vault_text()
+
+
+def _mentions_chrollo(home: Path) -> list:
+    """Files under HOME (not chrollo's own folder) that still name chrollo or this checkout, and
+    folders named so.
+    Claude Code's uninstall marks the plugin's cached copy ``.orphaned_at`` and deletes it
+    later itself: such a copy is no longer installed, and is not counted."""
+    orphans = [p.parent for p in home.rglob(".orphaned_at")]
+    out = []
+    for p in home.rglob("*"):
+        if p.is_relative_to(home / ".chrollo") or p.is_symlink() or any(p.is_relative_to(o) for o in orphans):
+            continue
+        if any(o.is_relative_to(p) for o in orphans):   # a folder that only holds the orphan
+            continue
+        if p.is_dir() and not any(p.iterdir()):      # (an empty folder a harness left holds nothing)
+            continue
+        if "chrollo" in p.name or p.is_file() and any(w in p.read_bytes() for w in (b"chrollo", str(ROOT).encode())):
+            out.append(str(p.relative_to(home)))
+    return out
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_the_harness_uninstall_removes_everything(make, world, harness):
+    drv = make(harness, install=False)
+    before = _mentions_chrollo(world.home)       # (the suite's fake model is "chrollo e2e")
+    drv.install_package()
+    assert _mentions_chrollo(world.home) != before
+    drv.uninstall_package()
+    # Gemini CLI 0.61 keeps the hash of every extension it ever installed in its signed integrity
+    # store, and the folder the user said to trust stays trusted: its own records, loading nothing
+    kept = {".gemini/extension_integrity.json", ".gemini/trustedFolders.json"}
+    assert [p for p in _mentions_chrollo(world.home) if p not in kept] == before
+    assert drv.run("say: not captured after the package is gone").ok
+    assert world.vault_files() == {}
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_without_the_cli_the_prompt_goes_on(make, world, harness):
+    """chrollo is not installed where the package looks (no CHROLLO_BIN, not on PATH, no
+    ~/.local/bin/chrollo): the harness answers, nothing breaks, nothing is written."""
+    drv = make(harness)
+    node = os.path.dirname(shutil.which("node"))
+    path = os.pathsep.join(dict.fromkeys([str(world.bin_dir), node, "/usr/bin", "/bin"]))
+    r = drv.run("say: answered without chrollo", PATH=path)
+    assert r.ok, r.proc.stderr
+    assert "answered without chrollo" in r.proc.stdout
+    assert world.vault_files() == {} and "Traceback" not in r.proc.stderr
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_package_and_chrollo_install_together_capture_and_inject_once(make, world, harness):
+    drv = make(harness)
+    drv.install()                                        # `chrollo install` on top of the package
+    if harness == "codex":
+        drv.trust()
+    assert drv.run("say: the staging reverse proxy listens on port 8443 behind nginx").ok
+    (text,) = world.vault_files().values()
+    assert turns(text) == [("User", "say: the staging reverse proxy listens on port 8443 behind nginx"),
+                           ("Agent", "> the staging reverse proxy listens on port 8443 behind nginx")]
+    mark = world.server.mark()
+    assert drv.run("which port does the staging reverse proxy listen on?").ok
+    first = json.dumps(agent_requests(world, mark)[0]["body"])
+    assert first.count("[chrollo-recall]") == 1, first[:3000]
+    if harness != "pi":    # pi's extension loads once: there is nothing to report
+        report = _doctor(world, harness)
+        assert report["status"] == "duplicate" and f"chrollo uninstall {harness}" in report["fix"], report
+
+
+def test_codex_plugin_hooks_untrusted_do_not_run_and_doctor_says_so(make, world):
+    drv = make("codex")
+    report = _doctor(world, "codex")
+    assert report["status"] == "untrusted" and "trusted_hash" in report["fix"], report
+    assert drv.run("say: an untrusted plugin turn", bypass_trust=False).ok
+    assert world.vault_files() == {}

@@ -1,0 +1,95 @@
+"""chrollo as each harness's own package — the Claude Code plugin, the Codex plugin, the Gemini
+CLI extension, the pi package (``hooks/README.md``): which one is installed, what its hooks and
+MCP server run, and whether the ``chrollo`` they look for is there. The harness facts (where
+each keeps its packages, how their files name their folder) live in each adapter's ``package()``.
+
+The packages run ``chrollo`` through ``bin/chrollo-hook`` (pi: its extension), which looks for it
+as :func:`findable_cli` does and sets ``CHROLLO_VIA=package`` (see :func:`stands_down`).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+
+HOW_TO_INSTALL = "uv tool install chrollo (or: pipx install chrollo, pip install chrollo)"
+VIA_ENV = "CHROLLO_VIA"
+
+
+def find(harness: str) -> dict | None:
+    """chrollo's package as installed in ``harness`` (see ``harness.common.package_record``), or None."""
+    from .harness import adapter
+
+    try:
+        return adapter(harness).package()
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def findable_cli() -> str | None:
+    """The chrollo the packages' shim runs: ``$CHROLLO_BIN``, else ``chrollo`` on PATH, else
+    ``~/.local/bin/chrollo`` (where uv tool and pipx install it); None if there is none."""
+    for c in (os.environ.get("CHROLLO_BIN"), shutil.which("chrollo"),
+              os.path.expanduser(os.path.join("~", ".local", "bin", "chrollo"))):
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def expand(text: str, pkg: dict) -> str:
+    """A string from the package's files with its folder filled in, as the harness does."""
+    for key, value in pkg["placeholders"].items():
+        if key == "./":
+            text = value + text[2:] if text.startswith("./") else text
+        else:
+            text = text.replace(key, value)
+    return text
+
+
+def hook_commands(pkg: dict) -> dict:
+    """{event: shell command} of the package's ``hooks/hooks.json``, folder filled in."""
+    from .harness.common import json_file
+
+    hooks = json_file(os.path.join(pkg["root"], "hooks", "hooks.json")).get("hooks")
+    out = {}
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
+        for g in groups if isinstance(groups, list) else []:
+            for h in (g.get("hooks") if isinstance(g, dict) else None) or []:
+                if isinstance(h, dict) and isinstance(h.get("command"), str) and "chrollo-hook" in h["command"]:
+                    out[event] = expand(h["command"], pkg)
+    return out
+
+
+def mcp_command(pkg: dict) -> list | None:
+    """The command line of the package's ``chrollo`` MCP server, folder filled in."""
+    from .harness.common import json_file
+
+    servers = json_file(os.path.join(pkg["root"], pkg.get("mcp_file") or ".mcp.json")).get("mcpServers")
+    entry = servers.get("chrollo") if isinstance(servers, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return None
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    return [expand(entry["command"], pkg), *(expand(str(a), pkg) for a in args)]
+
+
+def stands_down(harness: str) -> bool:
+    """True for a hook the package ran (``CHROLLO_VIA=package``) while ``chrollo install``'s
+    hooks for the same harness are in its user config too: those run, the package's do
+    nothing — one capture and one recall per prompt, never two. (pi's extension loads once.)"""
+    if os.environ.get(VIA_ENV) != "package" or harness == "pi":
+        return False
+    from .install import hooks_config_path, installed_events
+
+    try:
+        with open(hooks_config_path(harness), encoding="utf-8") as fh:
+            return bool(installed_events(harness, fh.read()))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def describe(pkg: dict) -> dict:
+    """The package as ``chrollo doctor --json`` shows it."""
+    from . import __version__
+
+    return {"id": pkg["id"], "root": pkg["root"], "version": pkg["version"], "enabled": pkg["enabled"],
+            "cli_version": __version__, "remove": pkg["remove"]}
+
