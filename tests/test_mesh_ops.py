@@ -10,20 +10,7 @@ import subprocess
 import pytest
 
 from conftest import run, run_json
-from meshkit import Node
-
-
-@pytest.fixture
-def mesh(tmp_path):
-    nodes = []
-
-    def make(name):
-        n = Node(tmp_path, name)
-        nodes.append(n)
-        return n
-    yield make
-    for n in nodes:
-        n.stop()
+from meshkit import mesh  # noqa: F401 (the fixture)
 
 
 def bare(path):
