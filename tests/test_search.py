@@ -267,3 +267,17 @@ def test_inflected_forms_match_as_the_same_term(vault):
     r = search("adopt linters", dir=vault, expand="never", context=0)
     assert [h.line for h in r.hits] == [11, 15]
     assert r.hits[0].terms == ["adopt", "linters"] and r.hits[1].terms == ["adopt"]
+
+
+def test_context_counts_lines_of_text_not_blank_separators(vault, home):
+    """-C N shows N lines of text each side; the blank lines between them are shown, not counted."""
+    write_session(vault, "blank000-x", "2026-10-01T10:00:00", [
+        ("user", "10:00:00", "first paragraph\n\n\n\nthe kafka consumer lags\n\n\n\nthird paragraph\nfourth")])
+    r = search("kafka consumer", dir=vault, context=1)
+    ctx = r.hits[0].context
+    assert [c["text"] for c in ctx if c["text"].strip()] == ["first paragraph", "the kafka consumer lags",
+                                                            "third paragraph"]
+    assert [c["line"] for c in ctx] == list(range(ctx[0]["line"], ctx[-1]["line"] + 1))  # blanks shown
+    p, out = run_json(["search", "kafka", "consumer", "--dir", vault, "-C", "2"], home)
+    texts = [c["text"] for c in out["hits"][0]["context"] if c["text"].strip()]
+    assert texts[-2:] == ["third paragraph", "fourth"] and "first paragraph" in texts

@@ -62,8 +62,10 @@ def emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
     reach = tuning.MERGE_FACTOR * context
     for neg, key, path, ln, m in ranked:
         taken = per_file.setdefault(path, [])
+        # (merging counts lines, blank or not, as it always did: a line -C now shows past
+        # blank lines stays a hit of its own, and hits stay what the evaluations measure)
         if len(taken) >= tuning.HITS_PER_FILE or any(abs(ln - t) <= reach for t in taken):
-            continue  # at most HITS_PER_FILE per file; a line shown in a hit's window merges into it
+            continue  # at most HITS_PER_FILE per file; a line within a hit's ±reach lines merges into it
         v = view_of(views, path)
         if v is None or not v.can_anchor(ln):
             continue  # tool lines, headers and frontmatter are context, never anchors

@@ -47,9 +47,23 @@ class FileView:
         i = bisect.bisect_right(self.headers, line) - 1
         return self.stamps[i] if i >= 0 else (str(self.meta.get("date")) if self.meta.get("date") else None)
 
+    def span(self, line: int, context: int) -> tuple[int, int]:
+        """The lines [lo, hi] shown around ``line``: ``context`` lines of text each side —
+        blank lines (the separators between turns) are shown but not counted — never into
+        the frontmatter (a hit shows the conversation, not the properties)."""
+        lines, n = self.lines, len(self.lines)
+        lo, left = line, context
+        while left and lo > self.body_start:
+            lo -= 1
+            left -= bool(lines[lo - 1].strip())
+        hi, left = line, context
+        while left and hi < n:
+            hi += 1
+            left -= bool(lines[hi - 1].strip())
+        return lo, hi
+
     def window(self, line: int, context: int) -> list[dict]:
-        # (never into the frontmatter: a hit shows the conversation, not the properties)
-        lo, hi = max(self.body_start, line - context), min(len(self.lines), line + context)
+        lo, hi = self.span(line, context)
         return [{"line": n, "text": clip(self.lines[n - 1]), "match": n == line} for n in range(lo, hi + 1)]
 
 
