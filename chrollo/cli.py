@@ -37,11 +37,17 @@ def cli():
 @click.argument("query", nargs=-1, required=True)
 @click.option("-n", "--limit", type=int, default=10, show_default=True, help="Most hits to return (1-50).")
 @click.option("-C", "--context", type=int, default=3, show_default=True, help="Lines shown each side of a hit.")
-@click.option("--since", metavar="DATE", help="Only turns on or after DATE (YYYY-MM-DD).")
+@click.option("--since", metavar="DATE", help="Only turns on or after DATE (2026-06-01, yesterday, 7d, 2w, 3m, "
+              "2026-06-01T14:30+02:00).")
+@click.option("--until", metavar="DATE", help="Only turns on or before DATE (a day: the whole day).")
+@click.option("--project", metavar="NAME|PATH", help="Only sessions of this project: its name, or a folder "
+              "(sessions started there or below).")
 @click.option("--harness", metavar="NAME", help="Only sessions captured from this harness (claude-code, codex, gemini, pi).")
 @click.option("--peer", metavar="NAME", help="Only files received from this mesh peer.")
 @click.option("--no-peers", is_flag=True, help="Leave out files received from mesh peers.")
 @click.option("--dir", "dir_", metavar="PATH", help="Search this memory folder instead of the vault.")
+@click.option("--all-vaults", is_flag=True, help="Search this project's vault and the global one as one "
+              "list (each hit names its vault).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (hits with context) and nothing else.")
 @click.option("--compact", is_flag=True, help="Print hits as agents get them (paths relative to the vault, no scores).")
 @click.option("--expand", "expand_all", is_flag=True, help="Always add synonyms from the thesaurus.")
@@ -55,11 +61,13 @@ def search(query, **opts):
     its file:line (feed it to `chrollo read`), date and harness. When exact terms find too
     little (a term found nowhere, or fewer hits than --limit), synonyms from the bundled
     thesaurus are searched too, weighing half; --expand / --no-expand force it on or off.
+    A "quoted phrase" inside QUERY must occur as written (still ranked by its terms).
 
     \b
     Examples:
       chrollo search flaky test retry
-      chrollo search "deploy staging" --since 2026-01-01 --json
+      chrollo search deploy staging --since 2026-01-01 --json
+      chrollo search '"connection reset by peer"' --project shop-api --since 2w
     """
     from .console import run_search
 

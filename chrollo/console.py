@@ -61,10 +61,13 @@ def run_search(query: tuple, opts: dict) -> None:
         raise UsageError("--expand and --no-expand cannot be used together", kind="bad_usage")
     if compact and as_json:
         raise UsageError("--compact and --json cannot be used together", kind="bad_usage")
+    if opts["all_vaults"] and (opts["dir_"] or opts["peer"]):
+        raise UsageError("--all-vaults searches every vault: it goes without --dir and --peer", kind="bad_usage")
     expand = "always" if opts["expand_all"] else "never" if opts["no_expand"] else "auto"
     result = search(" ".join(query), SearchOptions(
         limit=opts["limit"], context=opts["context"], dir=opts["dir_"], since=opts["since"],
-        harness=opts["harness"], peer=opts["peer"], peers=not opts["no_peers"], expand=expand))
+        until=opts["until"], project=opts["project"], harness=opts["harness"], peer=opts["peer"],
+        peers=not opts["no_peers"], expand=expand, all_vaults=opts["all_vaults"]))
     if as_json:
         dump(result.to_json())
         warn(result.warnings)

@@ -20,13 +20,15 @@ from .errors import ChrolloError
 SEARCH_OPTIONS = {
     "-n": ("limit", int), "--limit": ("limit", int),
     "-C": ("context", int), "--context": ("context", int),
-    "--since": ("since", str), "--harness": ("harness", str), "--peer": ("peer", str),
+    "--since": ("since", str), "--until": ("until", str), "--project": ("project", str),
+    "--harness": ("harness", str), "--peer": ("peer", str), "--all-vaults": ("all_vaults", None),
     "--dir": ("dir_", str), "--no-peers": ("no_peers", None), "--json": ("as_json", None),
     "--compact": ("compact", None),
     "--expand": ("expand_all", None), "--no-expand": ("no_expand", None),
     "--raw": ("raw", None),
 }
-SEARCH_DEFAULTS = {"limit": 10, "context": 3, "since": None, "harness": None, "peer": None,
+SEARCH_DEFAULTS = {"limit": 10, "context": 3, "since": None, "until": None, "project": None,
+                   "all_vaults": False, "harness": None, "peer": None,
                    "dir_": None, "no_peers": False, "as_json": False, "expand_all": False,
                    "no_expand": False, "raw": False, "compact": False}
 

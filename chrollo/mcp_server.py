@@ -79,7 +79,13 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {
          "query": {"type": "string", "description": "A few distinctive words or exact identifiers to look for."},
          "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10,
-                   "description": "Most hits to return."}},
+                   "description": "Most hits to return."},
+         "project": {"type": "string", "description": "Only sessions of this project: its name (the "
+                     "folder it ran in) or an absolute path (that folder and below)."},
+         "since": {"type": "string", "description": "Only turns on or after this date: 2026-06-01, "
+                   "yesterday, 7d, 2w, 3m, or an ISO date-time."},
+         "until": {"type": "string", "description": "Only turns on or before this date (same forms; "
+                   "a day means the whole day)."}},
          "required": ["query"]},
      "annotations": {"title": "Read memory: search past sessions", **_READ_ONLY},
      "_meta": {"anthropic/searchHint": READ_MEMORY_HINT}},
@@ -208,10 +214,18 @@ class Server:
             raise ToolError(f"query is {len(query)} characters; use a few distinctive words "
                             f"(at most {MAX_QUERY} characters)")
         limit = _int(args, "limit", 10, 1, MAX_LIMIT)
+        filters = {}
+        for name in ("project", "since", "until"):
+            v = args.get(name)
+            if v is not None and (not isinstance(v, str) or len(v) > 4096):
+                raise ToolError(f"{name} must be a string")
+            if v and v.strip():
+                filters[name] = v.strip()
         from .output import compact_search
         from .retrieval import SearchOptions, search
 
-        return compact_search(search(query, SearchOptions(limit=limit, dir=self.root())))
+        # (a bad date is a ChrolloError: call_tool hands its message to the model)
+        return compact_search(search(query, SearchOptions(limit=limit, dir=self.root(), **filters)))
 
     def read_memory_file(self, args: dict) -> str:
         path = args.get("path")

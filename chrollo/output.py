@@ -38,8 +38,8 @@ def _block(path: str, line, meta: str, rows: list) -> list:
 def search_lines(result) -> list:
     lines = []
     for h in result.hits:
-        bits = [b for b in (h.date, h.harness, f"peer {h.peer}" if h.peer else None,
-                            f"score {h.score:.2f}", ", ".join(h.terms)) if b]
+        bits = [b for b in (f"{h.vault} vault" if h.vault else None, h.date, h.harness,
+                            f"peer {h.peer}" if h.peer else None, f"score {h.score:.2f}", ", ".join(h.terms)) if b]
         lines += _block(h.path, h.line, " · ".join(bits), h.context)
         lines.append(("", ""))
     return lines

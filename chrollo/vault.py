@@ -76,6 +76,19 @@ def vault_source(cwd: str | os.PathLike | None = None) -> tuple[str, str]:
     return global_vault_path()
 
 
+def search_vaults(cwd: str | os.PathLike | None = None) -> list:
+    """[(name, folder)] of every vault a search from ``cwd`` can reach, existing ones only:
+    the vault in use ("project", or the one CHROLLO_MEMORIES_DIR names) and the global one
+    ("global"), once each (``search --all-vaults``)."""
+    where, source = vault_source(cwd)
+    out = [("project" if source == "project" else "global" if source in ("config", "default") else "memories-dir",
+            where)]
+    glob = global_vault_path()[0]
+    if os.path.realpath(glob) != os.path.realpath(where):
+        out.append(("global", glob))
+    return [(n, f) for n, f in out if os.path.isdir(f)]
+
+
 def global_vault_path() -> tuple[str, str]:
     """(the global vault, "config" if ``chrollo config vault`` set it, else "default")."""
     configured = read_json(config_path()).get("vault")

@@ -63,7 +63,7 @@ def test_sdk_client_lists_tools_with_guidance(home, tmp_path):
     for teaches in ("past sessions", "file:line", "read_memory_file", "instead of reading whole files",
                     "search again with other words", "exact identifiers"):
         assert teaches in desc
-    assert set(by_name["read_memory"].input_schema["properties"]) == {"query", "limit"}
+    assert set(by_name["read_memory"].input_schema["properties"]) == {"query", "limit", "project", "since", "until"}
     assert by_name["read_memory"].input_schema["required"] == ["query"]
     assert set(by_name["read_memory_file"].input_schema["properties"]) == {"path", "line", "before", "after"}
     assert by_name["read_memory"].annotations.read_only_hint is True

@@ -5,7 +5,6 @@ pulls in ``inspect``.)
 """
 from __future__ import annotations
 
-import datetime as dt
 import os
 
 from .. import vault as _vault
@@ -17,7 +16,7 @@ from .views import view_of
 class Hit:
     """One search hit: an anchor line, its session, and the lines around it."""
 
-    __slots__ = ("path", "line", "score", "date", "session_id", "harness", "peer", "terms", "context")
+    __slots__ = ("path", "line", "score", "date", "session_id", "harness", "peer", "terms", "context", "vault")
 
     def __init__(self, path: str, line: int, score: float, date: str | None, session_id: str | None,
                  harness: str | None, peer: str | None, terms: list, context: list):
@@ -25,9 +24,13 @@ class Hit:
         self.session_id, self.harness, self.peer = session_id, harness, peer
         self.terms = terms
         self.context = context  # [{"line", "text", "match"}]
+        self.vault = None  # with --all-vaults: "project" or "global", the vault it came from
 
     def to_json(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__}
+        out = {k: getattr(self, k) for k in self.__slots__}
+        if out["vault"] is None:
+            del out["vault"]
+        return out
 
     def __repr__(self) -> str:
         return f"Hit({self.path!r}:{self.line}, score={self.score})"
@@ -53,12 +56,14 @@ class SearchResult:
         return out
 
 
-def emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
-         vault: str, views: dict) -> list:
-    """Turn ranked candidates into hits: validate anchors, cap per file, merge windows."""
+def emit(ranked, terms: list, limit: int, context: int, scope, vault: str, views: dict) -> list:
+    """Turn ranked candidates into hits: validate anchors (in --since/--until, holding a
+    quoted phrase), cap per file, merge windows."""
     per_file: dict[bytes, list] = {}
     hits: list[Hit] = []
-    since_s = since.isoformat() if since else None
+    since_s = scope.since.strftime("%Y-%m-%d %H:%M:%S") if scope.since else None
+    until_s = scope.until.strftime("%Y-%m-%d %H:%M:%S") if scope.until else None
+    phrase = scope.phrases.line if scope.phrases is not None else None
     reach = tuning.MERGE_FACTOR * context
     for neg, key, path, ln, m in ranked:
         taken = per_file.setdefault(path, [])
@@ -70,8 +75,10 @@ def emit(ranked, terms: list, limit: int, context: int, since: dt.date | None,
         if v is None or not v.can_anchor(ln):
             continue  # tool lines, headers and frontmatter are context, never anchors
         stamp = v.stamp(ln)
-        if since_s and stamp and stamp[:10] < since_s:
+        if stamp and ((since_s and stamp < since_s) or (until_s and stamp > until_s)):
             continue
+        if phrase is not None and not phrase.search(v.lines[ln - 1]):
+            continue  # the query's "quoted phrase" is not on this line
         taken.append(ln)
         spath = os.fsdecode(path)
         hits.append(Hit(path=spath, line=ln, score=round(-neg, 4), date=stamp,

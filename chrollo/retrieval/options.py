@@ -11,6 +11,7 @@ import re
 import time
 
 from .. import clock as _clock
+from .. import dates as _dates
 from .. import vault as _vault
 from ..errors import ChrolloError, UsageError
 from . import tuning
@@ -34,18 +35,20 @@ class SearchOptions:
     peer's files; ``peers``: False leaves every peer's files out.
     """
 
-    __slots__ = ("limit", "context", "dir", "since", "harness", "peer", "peers", "now", "expand",
-                 "expander", "timeout", "cwd", "deadline")
+    __slots__ = ("limit", "context", "dir", "since", "until", "project", "harness", "peer", "peers", "now",
+                 "expand", "expander", "timeout", "cwd", "deadline", "all_vaults")
 
     def __init__(self, *, limit: int = 10, context: int = 3, dir: str | os.PathLike | None = None,
-                 since: str | dt.date | None = None, harness: str | None = None, peer: str | None = None,
+                 since: str | dt.date | None = None, until: str | dt.date | None = None,
+                 project: str | None = None, harness: str | None = None, peer: str | None = None,
                  peers: bool = True, now: dt.datetime | None = None, expand: str = "auto",
                  expander: Expander | None = None, timeout: float = 30.0,
-                 cwd: str | None = None, deadline: float | None = None):
+                 cwd: str | None = None, deadline: float | None = None, all_vaults: bool = False):
         self.limit, self.context, self.dir, self.since = limit, context, dir, since
+        self.until, self.project = until, project
         self.harness, self.peer, self.peers, self.now = harness, peer, peers, now
         self.expand, self.expander, self.timeout = expand, expander, timeout
-        self.cwd, self.deadline = cwd, deadline
+        self.cwd, self.deadline, self.all_vaults = cwd, deadline, all_vaults
 
     def resolve(self, start: float) -> "Scope":
         """The options checked (a usage error names the bad one) and resolved for a search
@@ -58,12 +61,21 @@ class SearchOptions:
                              kind="bad_context")
         if self.expand not in ("auto", "always", "never"):
             raise UsageError(f"expand must be auto, always or never, got {self.expand!r}", kind="usage")
-        since = parse_since(self.since)
         now = _clock.local(self.now or _clock.now())  # (naive wall-clock time, as the file names hold)
+        since = _dates.parse(self.since, option="--since", at=now)
+        until = _dates.parse(self.until, end=True, option="--until", at=now)
+        if since and until and since > until:
+            raise UsageError(f"--since ({self.since}) is after --until ({self.until})", kind="bad_date")
         vault, folder = resolve_roots(self.dir, self.peer, self.cwd)
         stop = start + self.deadline * (1 - tuning.SCAN_RESERVE) if self.deadline else None
-        return Scope(folder, vault, self.limit, self.context, since, self.harness,
-                     self.peers and self.peer is None, now, self.timeout, stop)
+        scope = Scope(folder, vault, self.limit, self.context, since, self.harness,
+                      self.peers and self.peer is None, now, self.timeout, stop)
+        scope.until = until
+        if self.project:
+            from ..catalog import Filters
+
+            scope.project = Filters(project=self.project)
+        return scope
 
 
 class Scope:
@@ -72,10 +84,10 @@ class Scope:
     ``fm_ends`` caches each file's frontmatter end for the whole search (every pass), ``memo``
     what the index saw of the vault (chrollo/index.py)."""
 
-    __slots__ = ("folder", "vault", "limit", "context", "since", "harness", "include_peers", "now",
-                 "timeout", "stop", "fm_ends", "memo")
+    __slots__ = ("folder", "vault", "limit", "context", "since", "until", "project", "harness",
+                 "include_peers", "now", "timeout", "stop", "fm_ends", "memo", "phrases")
 
-    def __init__(self, folder: str, vault: str, limit: int, context: int, since: dt.date | None,
+    def __init__(self, folder: str, vault: str, limit: int, context: int, since: dt.datetime | None,
                  harness: str | None, include_peers: bool, now: dt.datetime, timeout: float,
                  stop: float | None):
         self.folder, self.vault, self.limit, self.context = folder, vault, limit, context
@@ -83,23 +95,18 @@ class Scope:
         self.timeout, self.stop = timeout, stop
         self.fm_ends: dict = {}
         self.memo: dict = {}
+        self.until: dt.datetime | None = None  # turns up to then (since: from then)
+        self.project = None   # a catalog.Filters holding --project's test, or None
+        self.phrases = None   # the query's "quoted phrases": pipeline.Phrases, or None
 
     def out_of_time(self) -> bool:
         return self.stop is not None and time.monotonic() >= self.stop
 
 
 def parse_since(since) -> dt.date | None:
-    """``--since``'s value as a date; a usage error (``bad_date``) unless it is a real date
-    from 1970 to 9999 (earlier ones cannot be turned into file times)."""
-    if since is None:
-        return None
-    try:
-        d = since if isinstance(since, dt.date) else dt.date.fromisoformat(str(since))
-    except ValueError:
-        raise UsageError(f"--since takes a date like 2026-06-01, got {since!r}", kind="bad_date") from None
-    if d.year < 1970:
-        raise UsageError(f"--since must be a date from 1970-01-01 on, got {since!s}", kind="bad_date")
-    return d
+    """``--since``'s value as a date (the one date grammar, :mod:`chrollo.dates`)."""
+    when = _dates.parse(since, option="--since")
+    return when.date() if when else None
 
 
 def resolve_roots(dir: str | os.PathLike | None = None, peer: str | None = None,

@@ -25,6 +25,8 @@ def search(query: str, options: SearchOptions | None = None, /, **fields) -> Sea
     """
     start = time.monotonic()
     opts = options if options is not None else SearchOptions(**fields)
+    if opts.all_vaults:
+        return _all_vaults(query, opts)
     scope = opts.resolve(start)
     terms = query_terms(query)
     cut = len(terms) > tuning.MAX_TERMS  # a pasted log is not a query: bounded work whatever its size
@@ -36,6 +38,10 @@ def search(query: str, options: SearchOptions | None = None, /, **fields) -> Sea
     if not terms:
         return result
     idents = identifiers(query, terms)  # (the cut terms: a kept identifier's parts may be past it)
+    if '"' in query:
+        from . import phrases
+
+        scope.phrases = phrases.find(query, scope.folder, ScanSpec(scope, []).globs, scope.timeout)
     df = run(result, Query(terms, idents), scope)
     missing = {t for t, d in zip(terms, df) if d == 0}
     if opts.expand == "never" or (opts.expand == "auto" and len(result.hits) >= scope.limit and not missing):
@@ -44,6 +50,36 @@ def search(query: str, options: SearchOptions | None = None, /, **fields) -> Sea
         return result  # no time left for a second pass
     only = missing if opts.expand == "auto" and len(result.hits) >= scope.limit else None
     return _with_synonyms(result, idents, scope, opts.expander, only, cut)
+
+
+def _all_vaults(query: str, opts: SearchOptions) -> SearchResult:
+    """The search in every vault this folder reaches (its project vault, the global one) as
+    one list, best first; each hit names its vault."""
+    from ..vault import search_vaults
+
+    results = []
+    for name, folder in search_vaults(opts.cwd):
+        one = SearchOptions(**{k: getattr(opts, k) for k in SearchOptions.__slots__ if k != "all_vaults"})
+        one.dir = folder
+        r = search(query, one)
+        for h in r.hits:
+            h.vault = name
+        results.append(r)
+    if not results:
+        from ..vault import require_dir, global_vault_path
+
+        require_dir(global_vault_path()[0])  # (the error that says there is no memory yet)
+    merged = results[0]
+    merged.vault = ", ".join(r.vault for r in results)
+    for r in results[1:]:
+        merged.hits += r.hits
+        merged.total_matches += r.total_matches
+        merged.sessions += r.sessions
+        merged.warnings += [w for w in r.warnings if w not in merged.warnings]
+        for t, ss in r.expanded.items():
+            merged.expanded[t] = list(dict.fromkeys(merged.expanded.get(t, []) + ss))
+    merged.hits = sorted(merged.hits, key=lambda h: -h.score)[:opts.limit]
+    return merged
 
 
 def _with_synonyms(result: SearchResult, idents: dict, scope: Scope, expander, only, cut: bool) -> SearchResult:
@@ -89,7 +125,7 @@ def run(result: SearchResult, q: Query, scope: Scope, shortcut: bool = True) -> 
     df, idf = _weights(col, sample, n_main, result)
     views: dict = {}
     result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
-                       q.terms, scope.limit, scope.context, scope.since, scope.vault, views)
+                       q.terms, scope.limit, scope.context, scope, scope.vault, views)
     if sample.common and _shortcut_may_miss(result, col, idf, sample.common, scope.limit):
         del result.warnings[:]
         return run(result, q, scope, shortcut=False)

@@ -8,7 +8,6 @@ makes up for it: rank.rescore, and pipeline's exactness check).
 """
 from __future__ import annotations
 
-import datetime as dt
 import os
 import time
 
@@ -21,10 +20,11 @@ from .options import Scope
 
 
 class ScanSpec:
-    """What every rg scan of one pass shares: the globs (peers in or out), the --since and
-    --harness filters, the timeout, and the result's warnings list (scans append to it)."""
+    """What every rg scan of one pass shares: the globs (peers in or out), the --since,
+    --until, --harness and --project filters, the files holding the query's quoted phrases,
+    the timeout, and the result's warnings list (scans append to it)."""
 
-    __slots__ = ("globs", "since_ts", "harness", "timeout", "warnings")
+    __slots__ = ("globs", "since_ts", "until_name", "harness", "project", "only", "timeout", "warnings")
 
     def __init__(self, scope: Scope, warnings: list):
         # (unanchored: a vault's only folders named "peers" are its peers/ — see DESIGN §3)
@@ -33,8 +33,11 @@ class ScanSpec:
         if scope.include_peers and folder == vault:
             globs += _unsearchable_peers(vault)
         self.globs = globs
-        self.since_ts = dt.datetime.combine(scope.since, dt.time()).timestamp() if scope.since else None
-        self.harness, self.timeout, self.warnings = scope.harness, scope.timeout, warnings
+        self.since_ts = scope.since.timestamp() if scope.since else None
+        # (a session started after --until holds no turn before it: its name says when it started)
+        self.until_name = scope.until.strftime("%Y-%m-%d_%H%M%S").encode() if scope.until else None
+        self.harness, self.project, self.timeout, self.warnings = scope.harness, scope.project, scope.timeout, warnings
+        self.only = scope.phrases.files if scope.phrases is not None else None
 
 
 def _unsearchable_peers(vault: str) -> list:
@@ -107,15 +110,27 @@ def scan_into(col: Collector, forms: list, parts: list, paths: list, spec: ScanS
 
 
 def _filtered(path: bytes, spec: ScanSpec) -> bool:
-    """Whether --since or --harness leaves this matching file out."""
+    """Whether --since, --until, --harness, --project or a quoted phrase leaves this matching
+    file out."""
+    if spec.only is not None and path not in spec.only:
+        return True
+    if spec.until_name is not None:
+        name = os.path.basename(path)
+        if name[:4].isdigit() and name[:17] > spec.until_name:
+            return True  # started after --until
     if spec.since_ts is not None:
         try:
             if os.stat(path).st_mtime < spec.since_ts:
                 return True  # nothing in this file was written on or after --since
         except OSError:
             return True
-    harness = spec.harness
-    return harness is not None and str(read_frontmatter(path).get("harness", "")).lower() != harness.lower()
+    harness, project = spec.harness, spec.project
+    if harness is None and project is None:
+        return False
+    meta = read_frontmatter(path)
+    if harness is not None and str(meta.get("harness", "")).lower() != harness.lower():
+        return True
+    return project is not None and not project.meta_ok(meta)
 
 
 def sample_files(folder: str) -> list:
