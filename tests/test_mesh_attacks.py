@@ -374,3 +374,35 @@ def test_names_on_a_shared_medium_say_nothing_of_the_content(mesh, tmp_path, rem
         base = n.rsplit("/", 1)[-1]
         assert base == "manifest.json" or base in (a.id, b.id) or \
             (len(base) == 32 and set(base) <= set("0123456789abcdef")), n
+
+
+# ------------------------------------------------ 7. slow connections never starve paired peers
+
+def test_anonymous_tls_connections_dripping_never_starve_a_paired_peer(mesh):
+    """64 TLS connections without a certificate, each dripping a request: they held every slot
+    for up to 30 minutes and paired peers got EOF."""
+    import time
+
+    a, b = two(mesh, lan=True)
+    held = []
+    for _ in range(64):
+        s = _tls(b.port)
+        s.sendall(b"G")  # ... and a byte every few seconds after (well within any idle timeout)
+        held.append(s)
+    started = time.monotonic()
+    p, out = a.sync("--all")
+    assert p.returncode == 0 and out["peers"][0]["downloaded"] == 1, out
+    assert time.monotonic() - started < 15
+    from chrollo.mesh.server import ANON_DEADLINE
+
+    s = held[-1]  # the newest of them: not evicted by the peer, so only its deadline ends it
+    s.settimeout(ANON_DEADLINE + 10)
+    t0 = time.monotonic()
+    try:
+        while s.recv(100):
+            pass
+    except (ssl.SSLError, OSError):
+        pass
+    assert time.monotonic() - t0 < ANON_DEADLINE + 5
+    for s in held:
+        s.close()

@@ -9,15 +9,18 @@ only if its fingerprint is a paired ID (a certificate is public, the ID pins it,
 key's holder can then authenticate with it). Authenticated peers may ``GET /v2/manifest``
 (the signed envelope) and ``GET /v2/file/<name>``.
 
-Bounded: at most MAX_CONNECTIONS at once, the TLS handshake within HANDSHAKE_TIMEOUT, each
-read within IDLE_TIMEOUT and each connection within CONNECTION_DEADLINE (a timer shuts the
-socket, so a byte-dripping client cannot hold it); failed handshakes and refused hellos count
+Bounded: at most MAX_ANON connections not yet proved paired (a new one evicts the oldest),
+each with its handshake within HANDSHAKE_TIMEOUT and, without a paired certificate, all of
+it within ANON_DEADLINE; MAX_CONNECTIONS paired ones, each read within IDLE_TIMEOUT and each
+connection within CONNECTION_DEADLINE (timers shut the socket, so a byte-dripping client
+cannot hold one); failed handshakes and refused hellos count
 against the address (FAIL_LIMIT per FAIL_WINDOW), which then only loses its junk hellos (429)
 — a paired peer behind the same address is always served, and its hello always taken.
 """
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 import socket
 import ssl
 import threading
@@ -28,7 +31,9 @@ from .. import vault as _vault
 from . import identity as _identity
 from .files import Refused, valid_file_name
 
-MAX_CONNECTIONS = 64
+MAX_CONNECTIONS = 64      # paired nodes at once
+MAX_ANON = 32             # connections not yet proved paired (the oldest goes for a new one)
+ANON_DEADLINE = 10.0      # a connection without a paired certificate: its hello, whole
 HANDSHAKE_TIMEOUT = 10.0
 IDLE_TIMEOUT = 30.0
 CONNECTION_DEADLINE = 1800.0
@@ -73,6 +78,7 @@ class MeshServer(ThreadingHTTPServer):
 
         self.ident, self.node, self.vault, self.home = ident, name, vault, home
         self.guard, self.slots = Guard(), threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.anon, self.anon_lock = OrderedDict(), threading.Lock()
         self.log = log or (lambda msg: None)
         from ..layout import mesh_config_file
 
@@ -129,19 +135,31 @@ class MeshServer(ThreadingHTTPServer):
             return self.pub
 
     def process_request(self, request, client_address):
-        if not self.slots.acquire(blocking=False):
-            shut(request)
-            request.close()
-            return
+        # Until it has proved to be a paired node, a connection is one of at most MAX_ANON
+        # anonymous ones; a new one evicts the oldest. So connections that never finish a
+        # handshake (or finish it without a paired certificate and then drip) can never hold
+        # the slots paired peers use, whatever their number.
+        with self.anon_lock:
+            while len(self.anon) >= MAX_ANON:
+                _key, old = self.anon.popitem(last=False)
+                shut(old)
+            self.anon[id(request)] = request
         t = threading.Thread(target=self._one, args=(request, client_address), daemon=True)
         t.start()
 
+    def _unlisted(self, request) -> bool:
+        """Take ``request`` off the anonymous list; False if it was evicted meanwhile."""
+        with self.anon_lock:
+            return self.anon.pop(id(request), None) is not None
+
     def _one(self, request, client_address):
-        """Handshake in the connection's own thread (never in the accept loop), bounded."""
-        timer = threading.Timer(CONNECTION_DEADLINE, shut, [request])
+        """Handshake in the connection's own thread (never in the accept loop), bounded as a
+        whole (a handshake dripped byte by byte ends at HANDSHAKE_TIMEOUT); then a paired node
+        gets a slot and CONNECTION_DEADLINE, anyone else ANON_DEADLINE (a hello is one request)."""
+        timer = threading.Timer(HANDSHAKE_TIMEOUT, shut, [request])
         timer.daemon = True
         timer.start()
-        tls = None
+        tls, slot = None, False
         try:
             request.settimeout(HANDSHAKE_TIMEOUT)
             try:
@@ -150,17 +168,31 @@ class MeshServer(ThreadingHTTPServer):
                 self.guard.fail(client_address[0])
                 self.log(f"TLS handshake from {client_address[0]} failed: {type(e).__name__}: {e}")
                 return
-            tls.settimeout(IDLE_TIMEOUT)
+            timer.cancel()
+            der = tls.getpeercert(binary_form=True)
+            paired = bool(der) and _identity.node_id(der) in self.paired()
+            if paired:
+                if not self._unlisted(request):
+                    return  # evicted while it shook hands
+                slot = self.slots.acquire(blocking=False)
+                if not slot:
+                    return
+            timer = threading.Timer(CONNECTION_DEADLINE if paired else ANON_DEADLINE, shut, [request])
+            timer.daemon = True
+            timer.start()
+            tls.settimeout(IDLE_TIMEOUT if paired else ANON_DEADLINE)
             self.finish_request(tls, client_address)
         except Exception as e:  # noqa: BLE001 — one connection never stops the server
             self.log(f"connection from {client_address[0]}: {type(e).__name__}: {e}")
         finally:
             timer.cancel()
+            self._unlisted(request)
             for s in (tls, request):
                 if s is not None:
                     shut(s)
                     s.close()
-            self.slots.release()
+            if slot:
+                self.slots.release()
 
 
 class Handler(BaseHTTPRequestHandler):
