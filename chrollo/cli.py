@@ -996,8 +996,10 @@ def mesh_peers_discover(timeout, add, as_json):
 @click.option("--git", "remote", metavar="REMOTE", help="Swap through this git remote.")
 @click.option("--folder", metavar="PATH", help="Swap through this folder (one a sync tool replicates).")
 @click.option("--dir", "dir_", metavar="PATH", help="The memory folder to sync (default: the vault).")
+@click.option("--timeout", type=click.FloatRange(1, None), default=1800.0, show_default=True, metavar="SECONDS",
+              help="Seconds for everything from one peer; what is left waits for the next sync.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def mesh_sync(peer, all_, remote, folder, dir_, as_json):
+def mesh_sync(peer, all_, remote, folder, dir_, timeout, as_json):
     """Publish this node's sessions (redacted, signed) and take what is new from paired peers
     into <vault>/peers/<name>/. Exit 1 if a peer failed.
 
@@ -1013,7 +1015,7 @@ def mesh_sync(peer, all_, remote, folder, dir_, as_json):
         raise UsageError("name one peer, or pass --all", "chrollo mesh sync --all", kind="bad_usage")
     from .mesh.sync import sync
 
-    result = sync(peer, folder=folder, remote=remote, vault=dir_)
+    result = sync(peer, folder=folder, remote=remote, vault=dir_, timeout=timeout)
     if as_json:
         _dump(result)
     else:

@@ -76,10 +76,12 @@ def entry(name: str, data: bytes) -> dict:
     return {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
-def forge(ident, files, *, seq: int = 1, node_id: str | None = None, raw_manifest: bytes | None = None) -> bytes:
-    """A signed envelope made with ``ident``'s real key (claiming ``node_id`` if given)."""
+def forge(ident, files, *, seq: int = 1, node_id: str | None = None, raw_manifest: bytes | None = None,
+          when: str = "2026-11-01T12:00:00Z") -> bytes:
+    """A signed envelope made with ``ident``'s real key (claiming ``node_id`` if given), signed
+    ``when`` (the tests' frozen clock: fresh)."""
     m = raw_manifest or json.dumps({"v": 2, "id": node_id or ident.id, "name": "x", "seq": seq,
-                                    "time": "2026-01-01T00:00:00Z", "files": files}).encode()
+                                    "time": when, "files": files}).encode()
     return json.dumps({"v": 2, "cert": ident.cert_pem.decode(), "manifest": base64.b64encode(m).decode(),
                        "sig": base64.b64encode(ident.sign(m)).decode()}).encode()
 

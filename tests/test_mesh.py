@@ -315,7 +315,8 @@ def test_per_peer_quota(mesh, tmp_path):
     introduce(args, a, b)
     p, out = a.sync(*args)
     r = out["peers"][0]
-    assert r["unchanged"] == 1 and r["skipped_quota"] == 3 and "quota" in r["errors"][-1]
+    # the newest (~600 KB) fits, the next two do not, the small old one still does
+    assert r["unchanged"] == 2 and r["skipped_quota"] == 2 and "quota" in r["errors"][-1]
     assert sum(len(v) for v in a.peer_files("bravo").values()) <= 1 << 20
 
 

@@ -406,3 +406,114 @@ def test_anonymous_tls_connections_dripping_never_starve_a_paired_peer(mesh):
     assert time.monotonic() - t0 < ANON_DEADLINE + 5
     for s in held:
         s.close()
+
+
+# ------------------------------------------------------- 10. quotas on files and history
+
+def _publish_forged(sender, reader, folder: Path, files: dict, seq: int) -> None:
+    """Write ``sender``'s folder on the shared medium as a crafted (but validly signed and
+    sealed) publication of ``files`` ({name: bytes}) for ``reader``."""
+    from chrollo.mesh.seal import blob_name
+
+    key = os.urandom(32)
+    inner = forge(sender, [entry(n, d) for n, d in files.items()], seq=seq)
+    outer, sealed = seal_as(sender, {reader.id: reader.cert_pem}, inner, files, key=key)
+    env = dict(json.loads(outer), names="opaque")
+    d = folder / sender.id
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    for n, blob in sealed.items():
+        (d / blob_name(key, n)).write_bytes(blob)
+    (d / "manifest.json").write_text(json.dumps(env))
+
+
+def test_quotas_count_files_and_history_not_only_current_bytes(mesh, tmp_path):
+    """A peer that publishes many empty files, each round new ones, or deletes (not forgets)
+    and republishes: the receiver grew without bound (30,000 files; 4x the quota)."""
+    a, b, args = _shared_pair(mesh, tmp_path)
+    a.cli("mesh", "peers", "set", "bravo", "--quota", "1")
+    folder = Path(args[1])
+    for r in range(3):  # 3 rounds of 2,000 new empty files
+        files = {f"2026-09-{r + 1:02d}_{i:06d}_e{r}.md": b"" for i in range(2000)}
+        _publish_forged(b.identity(), a.identity(), folder, files, seq=100 + r)
+        a.sync(*args)
+    held = list((a.vault / "peers" / "bravo").iterdir())
+    assert len(held) <= 256, len(held)  # 1 MB of 4 KiB blocks
+    # deleting and republishing, round after round
+    for r in range(4):
+        body = GOOD + b"x" * 300_000 + str(r).encode()
+        _publish_forged(b.identity(), a.identity(), folder, {f"2026-10-1{r}_000000_big{r}.md": body}, seq=200 + r)
+        p, out = a.sync(*args)
+        assert out["peers"][0]["downloaded"] == 1, out
+    sizes = [p.stat().st_size for p in (a.vault / "peers" / "bravo").iterdir()]
+    assert sum(sizes) <= 1 << 20, sum(sizes)
+    assert (a.vault / "peers" / "bravo" / "2026-10-13_000000_big3.md").exists()  # the newest stays
+
+
+# ------------------------------------------------- 11. a per-peer deadline over the whole pull
+
+DRIP = r"""
+import sys, time
+from chrollo.mesh import server as S
+plain = S.Handler._send
+def slow(self, code, body=b"", ctype="application/octet-stream"):
+    if not self.path.startswith("/v2/file/"):
+        return plain(self, code, body, ctype)
+    self.send_response(code)
+    self.send_header("Content-Length", str(len(body)))
+    self.end_headers()
+    for i in range(len(body)):  # a byte every 0.5 s: every read is well within the idle timeout
+        self.wfile.write(body[i:i + 1])
+        self.wfile.flush()
+        time.sleep(0.5)
+S.Handler._send = slow
+from chrollo.cli import main
+main(["mesh", "serve", "--port", "0"])
+"""
+
+
+def test_a_paired_server_dripping_every_file_cannot_hold_a_sync(mesh):
+    import time
+
+    a, b = two(mesh)
+    for i in range(4):
+        b.session(f"bbbb002{i}-x", f"session {i} " + "y" * 200, start=f"2026-10-2{i}T10:00:00")
+    proc = subprocess.Popen([sys.executable, "-c", DRIP], env=cli_env(b.home), stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        port = int(line.split("127.0.0.1:")[1].split()[0])
+        a.cli("mesh", "peers", "set", "bravo", "--address", f"127.0.0.1:{port}")
+        t0 = time.monotonic()
+        p, out = a.sync("--all", "--timeout", "8")
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert p.returncode == 1 and took < 25, (took, out)
+    assert "deadline" in " ".join(out["peers"][0]["errors"]), out
+
+
+# --------------------------------------- 14. a replayed older publication and a withdrawn session
+
+def test_a_replayed_older_publication_never_restores_a_withdrawn_session(mesh, tmp_path):
+    """Bound: a manifest signed more than 7 days ago gives nothing new (its withdrawals still
+    apply); an honest node re-signs at least daily when it syncs."""
+    a, b, args = _shared_pair(mesh, tmp_path)
+    folder = Path(args[1])
+    t0, t1, t8 = "2026-11-01T12:00:00", "2026-11-02T12:00:00", "2026-11-09T13:00:00"
+    b.session("bbbb0031-x", "the acquisition target is hooli", start="2026-10-20T10:00:00")
+    run_json(["mesh", "sync", *args], b.home, CHROLLO_NOW=t0)
+    saved = tmp_path / "saved"
+    shutil.copytree(folder / b.id, saved)  # a member keeps this publication (a has not synced since)
+    assert b.cli("forget", "bbbb0031-x", "--yes").returncode == 0
+    run_json(["mesh", "sync", *args], b.home, CHROLLO_NOW=t1)
+    shutil.rmtree(folder / b.id)
+    shutil.copytree(saved, folder / b.id)  # ... and replays it a week later
+    p, out = run_json(["mesh", "sync", *args], a.home, CHROLLO_NOW=t8)
+    assert not any(b"hooli" in v for v in a.peer_files("bravo").values()), out
+    assert "nothing new is taken" in " ".join(out["peers"][0]["errors"])
+    # the honest peer syncs again: signed afresh, taken (and still without the withdrawn session)
+    run_json(["mesh", "sync", *args], b.home, CHROLLO_NOW=t8)
+    p, out = run_json(["mesh", "sync", *args], a.home, CHROLLO_NOW=t8)
+    assert p.returncode == 0 and not out["peers"][0]["errors"], out
+    assert not any(b"hooli" in v for v in a.peer_files("bravo").values())

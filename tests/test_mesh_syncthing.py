@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from meshkit import GOOD, Node
+from meshkit import GOOD, Node, medium_name
 from syncthing_kit import Pair, wait
 
 if shutil.which("syncthing") is None:
@@ -86,9 +86,10 @@ def test_tampering_in_the_syncthing_folder_is_refused(world):
     outside = root / "outside.txt"
     outside.write_text("outside")
     bdir = B / b.id                               # a member tampers on its side; Syncthing carries it
+    blob = medium_name(a.identity(), (bdir / "manifest.json").read_bytes(), fname)  # (its opaque name there)
     cases = {
-        "replaced": lambda: (bdir / fname).write_bytes(b"CHS2" + b"\0" * 40),
-        "symlink": lambda: ((bdir / fname).unlink(), (bdir / fname).symlink_to(outside)),
+        "replaced": lambda: (bdir / blob).write_bytes(b"CHS2" + b"\0" * 40),
+        "symlink": lambda: ((bdir / blob).unlink(), (bdir / blob).symlink_to(outside)),
         "rollback": lambda: (bdir / "manifest.json").write_bytes(old_manifest),
         "unsigned": lambda: (bdir / "manifest.json").write_bytes(b'{"v": 2, "files": []}'),
     }
@@ -96,7 +97,7 @@ def test_tampering_in_the_syncthing_folder_is_refused(world):
     for case, tamper in cases.items():
         tamper()
         (bdir / "2026-09-09_000000_foreign.md").write_bytes(GOOD)  # a file nobody signed
-        wait(lambda: all(_same(bdir / n, A / b.id / n) for n in (fname, "manifest.json", "2026-09-09_000000_foreign.md")), 30)
+        wait(lambda: all(_same(bdir / n, A / b.id / n) for n in (blob, "manifest.json", "2026-09-09_000000_foreign.md")), 30)
         p, out = sync(a, A)
         errors = " ".join(out["peers"][0]["errors"])
         assert p.returncode == 1 and errors, (case, out)

@@ -9,6 +9,7 @@ import http.client
 import socket
 import ssl
 import threading
+import time
 
 from . import identity as _identity
 from .config import parse_address
@@ -69,6 +70,11 @@ class LanSource(Source):
     def _request(self, method: str, path: str, limit: int, deadline: float, body: bytes | None = None,
                  conn=None) -> tuple[int, bytes]:
         conn = conn or self.conn
+        if self.deadline is not None:  # the peer's whole pull has a deadline too
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TransportError(f"{path}: the deadline for this peer has passed")
+            deadline = min(deadline, left)
         # the manifest may take the server a while (it hashes a big vault once): no byte can
         # come meanwhile, so its reads wait up to the deadline; a file's stream must not stall
         conn.sock.settimeout(deadline if path.endswith("/manifest") else IDLE_TIMEOUT)

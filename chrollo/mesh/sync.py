@@ -13,11 +13,13 @@ from ..errors import UsageError
 from .config import MeshConfig, mesh_dir
 from .identity import Identity
 from .files import Refused
-from .trust import TransportError, publish, pull
+from .trust import PEER_DEADLINE, TransportError, publish, pull
 
 
 def sync(which: str | None = None, *, folder: str | None = None, remote: str | None = None,
-         vault: str | None = None) -> dict:
+         vault: str | None = None, timeout: float = PEER_DEADLINE) -> dict:
+    """Publish (folder, git) and pull from ``which`` peer or all of them; ``timeout``: seconds
+    for everything from one peer (what is left waits for the next sync)."""
     cfg = MeshConfig.load()
     ident = Identity.load(mesh_dir())
     vault = vault or _vault.memories_path()
@@ -30,7 +32,7 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
         out["transport"] = "folder"
         raw = FolderSource(folder)
         _shared(out, ident, cfg, peers, vault, home, lambda: raw,
-                lambda pub: publish_folder(folder, ident.id, pub, home))
+                lambda pub: publish_folder(folder, ident.id, pub, home), timeout)
     elif remote is not None:
         from .gitsync import GitSource, Repo, publish as publish_git
 
@@ -43,7 +45,7 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
                 out["errors"].append(str(e))
                 return out
             _shared(out, ident, cfg, peers, vault, home, lambda: GitSource(repo),
-                    lambda pub: publish_git(repo, ident.id, pub))
+                    lambda pub: publish_git(repo, ident.id, pub), timeout)
         finally:
             repo.close()
     else:
@@ -65,7 +67,7 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
                                      "downloaded": 0, "bytes": 0, "errors": [str(e)]})
                 continue
             try:
-                out["peers"].append(pull(cfg.name, p, source, vault, home, "lan"))
+                out["peers"].append(pull(cfg.name, p, source, vault, home, "lan", timeout))
             finally:
                 source.close()
     os.sync()  # received files are renamed into place unsynced; one flush for the whole run
@@ -75,7 +77,8 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
     return out
 
 
-def _shared(out: dict, ident, cfg, peers: list, vault: str, home: str, source, publish_to) -> None:
+def _shared(out: dict, ident, cfg, peers: list, vault: str, home: str, source, publish_to,
+            timeout: float = PEER_DEADLINE) -> None:
     """A shared medium (folder, git): learn paired peers' certificates from what they published,
     publish ours sealed to every paired peer we know, then open and take theirs."""
     from .identity import known_cert
@@ -96,4 +99,4 @@ def _shared(out: dict, ident, cfg, peers: list, vault: str, home: str, source, p
     except TransportError as e:
         out["errors"].append(str(e))
     after = SealedSource(source(), ident)
-    out["peers"] = [pull(cfg.name, p, after, vault, home, out["transport"]) for p in peers]
+    out["peers"] = [pull(cfg.name, p, after, vault, home, out["transport"], timeout) for p in peers]

@@ -20,12 +20,15 @@ taken again.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import fcntl
 import hashlib
 import json
 import os
+import stat
 import time
 
+from .. import clock as _clock
 from .. import layout as _layout
 from .. import vault as _vault
 from ..redact import Redactor
@@ -34,7 +37,18 @@ from . import identity as _identity
 from .files import (MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
                     peer_folder_fd, sha_at, valid_file_name, write_at)
 
-KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
+KEEP_BYTES = 256 << 20
+PEER_DEADLINE = 1800.0   # seconds for everything from one peer (`mesh sync --timeout`)
+BLOCK = 4096             # quota unit: a file costs its size in blocks, one at least
+# A manifest signed longer ago than this gives no new files (its withdrawals still apply).
+# Why a bound at all: a receiver that has not synced since a peer withdrew a session cannot
+# tell a replayed older publication from the newest one, and only time can bound the replay.
+# Why 7 days: an honest node re-signs its manifest at least once a day when it syncs or
+# serves (REFRESH), so a week covers a peer offline over a long weekend and more, while a
+# saved publication stops working a week after it was signed. The cost: a node that has not
+# synced for a week gives nothing new until it does (what it gave before stays).
+MAX_AGE = 7 * 86400
+REFRESH = 86400  # redacted bytes kept in memory between hashing and sending
 
 
 class TransportError(Exception):
@@ -49,6 +63,8 @@ class Source:
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
         raise NotImplementedError
+
+    deadline: float | None = None  # time.monotonic() by which the pull must be done (set by pull)
 
 
 # ------------------------------------------------------------------------------ publishing
@@ -144,10 +160,15 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # `serve` and `sync` may publish at once: one seq per change
         last = _vault.read_json(pub_path)
-        if last.get("digest") == digest and isinstance(last.get("envelope"), str):
+        signed = last.get("signed") if isinstance(last.get("signed"), (int, float)) else 0
+        when = _clock.now().timestamp()
+        if last.get("digest") == digest and isinstance(last.get("envelope"), str) and 0 <= when - signed < REFRESH:
             return Publication(last["envelope"].encode(), entries, vault, redactor, kept)
-        envelope, seq = _sign(ident, name, entries, int(last.get("seq", 0)) + 1, withdrawn)
-        _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "envelope": envelope.decode()}))
+        # changed, or signed a day ago: signed again (receivers take nothing new from a
+        # manifest older than MAX_AGE, so an honest node keeps its signature fresh)
+        envelope, seq = _sign(ident, name, entries, int(last.get("seq", 0)) + 1, withdrawn, when)
+        _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "signed": when,
+                                                   "envelope": envelope.decode()}))
     finally:
         os.close(lock)
     return Publication(envelope, entries, vault, redactor, kept)
@@ -161,9 +182,11 @@ def withdrawn_names(published: set, held: set = frozenset()) -> list:
     return sorted(n for n in rules().files | held if valid_file_name(n) and n not in published)[:MAX_FILES]
 
 
-def _sign(ident, name: str, entries: list, seq: int, withdrawn: list = ()) -> tuple[bytes, int]:
+def _sign(ident, name: str, entries: list, seq: int, withdrawn: list = (), when: float | None = None
+          ) -> tuple[bytes, int]:
+    when = _clock.now().timestamp() if when is None else when
     manifest = json.dumps({"v": 2, "id": ident.id, "name": name, "seq": seq,
-                           "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": entries,
+                           "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)), "files": entries,
                            "withdrawn": list(withdrawn)},
                           separators=(",", ":")).encode()
     envelope = json.dumps({"v": 2, "cert": ident.cert_pem.decode(),
@@ -226,12 +249,49 @@ def check_entries(entries) -> list:
     return entries
 
 
-def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, transport: str) -> dict:
+def _signed_at(m: dict) -> float | None:
+    try:
+        return dt.datetime.strptime(m.get("time", ""), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc).timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
+def _blocks(size: int) -> int:
+    """What a file costs against a quota: its size in 4 KiB blocks, one at least — so 10,000
+    empty files cost 40 MB, not nothing."""
+    return max(1, -(-size // BLOCK)) * BLOCK
+
+
+def _held(fd: int) -> dict:
+    """{name: size} of the session files in a peer's folder (links and others ignored)."""
+    out = {}
+    with os.scandir(fd) as it:
+        for e in it:
+            if valid_file_name(e.name):
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    out[e.name] = st.st_size
+    return out
+
+
+def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, transport: str,
+         timeout: float = PEER_DEADLINE) -> dict:
     """Take what is new from ``peer`` through ``source`` into peers/<name>/; never raises for the
-    peer's faults (they are listed in ``errors``), so one bad peer never stops the others."""
+    peer's faults (they are listed in ``errors``), so one bad peer never stops the others.
+
+    Bounded: everything from one peer within ``timeout`` seconds (a server dripping each file
+    inside its own deadline once held `sync --all` for days); the peer's folder as a whole —
+    files it lists now and copies of ones it no longer lists — within its quota, counted in
+    4 KiB blocks (the oldest unlisted copies go first, then older listed files are not taken);
+    new files only from a manifest signed within MAX_AGE (see :data:`MAX_AGE`)."""
     started = time.monotonic()
+    source.deadline = started + timeout
     out = {"peer": peer["name"], "id": peer["id"], "transport": transport, "seq": None, "files": 0,
-           "downloaded": 0, "bytes": 0, "unchanged": 0, "skipped_quota": 0, "withdrawn": 0, "errors": []}
+           "downloaded": 0, "bytes": 0, "unchanged": 0, "skipped_quota": 0, "withdrawn": 0, "evicted": 0,
+           "errors": []}
     fd = None
     try:
         raw = source.manifest(peer["id"])
@@ -260,16 +320,43 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         from ..forget import keep_forgotten
         from ..privacy import forgotten_file, rules
 
+        signed = _signed_at(m)
+        age = _clock.now().timestamp() - signed if signed is not None else None
+        if age is None or age > MAX_AGE:
+            _vault.write_private(state_path, json.dumps({**known, "files": have}))  # (withdrawals done)
+            raise Refused(f"manifest signed {m.get('time')!s:.20}, more than {MAX_AGE // 86400} days ago: its "
+                          "withdrawals are applied, nothing new is taken from it (a replayed old publication, "
+                          "or the peer has not synced since)")
         rules(reload=True)
-        used = 0
+        listed = {e["name"] for e in m["files"]}
+        held = _held(fd)
+        take, used = [], 0
         for e in sorted(m["files"], key=lambda e: e["name"], reverse=True):  # newest first
-            name, sha = e["name"], e["sha256"]
-            if forgotten_file(name):
+            if forgotten_file(e["name"]):
                 continue  # this user forgot it: `chrollo forget` outranks the mesh
-            used += e["size"]
-            if used > quota:
+            if used + _blocks(e["size"]) > quota:
                 out["skipped_quota"] += 1
                 continue
+            used += _blocks(e["size"])
+            take.append(e)
+        keep = {e["name"] for e in take}
+        for name in sorted(set(held) - listed, reverse=True):  # copies it no longer lists: newest kept
+            if used + _blocks(held[name]) <= quota and len(keep) < MAX_FILES:
+                used += _blocks(held[name])
+                keep.add(name)
+        for name in set(held) - keep:  # over the quota: out, so the folder never outgrows it
+            try:
+                os.unlink(name, dir_fd=fd)
+                out["evicted"] += 1
+            except OSError:
+                pass
+            have.pop(name, None)
+        for e in take:
+            name, sha = e["name"], e["sha256"]
+            if time.monotonic() > source.deadline:
+                out["errors"].append(f"deadline of {timeout:.0f} s for this peer reached: the rest waits "
+                                     "for the next sync")
+                break
             # what we hold: [the peer's sha256, the sha256 of our copy] — they differ where a
             # `forget --lines` pattern was applied to the copy (an old state holds one sha)
             got = have.get(name)
