@@ -973,19 +973,28 @@ def mesh_peers_discover(timeout, add, as_json):
     from .mesh.config import MeshConfig
     from .mesh.discovery import discover
 
+    from .mesh.client import probe
+    from .sanitize import clean_obj
+
     cfg = MeshConfig.load()
     paired = cfg.by_id()
-    found = [dict(f, paired=f.get("id") in paired) for f in discover(timeout) if f["node"] != cfg.name]
+    # what an announcement says is a stranger's word: shown sanitized, and an address is
+    # recorded only when the node answering there proves the paired ID in a TLS handshake
+    found = [clean_obj(dict(f, paired=f.get("id") in paired)) for f in discover(timeout) if f["node"] != cfg.name]
     if add:
         for f in found:
             if f["paired"]:
-                paired[f["id"]]["address"] = f["address"]
+                f["verified"] = probe(f["address"]) == f["id"]
+                if f["verified"]:
+                    paired[f["id"]]["address"] = f["address"]
         cfg.save()
     if as_json:
         _dump({"found": found, "added": add})
     else:
         for f in found:
-            click.echo(f"{f['address']}\t{f['node']}\t{f.get('id')}\t" + ("paired" if f["paired"] else "not paired"))
+            click.echo(f"{f['address']}\t{f['node']}\t{f.get('id')}\t" + ("not paired" if not f["paired"] else
+                       "paired" if "verified" not in f else "paired, address recorded" if f["verified"] else
+                       "paired ID, but another node answers there: not recorded"))
         if not found:
             click.echo("no chrollo node announced itself (start one with `chrollo mesh serve --announce`)", err=True)
 

@@ -517,3 +517,43 @@ def test_a_replayed_older_publication_never_restores_a_withdrawn_session(mesh, t
     p, out = run_json(["mesh", "sync", *args], a.home, CHROLLO_NOW=t8)
     assert p.returncode == 0 and not out["peers"][0]["errors"], out
     assert not any(b"hooli" in v for v in a.peer_files("bravo").values())
+
+
+# ------------------------- 12. an mDNS announcement by a stranger: no address rewritten, no escapes
+
+STRANGER = r"""
+set -e
+ip link set lo up; ip link set lo multicast on; ip route add 224.0.0.0/4 dev lo
+CHROLLO_HOME="$E_HOME" "$PY" -m chrollo mesh serve --port 0 2> "$E_ERR" &
+SERVER=$!
+for i in $(seq 50); do grep -q "serving on" "$E_ERR" 2>/dev/null && break; sleep 0.1; done
+PORT=$(sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$E_ERR" | head -1)
+"$PY" - "$PORT" <<'PYEOF' &
+import socket, sys, time, zeroconf
+zc = zeroconf.Zeroconf(interfaces=["127.0.0.1"])
+info = zeroconf.ServiceInfo("_chrollo._tcp.local.", "evil._chrollo._tcp.local.", addresses=[socket.inet_aton("127.0.0.1")],
+                            port=int(sys.argv[1]), properties={"node": "\x1b]0;pwned\x07evil", "id": sys.argv[2] if len(sys.argv) > 2 else __import__("os").environ["B_ID"], "v": "2"})
+zc.register_service(info)
+time.sleep(20)
+PYEOF
+ANNOUNCER=$!
+sleep 1
+"$PY" -m chrollo mesh peers discover --add --timeout 3
+kill $SERVER $ANNOUNCER
+"""
+
+
+def test_a_strangers_mdns_announcement_of_a_paired_id_rewrites_nothing_and_prints_no_escape(mesh, tmp_path):
+    pytest.importorskip("zeroconf")
+    probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True) if shutil.which("unshare") else None
+    if probe is None or probe.returncode != 0:
+        pytest.skip("cannot create a private network namespace here (unshare -rn)")
+    a, b = two(mesh)
+    a.cli("mesh", "peers", "set", "bravo", "--address", "10.9.9.9:47470")
+    eve = mesh("eve")
+    env = cli_env(a.home, PY=sys.executable, E_HOME=str(eve.home), E_ERR=str(tmp_path / "e.err"), B_ID=b.id)
+    p = subprocess.run(["unshare", "-rn", "sh", "-c", STRANGER], capture_output=True, text=True, env=env, timeout=90)
+    assert "evil" in p.stdout + p.stderr, (p.stdout, p.stderr)  # it was heard
+    assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr
+    peers = json.loads(a.cli("mesh", "peers", "--json").stdout)["peers"]
+    assert [x["address"] for x in peers if x["name"] == "bravo"] == ["10.9.9.9:47470"]

@@ -143,6 +143,24 @@ class LanSource(Source):
             self.conn = None
 
 
+def probe(address: str, timeout: float = CONNECT_TIMEOUT) -> str | None:
+    """The node ID of whatever answers TLS 1.3 at ``address`` (its certificate's fingerprint),
+    or None. Nothing is sent beyond the handshake: this is how an address heard over mDNS is
+    checked before it is recorded for a paired peer (anyone can announce any ID)."""
+    try:
+        host, port = parse_address(address)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+        with socket.create_connection((host, port), timeout=timeout) as raw:
+            raw.settimeout(timeout)
+            with ctx.wrap_socket(raw) as tls:
+                der = tls.getpeercert(binary_form=True)
+        return _identity.node_id(der) if der else None
+    except Exception:  # noqa: BLE001 — unreachable or not a chrollo node: not verified
+        return None
+
+
 def _shut(sock) -> None:
     if sock is not None:
         try:
