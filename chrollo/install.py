@@ -445,12 +445,24 @@ def _servers(text: str, harness: str) -> set:
 # ----------------------------------------------------------------------------- files
 
 def _read(path: Path) -> str | None:
+    """The config's text (None: no such file). Opened non-blocking and only if it is a regular
+    file: a FIFO given as --config would block the install forever."""
+    import stat
+
     try:
-        return path.read_text("utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ChrolloError("bad_config", f"cannot read {path}: {e}")
+    except OSError as e:
+        raise ChrolloError("bad_config", f"cannot read {path}: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ChrolloError("bad_config", f"{path} is not a regular file",
+                               "Pass the harness's config file (JSON, or TOML for Codex).")
+        try:
+            return fh.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ChrolloError("bad_config", f"cannot read {path}: {e}") from None
 
 
 def _write(path: Path, text: str) -> None:

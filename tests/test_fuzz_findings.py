@@ -37,3 +37,12 @@ def test_install_config_path_with_undecodable_bytes(tmp_path):
     assert os.path.exists(os.fsencode(cfg))
     p = _chrollo(home, "uninstall", "claude-code", "--config", cfg, "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["changes"][0]["action"] == "removed", p.stdout
+
+
+def test_install_config_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    """`install … --config FIFO` opened the FIFO for reading and blocked for ever."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for cmd in ("install", "uninstall"):
+        p = _chrollo(tmp_path / "home", cmd, "claude-code", "--config", str(fifo), "--json")
+        assert p.returncode == 1 and json.loads(p.stdout)["error"]["kind"] == "bad_config", p.stdout
