@@ -31,6 +31,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import jsonc
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
 
@@ -198,7 +199,7 @@ def installed_events(harness: str, text: str | None) -> dict:
         return {e: "extension" for e in ("before_agent_start", "agent_end", "session_shutdown")} \
             if text and "chrollo-pi" in text else {}
     try:
-        data = json.loads(text) if text and text.strip() else {}
+        data = jsonc.loads(text) if text and text.strip() else {}
     except ValueError:
         return {}
     hooks = data.get("hooks") if isinstance(data, dict) else None
@@ -245,7 +246,7 @@ def _hooks_add(harness: str, text: str | None, path: Path) -> str | None:
         changed = True
     if not changed:
         return text
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return jsonc.dumps_into(text, data)  # (a file with comments keeps them)
 
 
 def _hooks_remove(harness: str, text: str, path: Path) -> str:
@@ -264,7 +265,7 @@ def _hooks_remove(harness: str, text: str, path: Path) -> str:
                 del hooks[event]
         if not hooks:
             del data["hooks"]
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return jsonc.dumps_into(text, data)  # (a file with comments keeps them)
 
 
 # ----------------------------------------------------------------------------- the edit protocol
@@ -322,7 +323,7 @@ def _json_load(text: str | None, path: Path) -> dict:
     if not text or not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = jsonc.loads(text)  # comments allowed: Gemini CLI reads its settings that way
     except ValueError as e:
         raise ChrolloError("bad_config", f"{path} is not valid JSON ({e})",
                            "Fix or move the file, then run the command again.")
@@ -346,7 +347,7 @@ def _json_add(text: str | None, path: Path, harness: str) -> str | None:
     if servers.get(SERVER_NAME) == entry:
         return text
     servers[SERVER_NAME] = entry
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return jsonc.dumps_into(text, data)  # (a file with comments keeps them)
 
 
 def _json_remove(text: str, path: Path) -> str:
@@ -356,7 +357,7 @@ def _json_remove(text: str, path: Path) -> str:
         servers.pop(SERVER_NAME, None)
         if not servers:
             del data["mcpServers"]
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return jsonc.dumps_into(text, data)  # (a file with comments keeps them)
 
 
 def _toml_block() -> str:
@@ -422,7 +423,7 @@ def registered_server(harness: str, text: str | None) -> list | None:
         except ValueError:
             return None
     try:
-        entry = json.loads(text).get("mcpServers", {}).get(SERVER_NAME)
+        entry = jsonc.loads(text).get("mcpServers", {}).get(SERVER_NAME)
     except (ValueError, AttributeError):
         return None
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
@@ -435,7 +436,7 @@ def _servers(text: str, harness: str) -> set:
     if harness == "codex":
         return {SERVER_NAME} if _TOML_START in text else set()
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = jsonc.loads(text) if text.strip() else {}
     except ValueError:
         return set()
     servers = data.get("mcpServers") if isinstance(data, dict) else None

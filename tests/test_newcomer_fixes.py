@@ -199,3 +199,46 @@ def test_24_forget_by_date_or_project_takes_peers_copies_too(tmp_path):
         p, out = run_json(["forget", *args, "--yes"], home)
         assert p.returncode == 0, out
         assert not own.exists() and not peer.exists(), out
+
+
+GEMINI_SETTINGS = """// my Gemini settings
+{
+  /* the look */
+  "theme": "GitHub", // dark at night
+  "mcpServers": {
+    "other": {"command": "x"} // mine
+  }
+}
+"""
+
+
+def test_24_install_gemini_accepts_a_settings_file_with_comments_and_keeps_them(tmp_path):
+    """Gemini CLI 0.61 reads settings.json as JSON.parse(stripJsonComments(text)): comments are
+    fine there, so they are here — and the user's comments survive install and uninstall."""
+    from chrollo import jsonc
+
+    home, user = tmp_path / "home", tmp_path / "user"
+    cfg = user / ".gemini" / "settings.json"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(GEMINI_SETTINGS)
+    env = {"HOME": user, "GEMINI_CLI_HOME": user}
+    p = run(["install", "gemini", "--json"], home, **env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = cfg.read_text()
+    for comment in ("// my Gemini settings", "/* the look */", "// dark at night", "// mine"):
+        assert comment in text
+    data = jsonc.loads(text)
+    assert set(data["mcpServers"]) == {"other", "chrollo"} and "BeforeAgent" in data["hooks"]
+    p = run(["uninstall", "gemini"], home, **env)
+    assert p.returncode == 0 and cfg.read_text() == GEMINI_SETTINGS  # untouched since: the same bytes
+    # edited since chrollo wrote it: only chrollo's entries go, every comment stays
+    assert run(["install", "gemini"], home, **env).returncode == 0
+    cfg.write_text(cfg.read_text().replace('"theme": "GitHub"', '"theme": "ANSI" /* changed */'))
+    assert run(["uninstall", "gemini"], home, **env).returncode == 0
+    text = cfg.read_text()
+    assert "/* changed */" in text and "// mine" in text and "chrollo" not in text
+    assert jsonc.loads(text) == {"theme": "ANSI", "mcpServers": {"other": {"command": "x"}}}
+    # what Gemini refuses (JSON.parse: a trailing comma) is refused, the file untouched
+    cfg.write_text('{"theme": "ANSI",}\n')
+    p, out = run_json(["install", "gemini"], home, **env)
+    assert p.returncode == 1 and out["error"]["kind"] == "bad_config" and cfg.read_text() == '{"theme": "ANSI",}\n'
