@@ -97,7 +97,9 @@ def write_private(path: str, text: str) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        # (surrogateescape: a path from argv may hold bytes that are not UTF-8; they go back
+        # to disk as the same bytes, and read_json reads them back as the same path)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:  # (a full disk): no half-written temp file stays behind
@@ -114,7 +116,7 @@ def read_json(path) -> dict:
     import json
 
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             data = json.load(fh)
     except (OSError, ValueError):
         return {}

@@ -46,3 +46,17 @@ def test_install_config_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
     for cmd in ("install", "uninstall"):
         p = _chrollo(tmp_path / "home", cmd, "claude-code", "--config", str(fifo), "--json")
         assert p.returncode == 1 and json.loads(p.stdout)["error"]["kind"] == "bad_config", p.stdout
+
+
+def test_paths_with_undecodable_bytes_are_kept_as_given(tmp_path):
+    """`exclude add` and `install --vault` with a path holding bytes that are not UTF-8 raised
+    UnicodeEncodeError writing chrollo's settings; they are kept, byte for byte."""
+    home = tmp_path / "home"
+    odd = os.fsdecode(os.fsencode(str(tmp_path)) + b"/client\xff")
+    p = _chrollo(home, "exclude", "add", odd, "--json")
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    p = _chrollo(home, "exclude", "list", "--json")
+    assert json.loads(p.stdout)["exclude"] == [odd]
+    p = _chrollo(home, "install", "pi", "--vault", odd, "--json")
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    assert os.path.isdir(os.fsencode(odd))
