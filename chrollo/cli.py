@@ -318,8 +318,9 @@ def _harness_command(name: str, doc: str):
            ": take out what `chrollo install` added wherever it is.")))
     @click.option("--mcp", "mcp_", is_flag=True, help="Only the read_memory MCP server (`chrollo mcp`).")
     @click.option("--no-mcp", "no_mcp", is_flag=True, help="Only the hooks (capture and recall), not the MCP server.")
-    @click.option("--config", metavar="PATH", help="Edit this file instead of the harness's own "
-                  "(one file: the hooks', or with --mcp the MCP server's).")
+    @click.option("--config", metavar="PATH", help="Edit this file instead of the harness's own: the "
+                  "hooks' (Gemini: hooks and tool, one file; Claude Code and Codex keep the tool in "
+                  "another file, so it is skipped and said so), or with --mcp the MCP server's.")
     @click.option("--json", "as_json", is_flag=True, help="Print what was done as one JSON object.")
     def command(harness, all_, mcp_, no_mcp, config, as_json, vault=None):
         from . import install as inst
@@ -357,9 +358,12 @@ def _harness_command(name: str, doc: str):
         for c in changes:
             what = "MCP server (read_memory)" if c["part"] == "mcp" else "pi extension" if harness == "pi" else "hooks"
             click.echo(f"{harness}: {what} {c['action']} ({c['config']})")
+            if c["action"] == "skipped":
+                click.echo(f"--config names the hooks' file; the tool lives in {c['config']}: "
+                           f"`chrollo {name} {harness} --mcp` for it (or `--mcp --config FILE`)", err=True)
             if c.get("note"):
                 click.echo(c["note"], err=True)
-        if name == "install" and any(c["action"] != "unchanged" for c in changes):
+        if name == "install" and any(c["action"] not in ("unchanged", "skipped") for c in changes):
             click.echo("Check them with `chrollo doctor`.", err=True)
     if name == "install":
         command = click.option("--vault", metavar="PATH", help=(

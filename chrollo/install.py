@@ -45,7 +45,8 @@ _TOML_END = "# <<< chrollo mcp"
 class Change:
     harness: str
     config: str
-    action: str      # "installed", "updated", "unchanged", "removed", "restored", "absent", "kept"
+    action: str      # "installed", "updated", "unchanged", "removed", "restored", "absent", "kept",
+                     # "skipped" (not done: --config names another part's file)
     part: str = "hooks"   # "hooks" (capture + recall; pi: the extension) or "mcp" (the read_memory tool)
 
     def to_json(self) -> dict:
@@ -55,23 +56,32 @@ class Change:
 def parts(harness: str, only: str | None = None, config=None) -> list:
     """What ``install``/``uninstall`` touch: hooks and the MCP server, or ``only`` one of them.
     pi has no MCP client (its extension registers the tools); ``config`` names one file, so
-    it means the hooks unless ``only="mcp"``."""
+    it means the hooks unless ``only="mcp"`` — Gemini keeps both in that one file."""
     if only == "mcp":
         mcp_config_path(harness)  # refuses pi and unknown harnesses
         return ["mcp"]
     hooks_config_path(harness)
-    return ["hooks"] if only == "hooks" or harness == "pi" or config else ["hooks", "mcp"]
+    return ["hooks"] if only == "hooks" or harness == "pi" or (config and harness != "gemini") else ["hooks", "mcp"]
+
+
+def left_out(harness: str, only: str | None = None, config=None) -> list:
+    """The part ``config`` (one file) cannot hold, as a "skipped" Change: Claude Code and Codex
+    keep the tool in another file than the hooks, so it is not installed — and that is said."""
+    if config and only is None and harness in ("claude-code", "codex"):
+        return [Change(harness, str(mcp_config_path(harness)), "skipped", "mcp")]
+    return []
 
 
 def install(harness: str, only: str | None = None, config=None) -> list:
-    return [(install_hooks if p == "hooks" else install_mcp)(harness, config) for p in parts(harness, only, config)]
+    return [(install_hooks if p == "hooks" else install_mcp)(harness, config)
+            for p in parts(harness, only, config)] + left_out(harness, only, config)
 
 
 def uninstall(harness: str, only: str | None = None, config=None) -> list:
     """In reverse order of ``install``: where both parts share a file (Gemini), each restore
     then finds the bytes it wrote, and the file comes back byte for byte."""
     return [(uninstall_hooks if p == "hooks" else uninstall_mcp)(harness, config)
-            for p in reversed(parts(harness, only, config))]
+            for p in reversed(parts(harness, only, config))] + left_out(harness, only, config)
 
 
 def found_harnesses() -> dict:

@@ -22,7 +22,7 @@ def _cli(home, *args, **env):
 
 def _one(p) -> dict:
     """The one change a single-part `install/uninstall --json` reports."""
-    (change,) = json.loads(p.stdout)["changes"]
+    (change,) = [c for c in json.loads(p.stdout)["changes"] if c["action"] != "skipped"]
     return change
 
 
@@ -122,7 +122,7 @@ def test_hooks_install_keeps_other_hooks_and_uninstall_restores_bytes(home, tmp_
 
     cfg = tmp_path / "settings.json"
     cfg.write_text(HOOKS_ORIGINAL)
-    p = _cli(home, "install", harness, "--config", cfg, "--json")
+    p = _cli(home, "install", harness, "--config", cfg, "--no-mcp", "--json")
     assert p.returncode == 0 and _one(p)["action"] == "installed", p.stderr
     data = json.loads(cfg.read_text())
     assert data["model"] == "opus"
@@ -133,9 +133,9 @@ def test_hooks_install_keeps_other_hooks_and_uninstall_restores_bytes(home, tmp_
         assert entry["command"].endswith(f" hook {event} --harness {harness}")
         assert entry["timeout"] == timeout
     once = cfg.read_bytes()
-    assert _one(_cli(home, "install", harness, "--config", cfg, "--json"))["action"] == "unchanged"
+    assert _one(_cli(home, "install", harness, "--config", cfg, "--no-mcp", "--json"))["action"] == "unchanged"
     assert cfg.read_bytes() == once
-    assert _one(_cli(home, "uninstall", harness, "--config", cfg, "--json"))["action"] == "restored"
+    assert _one(_cli(home, "uninstall", harness, "--config", cfg, "--no-mcp", "--json"))["action"] == "restored"
     assert cfg.read_text() == HOOKS_ORIGINAL
 
 

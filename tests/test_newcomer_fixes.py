@@ -242,3 +242,25 @@ def test_24_install_gemini_accepts_a_settings_file_with_comments_and_keeps_them(
     cfg.write_text('{"theme": "ANSI",}\n')
     p, out = run_json(["install", "gemini"], home, **env)
     assert p.returncode == 1 and out["error"]["kind"] == "bad_config" and cfg.read_text() == '{"theme": "ANSI",}\n'
+
+
+def test_24_install_with_config_says_when_the_tool_is_left_out(tmp_path):
+    """`install claude-code --config FILE` installed the hooks into FILE and silently no tool;
+    the tool's own file is another one: it is reported skipped, with the command for it.
+    Gemini keeps both in one file, so --config gets both."""
+    from chrollo import jsonc
+
+    home = tmp_path / "home"
+    cfg = tmp_path / "settings.json"
+    p, out = run_json(["install", "claude-code", "--config", cfg], home, CLAUDE_CONFIG_DIR=tmp_path / "claude")
+    assert p.returncode == 0
+    assert [(c["part"], c["action"]) for c in out["changes"]] == [("hooks", "installed"), ("mcp", "skipped")]
+    assert out["changes"][1]["config"] == str(tmp_path / "claude" / ".claude.json")
+    p = run(["install", "claude-code", "--config", cfg], home, CLAUDE_CONFIG_DIR=tmp_path / "claude")
+    assert "skipped" in p.stdout and "--mcp" in p.stderr, p.stdout + p.stderr
+    gem = tmp_path / "gemini.json"
+    p, out = run_json(["install", "gemini", "--config", gem], home)
+    assert {(c["part"], c["action"]) for c in out["changes"]} == {("hooks", "installed"), ("mcp", "installed")}
+    data = jsonc.loads(gem.read_text())
+    assert "chrollo" in data["mcpServers"] and "BeforeAgent" in data["hooks"]
+    assert run(["uninstall", "gemini", "--config", gem], home).returncode == 0 and not gem.exists()
