@@ -378,8 +378,13 @@ def _harness_all(name: str, only, as_json: bool) -> None:
 
     if name == "install":
         done = inst.install_all(only)
-    else:  # wherever `chrollo install` left something (pi has no MCP server to remove)
-        done = {h: inst.uninstall(h, only) for h in inst.HARNESSES if not (h == "pi" and only == "mcp")}
+    else:  # wherever `chrollo install` left something (with --mcp: the harnesses that have one)
+        done = {}
+        for h in inst.HARNESSES:
+            try:
+                done[h] = inst.uninstall(h, only)
+            except UsageError:
+                continue
     out = {h: {"skipped": r} if isinstance(r, str) else {"changes": [c.to_json() for c in r]} for h, r in done.items()}
     if as_json:
         _dump({"harnesses": out})

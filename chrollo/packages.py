@@ -47,9 +47,9 @@ def expand(text: str, pkg: dict) -> str:
 
 def hook_commands(pkg: dict) -> dict:
     """{event: shell command} of the package's ``hooks/hooks.json``, folder filled in."""
-    from .harness.common import json_file
+    from .homedir import read_json
 
-    hooks = json_file(os.path.join(pkg["root"], "hooks", "hooks.json")).get("hooks")
+    hooks = read_json(os.path.join(pkg["root"], "hooks", "hooks.json")).get("hooks")
     out = {}
     for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
         for g in groups if isinstance(groups, list) else []:
@@ -61,9 +61,9 @@ def hook_commands(pkg: dict) -> dict:
 
 def mcp_command(pkg: dict) -> list | None:
     """The command line of the package's ``chrollo`` MCP server, folder filled in."""
-    from .harness.common import json_file
+    from .homedir import read_json
 
-    servers = json_file(os.path.join(pkg["root"], pkg.get("mcp_file") or ".mcp.json")).get("mcpServers")
+    servers = read_json(os.path.join(pkg["root"], pkg.get("mcp_file") or ".mcp.json")).get("mcpServers")
     entry = servers.get("chrollo") if isinstance(servers, dict) else None
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return None
@@ -74,8 +74,9 @@ def mcp_command(pkg: dict) -> list | None:
 def stands_down(harness: str) -> bool:
     """True for a hook the package ran (``CHROLLO_VIA=package``) while ``chrollo install``'s
     hooks for the same harness are in its user config too: those run, the package's do
-    nothing — one capture and one recall per prompt, never two. (pi's extension loads once.)"""
-    if os.environ.get(VIA_ENV) != "package" or harness == "pi":
+    nothing — one capture and one recall per prompt, never two. (pi's extension does not set
+    it: loaded twice, it runs once.)"""
+    if os.environ.get(VIA_ENV) != "package":
         return False
     from .install import hooks_config_path, installed_events
 

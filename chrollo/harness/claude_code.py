@@ -142,16 +142,17 @@ def package() -> dict | None:
     import os
 
     from . import home_dir
-    from .common import json_file, package_record
+    from ..homedir import read_json
+    from .common import package_record
 
     base = home_dir(NAME)
-    installed = json_file(os.path.join(base, "plugins", "installed_plugins.json")).get("plugins")
+    installed = read_json(os.path.join(base, "plugins", "installed_plugins.json")).get("plugins")
     for pid, entries in (installed.items() if isinstance(installed, dict) else []):
         if pid.split("@", 1)[0] != "chrollo" or not isinstance(entries, list) or not entries \
                 or not isinstance(entries[0], dict) or not isinstance(entries[0].get("installPath"), str):
             continue
         root = entries[0]["installPath"]
-        enabled = json_file(os.path.join(base, "settings.json")).get("enabledPlugins")
+        enabled = read_json(os.path.join(base, "settings.json")).get("enabledPlugins")
         return package_record(pid, root, entries[0].get("version"),
                               isinstance(enabled, dict) and enabled.get(pid) is True,
                               {"${CLAUDE_PLUGIN_ROOT}": root}, {"CLAUDE_PLUGIN_ROOT": root},

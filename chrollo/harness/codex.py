@@ -91,7 +91,8 @@ def package() -> dict | None:
     import tomllib
 
     from . import home_dir
-    from .common import json_file, package_record
+    from ..homedir import read_json
+    from .common import package_record
 
     base = home_dir(NAME)
     try:
@@ -108,7 +109,7 @@ def package() -> dict | None:
         if not versions:
             continue
         root = os.path.join(folder, versions[-1])
-        version = json_file(os.path.join(root, ".codex-plugin", "plugin.json")).get("version")
+        version = read_json(os.path.join(root, ".codex-plugin", "plugin.json")).get("version")
         return package_record(pid, root, version, not isinstance(conf, dict) or conf.get("enabled", True) is not False,
                               {"$PLUGIN_ROOT": root, "${PLUGIN_ROOT}": root, "./": root + os.sep},
                               {"PLUGIN_ROOT": root}, f"codex plugin remove {pid}", mcp_file=".mcp.json",

@@ -243,16 +243,6 @@ def regular_file(path) -> str | None:
         return None
 
 
-def json_file(path: str) -> dict:
-    """A JSON object from ``path``; {} when it is missing, unreadable or not an object."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def package_record(pid: str, root: str, version, enabled: bool, placeholders: dict, env: dict,
                    remove: str, **extra) -> dict:
     """What an adapter's ``package()`` says about chrollo's package installed in its harness

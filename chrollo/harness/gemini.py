@@ -142,10 +142,11 @@ def package() -> dict | None:
     """chrollo's Gemini CLI extension, if installed: ``extensions/chrollo/gemini-extension.json``
     (its ``mcpServers`` and ``hooks/hooks.json`` name their folder ``${extensionPath}``)."""
     from . import home_dir
-    from .common import json_file, package_record
+    from ..homedir import read_json
+    from .common import package_record
 
     root = os.path.join(home_dir(NAME), "extensions", "chrollo")
-    manifest = json_file(os.path.join(root, "gemini-extension.json"))
+    manifest = read_json(os.path.join(root, "gemini-extension.json"))
     if manifest.get("name") != "chrollo":
         return None
     return package_record("chrollo", root, manifest.get("version"), True, {"${extensionPath}": root}, {},

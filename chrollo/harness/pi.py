@@ -87,10 +87,11 @@ def package() -> dict | None:
     import re
 
     from . import home_dir
-    from .common import json_file, package_record
+    from ..homedir import read_json
+    from .common import package_record
 
     base = home_dir(NAME)
-    for entry in json_file(os.path.join(base, "settings.json")).get("packages") or []:
+    for entry in read_json(os.path.join(base, "settings.json")).get("packages") or []:
         source = entry.get("source") if isinstance(entry, dict) else entry
         if not isinstance(source, str) or source.startswith("npm:"):
             continue
@@ -99,7 +100,7 @@ def package() -> dict | None:
             root = os.path.join(base, "git", path.removesuffix(".git"))
         else:
             root = os.path.join(base, os.path.expanduser(source))
-        manifest = json_file(os.path.join(root, "package.json"))
+        manifest = read_json(os.path.join(root, "package.json"))
         extensions = (manifest.get("pi") or {}).get("extensions") if isinstance(manifest.get("pi"), dict) else None
         if manifest.get("name") == "chrollo" and isinstance(extensions, list) and extensions:
             return package_record(source, root, manifest.get("version"), True, {}, {}, f"pi remove {source}",
