@@ -37,7 +37,7 @@ def timed_run(drv, label: str) -> float:
     t = time.perf_counter()
     r = drv.run(f"say: {label} of the overhead benchmark about the deploy pipeline")
     if not r.ok:
-        raise SystemExit(f"{drv.name} failed: {r.proc.stderr[-2000:]}")
+        raise SystemExit(f"{drv.name} ({label}) failed: {r.proc.stderr[-2000:]}")
     return time.perf_counter() - t
 
 

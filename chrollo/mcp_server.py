@@ -120,8 +120,13 @@ class Server:
         self.dir = dir
         self._root = None
         self.methods = {"initialize": self.initialize, "ping": lambda p: {},
-                        "tools/list": lambda p: {"tools": TOOLS}, "tools/call": self.call_tool}
+                        "tools/list": self.list_tools, "tools/call": self.call_tool}
         self.tools = {"read_memory": self.read_memory, "read_memory_file": self.read_memory_file}
+
+    def list_tools(self, params) -> dict:
+        from .packages import mcp_stands_down   # (a harness's package, beside `chrollo install`)
+
+        return {"tools": [] if mcp_stands_down() else TOOLS}
 
     # ------------------------------------------------------------------ JSON-RPC
 

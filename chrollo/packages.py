@@ -94,3 +94,20 @@ def describe(pkg: dict) -> dict:
     return {"id": pkg["id"], "root": pkg["root"], "version": pkg["version"], "enabled": pkg["enabled"],
             "cli_version": __version__, "remove": pkg["remove"]}
 
+
+
+def mcp_stands_down() -> bool:
+    """True for the package's MCP server (``CHROLLO_VIA=package``, ``CHROLLO_HARNESS``) where
+    ``chrollo install`` registered chrollo's server for the same harness: it lists no tools,
+    so the model is offered read_memory once."""
+    harness = os.environ.get("CHROLLO_HARNESS")
+    if os.environ.get(VIA_ENV) != "package" or not harness:
+        return False
+    from .errors import ChrolloError
+    from .install import mcp_config_path, registered_server
+
+    try:
+        with open(mcp_config_path(harness), encoding="utf-8") as fh:
+            return registered_server(harness, fh.read()) is not None
+    except (OSError, UnicodeDecodeError, ChrolloError):
+        return False

@@ -70,7 +70,7 @@ def test_shim_without_chrollo_says_once_per_session_how_to_install_it_and_exits_
     for event in ("Stop", "AfterAgent", "SessionEnd"):            # capture events: silent
         p = _shim(["codex", event], json.dumps({"session_id": "sess-3"}), tmp_path)
         assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
-    mcp = _shim(["mcp"], "", tmp_path)
+    mcp = _shim(["codex", "mcp"], "", tmp_path)
     assert mcp.returncode == 1 and "uv tool install chrollo" in mcp.stderr and mcp.stdout == ""
 
 
@@ -78,16 +78,17 @@ def test_shim_runs_the_chrollo_it_finds(tmp_path):
     calls = tmp_path / "calls"
     fake = tmp_path / "bin" / "chrollo"
     fake.parent.mkdir()
-    fake.write_text(f'#!/bin/sh\necho "$CHROLLO_VIA $*" >> {calls}\ncat >> {calls}\n')
+    fake.write_text(f'#!/bin/sh\necho "$CHROLLO_VIA $CHROLLO_HARNESS $*" >> {calls}\ncat >> {calls}\n')
     fake.chmod(0o755)
     assert _shim(["codex", "Stop"], "{\"x\": 1}\n", tmp_path, CHROLLO_BIN=str(fake)).returncode == 0
     assert _shim(["gemini", "BeforeAgent"], "{}\n", tmp_path, PATH=f"{fake.parent}:/usr/bin:/bin").returncode == 0
     local = tmp_path / "home" / ".local" / "bin"   # where uv tool / pipx put it, off PATH
     local.mkdir(parents=True)
     shutil.copy(fake, local / "chrollo")
-    assert _shim(["mcp"], "", tmp_path).returncode == 0
-    assert calls.read_text().splitlines() == ["package hook Stop --harness codex", '{"x": 1}',
-                                              "package hook BeforeAgent --harness gemini", "{}", "package mcp"]
+    assert _shim(["claude-code", "mcp"], "", tmp_path).returncode == 0
+    assert calls.read_text().splitlines() == ["package codex hook Stop --harness codex", '{"x": 1}',
+                                              "package gemini hook BeforeAgent --harness gemini", "{}",
+                                              "package claude-code mcp"]
 
 
 # ----------------------------------------------------------------------------- doctor and hook
@@ -175,3 +176,22 @@ def test_install_all_sets_up_every_harness_found_and_skips_one_with_its_package(
     assert p.returncode == 0, p.stderr
     assert not (fake / ".gemini" / "settings.json").exists() and not (tmp_path / "codex" / "hooks.json").exists()
     assert run(["install", "codex", "--all"], home, **env).returncode == 2
+
+
+def test_the_package_s_mcp_server_lists_no_tools_where_chrollo_install_s_is_registered(home, tmp_path):
+    from conftest import run
+
+    cfg = tmp_path / "claude"
+    calls = "".join(json.dumps(c) + "\n" for c in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+         "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+
+    def tools():
+        p = run(["mcp"], home, input=calls, CLAUDE_CONFIG_DIR=cfg, CHROLLO_VIA="package", CHROLLO_HARNESS="claude-code")
+        replies = [json.loads(line) for line in p.stdout.splitlines()]
+        return [t["name"] for t in replies[-1]["result"]["tools"]]
+
+    assert tools() == ["read_memory", "read_memory_file"]
+    assert run(["install", "claude-code", "--mcp"], home, CLAUDE_CONFIG_DIR=cfg).returncode == 0
+    assert tools() == []      # chrollo install's server offers them: the model sees them once

@@ -67,6 +67,6 @@ def test_tool_install_runs_chrollo_demo(clone, tmp_path, how):
     assert demo.returncode == 0, demo.stderr
     assert "chrollo demo" in demo.stdout + demo.stderr and "---" in demo.stdout
     # the packages' shim finds it there even off PATH (a harness started from a desktop launcher)
-    hook = subprocess.run(["sh", str(clone / "hooks" / "claude-code" / "bin" / "chrollo-hook"), "mcp"],
+    hook = subprocess.run(["sh", str(clone / "hooks" / "claude-code" / "bin" / "chrollo-hook"), "claude-code", "mcp"],
                           input="", env={**env, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
     assert hook.returncode == 0 and "not installed" not in hook.stderr, hook.stderr

@@ -113,8 +113,11 @@ def test_package_and_chrollo_install_together_capture_and_inject_once(make, worl
                            ("Agent", "> the staging reverse proxy listens on port 8443 behind nginx")]
     mark = world.server.mark()
     assert drv.run("which port does the staging reverse proxy listen on?").ok
-    first = json.dumps(agent_requests(world, mark)[0]["body"])
+    request = agent_requests(world, mark)[0]
+    first = json.dumps(request["body"])
     assert first.count("[chrollo-recall]") == 1, first[:3000]
+    offered = [n for n in request.get("tools", []) + request.get("deferred", []) if n.endswith("read_memory")]
+    assert len(offered) == 1, offered    # the package's server lists none (pi: its extension loads once)
     if harness != "pi":    # pi's extension loads once: there is nothing to report
         report = _doctor(world, harness)
         assert report["status"] == "duplicate" and f"chrollo uninstall {harness}" in report["fix"], report
