@@ -25,6 +25,7 @@ only that group is replaced (``postgres://app:[REDACTED:url-password]@db``).
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -106,12 +107,12 @@ SKIP_DETECTORS = {"IPPublicDetector", "PrivateKeyDetector"}
 DS_KEYWORDS = {
     "ArtifactoryDetector": ("akc", "artifactory"), "AWSKeyDetector": ("akia", "asia", "abia", "acca", "a3t", "aws"),
     "AzureStorageKeyDetector": ("accountkey",), "BasicAuthDetector": ("://",), "CloudantDetector": ("cloudant",),
-    "DiscordBotTokenDetector": None, "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "GitLabTokenDetector": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "gr1348941"),
+    "DiscordBotTokenDetector": ("discord",), "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "GitLabTokenDetector": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "gr1348941"),
     "IbmCloudIamDetector": ("ibm", "iam_"), "IbmCosHmacDetector": ("cos_hmac", "cos-hmac", "ibm"), "JwtTokenDetector": ("eyj",),
     "MailchimpDetector": ("-us",), "NpmDetector": ("_authtoken",), "OpenAIDetector": ("t3blbkfj",),
     "PypiTokenDetector": ("pypi-",), "SendGridDetector": ("sg.",), "SlackDetector": ("xox", "hooks.slack"),
     "SoftlayerDetector": ("softlayer",), "SquareOAuthDetector": ("sq0",), "StripeDetector": ("k_live_",),
-    "TelegramBotTokenDetector": None, "TwilioKeyDetector": ("AC", "SK"),
+    "TelegramBotTokenDetector": (":aa",), "TwilioKeyDetector": ("AC", "SK"),
 }
 
 
@@ -179,6 +180,7 @@ class Redactor:
         except ImportError:
             pass
         self.digest = hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:16]
+        self._automata = None
 
     @classmethod
     def from_config(cls, home: str) -> "Redactor":
@@ -190,61 +192,73 @@ class Redactor:
             raise ChrolloError("bad_config", "redact.json: extra must be an object, disable a list")
         return cls(extra, disable)
 
-    def redact(self, text: str) -> tuple[str, dict]:
-        """(text with every secret replaced, {rule id: count}). A rule's regex runs only on the
-        lines holding one of its keywords (the whole text for multi-line rules)."""
-        counts: dict = {}
-        low = text.lower()
-        absent: set = set()  # keywords not in the text: each is looked for once, not once per rule
-        for rid, rx, kws in self.rules:
-            if kws:
-                kws = [k for k in kws if k not in absent]
-                for k in kws:
-                    if k not in (text if k != k.lower() else low):
-                        absent.add(k)
-                kws = [k for k in kws if k not in absent]
-                if not kws:
-                    continue
-            if rid in ANCHORED:
-                text, n = _anchored(rx, text, low, kws, rid)
-                if n:
-                    counts[rid] = n
-                    low = text.lower()
-                    absent.clear()
-                continue
-            if kws is None:
-                spans = [(0, len(text))]
-            elif rid in MULTILINE:
-                spans = [(0, len(text))]
-            else:
-                spans = _lines(text, low, kws)
-            if not spans:
-                continue
-            n = 0
+    def _prefilter(self):
+        """Two multi-literal automata (Aho-Corasick, DFA) over every rule's keywords: lowercase
+        ones matched in the lowercased text, ones with capitals as written. One pass over the
+        text finds every keyword of every rule."""
+        if self._automata is None:
+            lower, exact = {}, {}
+            for i, (_rid, _rx, kws) in enumerate(self.rules):
+                for k in kws or ():
+                    (exact if k != k.lower() else lower).setdefault(k, []).append(i)
+            self._automata = (_Keywords(lower), _Keywords(exact))
+        return self._automata
 
-            def sub(m, rid=rid):
-                nonlocal n
-                whole = m.group(0)
-                if "[REDACTED:" in whole:
-                    return whole
-                g = next((i for i in range(1, (m.re.groups or 0) + 1) if m.group(i)), None)
-                n += 1
-                if g is None:
-                    return f"[REDACTED:{rid}]"
-                s = m.start()
-                a, b = m.span(g)
-                return whole[: a - s] + f"[REDACTED:{rid}]" + whole[b - s:]
-            out, last = [], 0
-            for a, b in spans:
-                out += [text[last:a], rx.sub(sub, text[a:b])]
-                last = b
-            if n:
-                out.append(text[last:])
-                text = "".join(out)
-                low = text.lower()
-                absent.clear()  # (a marker could hold a keyword)
-                counts[rid] = n
-        return text, counts
+    def redact(self, text: str) -> tuple[str, dict]:
+        """(text with every secret replaced, {rule id: count}). One pass finds every rule's
+        keywords; a rule's regex runs only on the lines holding one of them (the whole text
+        for multi-line rules and rules without keywords); every replacement is made in one
+        final pass, an earlier rule's match winning over a later one it overlaps."""
+        if not text:
+            return text, {}
+        lower, exact = self._prefilter()
+        raw = text.encode("utf-8", "surrogatepass")
+        hits = lower.find(raw.lower()) + exact.find(raw)  # [(byte offset, rule indexes)]
+        if hits and not text.isascii():
+            hits = _char_offsets(raw, hits)
+        where: dict = {}  # rule index -> positions where one of its keywords starts
+        for p, rules in hits:
+            for i in rules:
+                where.setdefault(i, []).append(p)
+        chosen: list = []  # sorted, non-overlapping (start, end, rule id)
+        starts: list = []
+        for i, (rid, rx, kws) in enumerate(self.rules):
+            if kws:
+                pos = where.get(i)
+                if not pos:
+                    continue
+                if rid in ANCHORED:
+                    found = (rx.match(text, p) for p in sorted(set(pos)))
+                    spans = None
+                elif rid in MULTILINE:
+                    spans = [(0, len(text))]
+                else:
+                    spans = _line_spans(text, pos)
+            else:
+                spans = [(0, len(text))]
+            if spans is not None:
+                found = (m for a, b in spans for m in rx.finditer(text, a, b))
+            for m in found:
+                if m is None:
+                    continue
+                g = next((j for j in range(1, (m.re.groups or 0) + 1) if m.group(j)), None)
+                a, b = m.span(g) if g is not None else m.span()
+                if a == b:
+                    continue
+                k = bisect.bisect_left(starts, a)
+                if (k > 0 and chosen[k - 1][1] > a) or (k < len(chosen) and chosen[k][0] < b):
+                    continue  # overlaps what an earlier rule took
+                starts.insert(k, a)
+                chosen.insert(k, (a, b, rid))
+        if not chosen:
+            return text, {}
+        out, last, counts = [], 0, {}
+        for a, b, rid in chosen:
+            out += [text[last:a], f"[REDACTED:{rid}]"]
+            last = b
+            counts[rid] = counts.get(rid, 0) + 1
+        out.append(text[last:])
+        return "".join(out), counts
 
     def redact_bytes(self, data: bytes) -> bytes:
         return self.redact(data.decode("utf-8", "replace"))[0].encode("utf-8")
@@ -254,47 +268,61 @@ MULTILINE = {"private-key"}
 ANCHORED = {"password-assignment"}  # tried only where a keyword starts (its regex begins with one)
 
 
-def _anchored(rx, text: str, low: str, keywords, rid: str) -> tuple[str, int]:
-    spans = []
-    for k in keywords:
-        i = low.find(k)
-        while i >= 0:
-            m = rx.match(text, i)
-            if m:
-                spans.append(m.span(1))
-            i = low.find(k, i + 1)
-    last, out = 0, []
-    for a, b in sorted(set(spans)):
-        if a < last:
+class _Keywords:
+    """Where any of ``{keyword: [rule index]}`` occurs in a byte string: ahocorasick-rs (a
+    Rust Aho-Corasick DFA, overlapping matches) — one pass at ~60 MB/s where testing each
+    keyword on its own cost a pass per keyword; a regex alternation if it is not installed."""
+
+    def __init__(self, keywords: dict):
+        self.words = [k.encode() for k in keywords]
+        self.rules = [tuple(v) for v in keywords.values()]
+        self.ac = self.rx = None
+        if not self.words:
+            return
+        try:
+            import ahocorasick_rs as ar
+
+            self.ac = ar.BytesAhoCorasick(self.words, implementation=ar.Implementation.DFA)
+        except ImportError:
+            self.rx = re.compile(b"(?=(" + b"|".join(re.escape(w) for w in self.words) + b"))")
+
+    def find(self, data: bytes) -> list:
+        if self.ac is not None:
+            return [(start, self.rules[k]) for k, start, _end in self.ac.find_matches_as_indexes(data, overlapping=True)]
+        if self.rx is None:
+            return []
+        out = []
+        for m in self.rx.finditer(data):  # (every keyword starting here, not only the first)
+            out += [(m.start(), self.rules[k]) for k, w in enumerate(self.words) if data.startswith(w, m.start())]
+        return out
+
+
+def _char_offsets(raw: bytes, hits: list) -> list:
+    """``hits`` with byte offsets into ``raw`` (UTF-8) turned into character offsets, in one
+    pass (a keyword is ASCII, so each offset falls on a character boundary)."""
+    out, last_b, last_c = [], 0, 0
+    for b, rules in sorted(hits, key=lambda h: h[0]):
+        last_c += len(raw[last_b:b].decode("utf-8", "surrogatepass"))
+        last_b = b
+        out.append((last_c, rules))
+    return out
+
+
+def _line_spans(text: str, positions: list) -> list:
+    """Merged (start, end) spans of the lines holding the given positions."""
+    spans, last_end = [], -1
+    for p in sorted(positions):
+        if p < last_end:
             continue
-        out += [text[last:a], f"[REDACTED:{rid}]"]
-        last = b
-    return ("".join(out) + text[last:], len(out) // 2) if out else (text, 0)
-
-
-def _lines(text: str, low: str, keywords) -> list:
-    """Merged (start, end) spans of the lines holding any keyword (found at C speed; a keyword
-    with capitals is matched case-sensitively)."""
-    spans = []
-    for k in keywords:
-        src = text if k != k.lower() else low
-        i = src.find(k)
-        while i >= 0:
-            a = text.rfind("\n", 0, i) + 1
-            b = text.find("\n", i)
-            b = len(text) if b < 0 else b
-            spans.append((a, b))
-            i = src.find(k, b)
-    if len(spans) < 2:
-        return spans
-    spans.sort()
-    merged = [spans[0]]
-    for a, b in spans[1:]:
-        if a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        a = text.rfind("\n", 0, p) + 1
+        b = text.find("\n", p)
+        b = len(text) if b < 0 else b
+        if spans and a <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(b, spans[-1][1]))
         else:
-            merged.append((a, b))
-    return merged
+            spans.append((a, b))
+        last_end = b
+    return spans
 
 
 def _ds_version() -> str:
