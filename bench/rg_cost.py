@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from search import grow, parse_size, sources_and_queries  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from chrollo.retrieval.query import Query  # noqa: E402
+from chrollo.retrieval.query import forms_of  # noqa: E402
 from chrollo.rg import rg_path, words_regex  # noqa: E402
 from chrollo.terms import identifiers, query_terms  # noqa: E402
 
@@ -72,7 +72,7 @@ def main() -> None:
         scan = [rg, "--no-config", "--no-ignore", "-o", "-n", "-H", "--heading", "-0", "--stats", "-g", "*.md"]
         for q in queries:
             terms = query_terms(q)
-            query = Query(terms, identifiers(q, terms))
+            query = forms_of(terms, identifiers(q, terms))
             plain, full = words_regex(query.forms()), words_regex(query.forms(), query.part_forms())
             count = [rg, "--count", "-F", "-i", "-w", "--no-config", "--no-ignore", "-g", "*.md"]
             t["count"].append(cpu(count + [x for term in terms for x in ("-e", term)] + ["--", str(vault)]))

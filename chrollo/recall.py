@@ -260,19 +260,10 @@ def about_prompt(result, session_id: str, trace: dict | None = None) -> list:
 def _forms(result):
     """A matcher for the user's terms as the search matched them (any case, whole words, with
     their inflections and identifier spellings) and each spelling → the terms it stands for."""
-    from .terms import identifiers, inflections
+    from .terms import Forms, identifiers
 
-    idents = identifiers(result.query, result.terms)
-    out: dict = {}
-    for t in result.terms:
-        aliases, parts = idents.get(t, ((), ()))
-        for f in (t, *aliases):
-            out.setdefault(f, (t, *parts))  # an identifier credits its parts too
-        for f in inflections(t):
-            out.setdefault(f, (t,))
-    rx = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(out, key=len, reverse=True)))
-                    + r")(?!\w)", re.I) if out else None
-    return rx, out
+    forms = Forms(result.terms, identifiers(result.query, result.terms))
+    return forms.matcher(), forms.about()
 
 
 class Passage:

@@ -51,7 +51,8 @@ class Scan:
 
 
 def words_regex(words: list, parts: list = ()) -> str:
-    r"""One regex matching any of ``words`` as a whole word, case-insensitively:
+    r"""One regex matching any of ``words`` as a whole word, case-insensitively (ripgrep's
+    reading of terms.Forms.matcher, the one matcher search and recall share):
     ``(?i:\b(?:longest|…|short)\b)``; with ``parts``, also any identifier holding one of
     them as a part (snake_case, camelCase): ``parse_config``, ``loadSettings``.
 

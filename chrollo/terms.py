@@ -124,3 +124,69 @@ def inflections(term: str) -> list:
         else:
             out += [b + "s", b + "ed", b + "ing"]
     return [f for f in dict.fromkeys(out) if f != term]
+
+
+class Forms:
+    """Every spelling ("form") a query's terms are matched in, and what a match of each says:
+    the one matcher search (chrollo.retrieval) and recall share.
+
+    A term's forms are itself, an identifier's other spellings (``parse_config``: parseconfig,
+    parse-config) and, with ``inflect``, its inflections. ``mask[form]``: the terms a match
+    credits, as bits (bit i: ``terms[i]``; an identifier's forms credit its parts too, and a
+    form two terms share belongs to the first). ``part[form]``: the forms that also match
+    inside identifiers (plain ASCII words of ``part_min`` letters or more, not identifiers
+    themselves), as bit 2n+i of n terms. ``synonyms``: the terms that are synonyms of others,
+    with their weight. Matching is whole words, case-insensitive: :meth:`matcher` is Python's
+    reading of it, ``rg.words_regex`` ripgrep's.
+    """
+
+    def __init__(self, terms: list, idents: dict, synonyms: dict | None = None, *,
+                 inflect: bool = True, part_min: int = 3):
+        index = {t: i for i, t in enumerate(terms)}
+        self.terms = terms
+        self.idents = idents
+        self.synonyms = synonyms or {}
+        self.mask: dict[str, int] = {}
+        self.inflected: set = set()  # forms that are only an inflection of their term
+        for t, i in index.items():
+            aliases, parts = idents.get(t, ([], []))
+            m = (1 << i) | sum(1 << index[p] for p in parts)
+            for form in (t, *aliases):
+                self.mask.setdefault(form, m)
+            for form in inflections(t) if inflect else ():
+                if form not in self.mask:
+                    self.mask[form] = m
+                    self.inflected.add(form)
+        self.ascii = all(f.isascii() for f in self.mask)
+        # (the parts of an identifier the query spelled out are query terms of their own already)
+        n = len(terms)
+        self.part: dict[str, int] = {}
+        for t, i in index.items():
+            if len(t) >= part_min and t.isascii() and t.isalnum() and t not in idents:
+                for form in [t, *(inflections(t) if inflect else ())]:
+                    self.part.setdefault(form, 1 << (2 * n + i))
+
+    def forms(self, terms_mask: int = -1) -> list:
+        """The spellings of the terms in ``terms_mask`` (by their own term bit)."""
+        return [f for f, m in self.mask.items() if (m & -m) & terms_mask]
+
+    def part_forms(self, terms_mask: int = -1) -> list:
+        """The spellings of the terms in ``terms_mask`` that also match inside identifiers."""
+        n2 = 2 * len(self.terms)
+        return [f for f, m in self.part.items() if (m >> n2) & terms_mask]
+
+    def about(self) -> dict:
+        """Each form → the terms a line holding it is about: its term, and an identifier's
+        parts for the identifier's own spellings (not for an inflection of it)."""
+        terms = self.terms
+        return {f: (terms[(m & -m).bit_length() - 1],) if f in self.inflected
+                else tuple(t for i, t in enumerate(terms) if m >> i & 1) for f, m in self.mask.items()}
+
+    def matcher(self, forms: list | None = None) -> "re.Pattern | None":
+        """A regex finding ``forms`` (default: every form) as whole words in any case, longest
+        first; None when there are none."""
+        forms = list(self.mask) if forms is None else forms
+        if not forms:
+            return None
+        return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
+                          + r")(?!\w)", re.I)

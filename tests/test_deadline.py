@@ -117,7 +117,7 @@ def test_a_scan_past_its_deadline_stops_reading_what_rg_wrote(vault):
     """Rows rg wrote before the deadline are not folded after it (that overran a 0.5 s
     deadline by up to 0.15 s at 25,000 sessions); a scan cut short counts no file."""
     def scan(until):
-        col = collect.Collector(query.Query(["flaky", "worker"], {}))
+        col = collect.Collector(query.forms_of(["flaky", "worker"], {}))
         spec = ScanSpec(SearchOptions(dir=vault).resolve(time.monotonic()), [])
         got = scan_into(col, col.q.forms(), col.q.part_forms(), [vault], spec, until=until)
         return got, col.files

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from chrollo.terms import identifiers, inflections, query_terms
+from chrollo.terms import Forms, identifiers, inflections, query_terms
 
 
 @pytest.mark.parametrize("query,terms", [
@@ -40,3 +40,33 @@ def test_inflections(word, forms):
 @pytest.mark.parametrize("word", ["api", "db", "parse_config", "v2.1", "東京", "bus"])
 def test_no_inflections_for_short_words_identifiers_or_non_ascii(word):
     assert inflections(word) == []
+
+
+def test_forms_of_a_query_one_matcher_for_search_and_recall():
+    """One Forms: whole words, identifier spellings (crediting the parts), inflections
+    (crediting their word only), parts matched inside identifiers, synonyms."""
+    q = "parseConfig fails with retries"
+    terms = query_terms(q)
+    f = Forms(terms, identifiers(q, terms))
+    assert terms == ["parseconfig", "parse", "config", "fails", "retries"]
+    assert f.mask["parse_config"] == f.mask["parseconfig"] == 0b111  # the identifier and its parts
+    assert f.mask["fail"] == 1 << 3 and "fail" in f.inflected
+    about = f.about()
+    assert about["parse-config"] == ("parseconfig", "parse", "config")
+    assert about["parseconfigs"] == ("parseconfig",)  # an inflection speaks for its word only
+    assert set(f.part_forms()) >= {"parse", "config", "fails", "retries"} and "parseconfig" not in f.part
+    rx = f.matcher()
+    assert [m.lower() for m in rx.findall("Parse_Config failed; the RETRY loop, reparse fails")] == \
+        ["parse_config", "failed", "retry", "fails"]  # whole words only: not inside "reparse"
+    assert f.matcher([]) is None
+    assert f.forms(0b1000) == ["fails", "fail", "failed", "failing"]
+
+
+def test_the_whole_word_matcher_is_written_once():
+    """Search (rank's rescoring) and recall both build their Python matcher from terms.Forms;
+    rg.words_regex is ripgrep's dialect of it (#29 item 3)."""
+    from conftest import ROOT
+
+    src = {p.relative_to(ROOT).as_posix(): p.read_text("utf-8") for p in (ROOT / "chrollo").rglob("*.py")}
+    assert [p for p, s in src.items() if "(?<!\\w)(?:" in s] == ["chrollo/terms.py"]
+    assert "Forms(" in src["chrollo/recall.py"] and "forms_of(" in src["chrollo/retrieval/pipeline.py"]

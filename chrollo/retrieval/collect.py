@@ -21,9 +21,9 @@ from functools import reduce
 from itertools import filterfalse, repeat
 from operator import or_
 
-from ..terms import _parts
+from ..terms import Forms, _parts
 from . import tuning
-from .query import Query, present
+from .query import present
 
 _CLOSING = re.compile(rb"\n---\r*\n")
 _OPENING = re.compile(rb"---\r*(?:\n|\Z)")          # a first line "---" (trailing CRs aside)
@@ -83,7 +83,7 @@ class Collector:
     forms are looked at one by one.
     """
 
-    def __init__(self, q: Query, fm_ends: dict | None = None):
+    def __init__(self, q: Forms, fm_ends: dict | None = None):
         self.q = q
         self.fm_ends = {} if fm_ends is None else fm_ends  # path -> frontmatter_end, once per search
         self.n = len(q.terms)
@@ -145,8 +145,12 @@ class Collector:
     def add(self, path: bytes, rows: bytes) -> None:
         """One file's rows (``LINE:match`` lines, in line order)."""
         c = rows.find(b":")
-        if 0 < c and int(rows[:c]) <= tuning.FRONTMATTER_LINES and not (rows := self._body(path, rows)):
-            return
+        if 0 < c and (first := int(rows[:c])) <= tuning.FRONTMATTER_LINES:  # (see frontmatter_end)
+            end = self.fm_ends.get(path)
+            if end is None:
+                end = self.fm_ends[path] = frontmatter_end(path)
+            if end >= first and not (rows := rows_after(rows, end)):
+                return
         low = self.fold(rows)
         counts = list(map(low.count, self.sfxs))
         n_big = max(counts, default=0)
@@ -179,13 +183,6 @@ class Collector:
         else:
             found = self._add_alone(key, path, big, alone, masks, big_lines)
         self.doc_masks[found] = self.doc_masks.get(found, 0) + 1
-
-    def _body(self, path: bytes, rows: bytes) -> bytes:
-        """``rows`` without those in the file's frontmatter (read once per search)."""
-        end = self.fm_ends.get(path)
-        if end is None:
-            end = self.fm_ends[path] = frontmatter_end(path)
-        return rows_after(rows, end) if end >= int(rows[:rows.find(b":")]) else rows
 
     def _other_forms(self, rows: bytes, rows_l: list) -> dict:
         """LINE -> mask of the rows of other forms than the most frequent one, and of the

@@ -4,14 +4,14 @@ from __future__ import annotations
 import time
 
 from ..errors import ChrolloError
-from ..terms import identifiers, query_terms
+from ..terms import Forms, identifiers, query_terms
 from . import tuning
 from .collect import Collector
 from .dates import named_dates
 from .deadline import scan_newest
 from .hits import SearchResult, emit
 from .options import Scope, SearchOptions
-from .query import Query, present
+from .query import forms_of, present
 from .rank import by_session, by_turn_length, idf_of, length_bounded, ranked, rescore, weight
 from .scan import Sample, ScanSpec, sample_files, scan_indexed, scan_sample
 
@@ -42,7 +42,7 @@ def search(query: str, options: SearchOptions | None = None, /, **fields) -> Sea
         from . import phrases
 
         scope.phrases = phrases.find(query, scope.folder, ScanSpec(scope, []).globs, scope.timeout)
-    df = run(result, Query(terms, idents), scope)
+    df = run(result, forms_of(terms, idents), scope)
     missing = {t for t, d in zip(terms, df) if d == 0}
     if opts.expand == "never" or (opts.expand == "auto" and len(result.hits) >= scope.limit and not missing):
         return result
@@ -93,7 +93,7 @@ def _with_synonyms(result: SearchResult, idents: dict, scope: Scope, expander, o
     if not syns:
         return result
     wider = SearchResult(result.query, terms, {}, 0, [], result.warnings[:1] if cut else None, vault=result.vault)
-    df = run(wider, Query(terms + syns, idents, {s: tuning.SYNONYM_WEIGHT for s in syns}), scope)
+    df = run(wider, forms_of(terms + syns, idents, {s: tuning.SYNONYM_WEIGHT for s in syns}), scope)
     found = {s for s, d in zip(terms + syns, df) if d}
     expanded = {t: [s for s in ss if s in found] for t, ss in tried.items()}
     expanded = {t: ss for t, ss in expanded.items() if ss}
@@ -103,7 +103,7 @@ def _with_synonyms(result: SearchResult, idents: dict, scope: Scope, expander, o
     return wider
 
 
-def run(result: SearchResult, q: Query, scope: Scope, shortcut: bool = True) -> list:
+def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> list:
     """One pass: scan, collect and rank into ``result``; returns each term's document frequency.
 
     ``shortcut``: a large vault is sampled first and its common terms left out of the main

@@ -117,17 +117,11 @@ def ranked(buckets: dict, idf: Idf, now: dt.datetime, optimistic: int = 0):
         yield neg, key, path, ln, m
 
 
-def _forms_regex(forms: list) -> re.Pattern:
-    """Python's reading of rg's whole-word, case-insensitive match of ``forms``."""
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
-                      + r")(?!\w)", re.I)
-
-
 def rescore(ranked, col: Collector, idf: Idf, now: dt.datetime, views: dict):
     """Score the best POOL candidates (by upper bound) exactly, with the common terms found
     on their lines, and re-sort them; the rest follow, scored by what the scan saw."""
     forms = col.q.forms(col.common)
-    rx = _forms_regex(forms)
+    rx = col.q.matcher(forms)
     common = {f: col.q.mask[f] for f in forms}
     pool = []
     for neg, key, path, ln, m in islice(ranked, tuning.POOL):

@@ -24,7 +24,8 @@ class ScanSpec:
     --until, --harness and --project filters, the files holding the query's quoted phrases,
     the timeout, and the result's warnings list (scans append to it)."""
 
-    __slots__ = ("globs", "since_ts", "until_name", "harness", "project", "only", "timeout", "warnings")
+    __slots__ = ("globs", "since_ts", "until_name", "harness", "project", "only", "timeout", "warnings",
+                 "filtering")
 
     def __init__(self, scope: Scope, warnings: list):
         # (unanchored: a vault's only folders named "peers" are its peers/ — see DESIGN §3)
@@ -38,6 +39,9 @@ class ScanSpec:
         self.until_name = scope.until.strftime("%Y-%m-%d_%H%M%S").encode() if scope.until else None
         self.harness, self.project, self.timeout, self.warnings = scope.harness, scope.project, scope.timeout, warnings
         self.only = scope.phrases.files if scope.phrases is not None else None
+        # (no filter, no call per matched file: the hot loop of a search)
+        self.filtering = any(x is not None for x in (self.since_ts, self.until_name, self.harness,
+                                                      self.project, self.only))
 
 
 def _unsearchable_peers(vault: str) -> list:
@@ -86,6 +90,7 @@ def scan_into(col: Collector, forms: list, parts: list, paths: list, spec: ScanS
     the scan then counts as cut short (0 files searched).
     """
     timeout = spec.timeout if timeout is None else timeout
+    filtering = spec.filtering
     info = _rg.Scan()
     fold = col.fold
     rows_of = _rg.scan(forms, [str(p) for p in paths], globs=tuple(spec.globs), timeout=timeout,
@@ -95,7 +100,7 @@ def scan_into(col: Collector, forms: list, parts: list, paths: list, spec: ScanS
             rows_of.close()  # (kills rg)
             info.files_searched = 0
             break
-        if _filtered(path, spec) or path in col.sampled:
+        if filtering and _filtered(path, spec) or path in col.sampled:
             continue
         col.add(path, rows)
     warnings = spec.warnings
