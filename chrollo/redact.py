@@ -77,6 +77,25 @@ RULES = {
     "replicate-token": (r"\b(r8_[A-Za-z0-9]{30,})", ("r8_",)),
     "sentry-dsn": (r"https://([a-f0-9]{32})@[a-z0-9.\-]*sentry\.io", ("sentry.io",)),
     "jwt": (r"\b(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})", ("eyj",)),
+    # formats #34 found reaching a peer (after each vendor's documented format, as gitleaks has them)
+    "slack-app-token": (r"\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)", ("xapp-",)),
+    "vault-token": (r"\b(h[vb]s\.[A-Za-z0-9_\-]{24,})", ("hvs.", "hvb.")),
+    "google-oauth-client-secret": (r"\b(GOCSPX-[A-Za-z0-9_\-]{28})", ("gocspx-",)),
+    "terraform-cloud-token": (r"\b([a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70})", ("atlasv1",)),
+    "pulumi-token": (r"\b(pul-[a-f0-9]{40})", ("pul-",)),
+    "webhook-signing-secret": (r"\b(whsec_[A-Za-z0-9+/=]{24,})", ("whsec_",)),
+    "brevo-key": (r"\b(xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})", ("xkeysib-",)),
+    "flyio-token": (r"\b((?:fm[12]_|fo1_)[A-Za-z0-9+/=_\-]{40,})", ("fm1_", "fm2_", "fo1_")),
+    "google-refresh-token": (r"(?<![\w/])(1//0[A-Za-z0-9_\-]{40,})", ("1//0",)),
+    "putty-private-key": (r"PuTTY-User-Key-File-\d:[\s\S]*?(?:Private-MAC:\s*[0-9a-fA-F]+|\Z)", ("putty-user-key-file",)),
+    "der-private-key": (r"\b(MII[A-Za-z0-9+/]{60,}={0,2})", ("MII",)),
+    "jwk-private-key": (r"\"d\"\s*:\s*\"([A-Za-z0-9_\-]{20,})\"", ('"d"',)),
+    "config-password": (r"(?i)(?:<(?:password|passwd|secret|api_?key|token)>([^<\s]{4,})</|"
+                        r"\bAPP_KEY=base64:([A-Za-z0-9+/=]{32,})|:_auth\s*=\s*([A-Za-z0-9+/=]{12,})|"
+                        r"\"auth\"\s*:\s*\"([A-Za-z0-9+/=]{12,})\"|client-key-data:\s*([A-Za-z0-9+/=]{40,})|"
+                        r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S{4,}))",
+                        ("<password>", "<passwd>", "<secret>", "<apikey>", "<api_key>", "<token>", "app_key=",
+                         "_auth", '"auth"', "client-key-data", "machine")),
     # credentials in URLs: scheme://user:PASSWORD@host (DATABASE_URL, redis://, amqp://, git over https)
     "url-password": (r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@\"'`]{1,64}:([^\s@/\"'`]{1,128})@[^\s\"'`]", ("://",)),
     "auth-header": (r"(?i)\b(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+([A-Za-z0-9._~+/=\-]{8,})",
@@ -85,8 +104,15 @@ RULES = {
     "okta-token": (r"\bSSWS\s+([A-Za-z0-9_\-]{30,})", ("ssws",)),
     # passwords on command lines: mysql -pSECRET, curl -u user:SECRET, --password SECRET
     "cli-password": (r"(?:\bmysql(?:dump|admin)?\b[^\n|;&]*?\s-p|\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s+[^\s:]+:|"
-                     r"\s--(?:password|passwd|pass|token|secret|api-key|client-secret)(?:=|\s+))(?!-)([^\s\"'`|;&]{4,})",
-                     ("mysql", "curl", "--pass", "--token", "--secret", "--api-key", "--client-secret")),
+                     r"\b(?:docker|podman|helm|oras)\s+(?:registry\s+)?login\b[^\n|;&]*?\s-p\s*|"
+                     r"\bsshpass\b[^\n|;&]*?\s-p\s*|\bredis-cli\b[^\n|;&]*?\s-a\s+|"
+                     r"\bldap(?:search|add|modify|delete|passwd|whoami)\b[^\n|;&]*?\s-w\s+|"
+                     r"\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+\S+\s+\S+\s+|\baz\s+login\b[^\n|;&]*?\s(?:-p|--password)\s+|"
+                     r"\baws\s+configure\s+set\s+aws_secret_access_key\s+|\bopenssl\b[^\n|;&]*?\spass:|"
+                     r"\s--(?:password|passwd|passphrase|pass|token|secret|api-key|client-secret)(?:=|\s+))"
+                     r"(?!-)['\"]?([^\s\"'`|;&]{4,})",
+                     ("mysql", "curl", "--pass", "--token", "--secret", "--api-key", "--client-secret", "login",
+                      "sshpass", "redis-cli", "ldap", "htpasswd", "configure set", "pass:")),
     # password=…, DB_PASSWORD: …, "api_key": "…", GITHUB_TOKEN=… — a literal value (letters and
     # digits, 6+), not code (`os.environ[…]`, `${VAR}`, `tokenizer.encode(…)`), not a count
     # (`max_tokens=512`), under a key that does not name something else (`token_count`, `secret_name`)
@@ -264,7 +290,7 @@ class Redactor:
         return self.redact(data.decode("utf-8", "replace"))[0].encode("utf-8")
 
 
-MULTILINE = {"private-key"}
+MULTILINE = {"private-key", "putty-private-key"}
 ANCHORED = {"password-assignment"}  # tried only where a keyword starts (its regex begins with one)
 
 

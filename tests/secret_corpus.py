@@ -81,6 +81,38 @@ KINDS = {
     "heroku-api-key": lambda: (f"HEROKU_API_KEY={(v := '-'.join(rs(n, HEX) for n in (8, 4, 4, 4, 12)))}", v),
     "datadog-api-key": lambda: (f"DD_API_KEY={(v := rs(32, HEX))}", v),
     "cloudflare-token": lambda: (f"CLOUDFLARE_API_TOKEN={(v := rs(40, AN + '_-'))}", v),
+    # #34: formats that reached a peer unredacted, as each vendor or tool documents them
+    "slack-app-token": lambda: (v := f"xapp-1-A{rs(10, UP)}-{rs(13, string.digits)}-{rs(64, HEX)}", v),
+    "vault-service-token": lambda: (v := "hvs.CAESI" + rs(86, AN + "_-"), v),
+    "google-oauth-client-secret": lambda: (f'"client_secret": "{(v := "GOCSPX-" + rs(28, AN + "_-"))}"', v),
+    "terraform-cloud-token": lambda: (v := f"{rs(14, string.ascii_lowercase + string.digits)}.atlasv1."
+                                          f"{rs(67, string.ascii_lowercase + string.digits)}", v),
+    "pulumi-token": lambda: (v := "pul-" + rs(40, HEX), v),
+    "stripe-webhook-secret": lambda: (f"STRIPE_WEBHOOK_SECRET={(v := 'whsec_' + rs(32))}", v),
+    "brevo-key": lambda: (v := f"xkeysib-{rs(64, HEX)}-{rs(16)}", v),
+    "flyio-token": lambda: (f"fly secrets set FLY_API_TOKEN='FlyV1 {(v := 'fm2_' + rs(60, AN + '+/'))}'", v),
+    "google-refresh-token": lambda: (f"refresh_token: {(v := '1//0' + rs(60, AN + '_-'))}", v),
+    "docker-login-p": lambda: (f"docker login -u ci -p {(v := pw())} registry.example.com", v),
+    "sshpass-p": lambda: (f"sshpass -p '{(v := pw())}' ssh deploy@10.0.3.7", v),
+    "redis-cli-a": lambda: (f"redis-cli -h cache.internal -a {(v := pw())} ping", v),
+    "openssl-pass": lambda: (f"openssl pkcs12 -export -in cert.pem -inkey key.pem -out c.p12 -passout pass:{(v := pw())}", v),
+    "gpg-passphrase": lambda: (f"gpg --batch --passphrase {(v := pw())} -d backup.tar.gpg", v),
+    "ldapsearch-w": lambda: (f"ldapsearch -x -D cn=admin,dc=corp -w {(v := pw())} -b dc=corp", v),
+    "htpasswd-b": lambda: (f"htpasswd -b /etc/nginx/.htpasswd admin {(v := pw())}", v),
+    "az-login-p": lambda: (f"az login -u ops@corp.onmicrosoft.com -p {(v := pw())}", v),
+    "aws-configure-set": lambda: (f"aws configure set aws_secret_access_key {(v := rs(40, AN + '/+'))}", v),
+    "xml-password": lambda: (f"<datasource><username>app</username><password>{(v := pw())}</password></datasource>", v),
+    "laravel-app-key": lambda: (f"APP_KEY=base64:{(v := b64(32))}", v),
+    "npmrc-auth": lambda: (f"//registry.example.com/:_auth={(v := b64(24))}", v),
+    "docker-config-auth": lambda: (f'{{"auths": {{"ghcr.io": {{"auth": "{(v := b64(30))}"}}}}}}', v),
+    "kubeconfig-client-key": lambda: (f"    client-key-data: {(v := b64(90))}", v),
+    "netrc-password": lambda: (f"machine api.heroku.com login ops@corp.com password {(v := pw())}", v),
+    "putty-private-key": lambda: ((v := "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n"
+                                        f"Public-Lines: 2\n{b64(48)}\n{b64(20)}\nPrivate-Lines: 1\n{(s := b64(36))}\n"
+                                        f"Private-MAC: {rs(64, HEX)}"), s),
+    "jwk-private-d": lambda: (f'{{"kty": "EC", "crv": "P-256", "x": "{rs(43, AN + "_-")}", "y": "{rs(43, AN + "_-")}", '
+                              f'"d": "{(v := rs(43, AN + "_-"))}"}}', v),
+    "der-key-base64": lambda: (f"the key, base64 DER: {(v := 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC' + b64(90))}", v),
 }
 
 CONTEXTS = [
@@ -95,6 +127,10 @@ CONTEXTS = [
 ISSUE_KINDS = ["database-url-env", "postgres-url", "mysql-p", "curl-u", "password-flag", "bearer-header",
                "google-oauth-token", "stripe-secret", "sendgrid", "azure-storage-key", "slack-webhook",
                "npm-token", "huggingface-token", "docker-pat", "env-db-password", "redis-url"]
+
+
+# the formats #34 found reaching a peer unredacted: each must be caught, always
+ISSUE34_KINDS = [k for k in KINDS if list(KINDS).index(k) >= list(KINDS).index("slack-app-token")]
 
 
 def secrets(per_kind: int = 3) -> list:

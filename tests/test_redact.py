@@ -100,3 +100,11 @@ def test_a_pgp_private_key_block_goes_whole(redactor):
     block = f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n-----END PGP PRIVATE KEY BLOCK-----"
     out, counts = redactor.redact(f"here is my key:\n{block}\nkeep it safe")
     assert out == "here is my key:\n[REDACTED:private-key]\nkeep it safe" and counts == {"private-key": 1}
+
+
+def test_the_formats_34_found_reaching_a_peer_are_caught(redactor):
+    from secret_corpus import ISSUE34_KINDS
+
+    assert len(ISSUE34_KINDS) >= 25
+    missed = [(k, t) for k, t, v in secrets(per_kind=4) if k in ISSUE34_KINDS and _survives(redactor.redact(t)[0], v)]
+    assert not missed, missed
