@@ -284,8 +284,11 @@ def init(path, untrust, list_, as_json):
     click.echo(f"trusted {r['vault']}: sessions started in {r['project']} are kept and recalled there"
                + (" (created, with a .gitignore keeping it out of git)" if r["created"] else ""))
     if r["existing_files"]:
-        click.echo(f"note: it already holds {r['existing_files']} session files, now searched and "
-                   "recalled too; if this is a cloned repository, check them before you trust it", err=True)
+        n = r["existing_files"]
+        click.echo(f"note: it already held {n} session file{'' if n == 1 else 's'} chrollo did not write "
+                   "there, now searched and recalled too. If they came with a cloned repository, check "
+                   f"them (chrollo stats --dir {r['vault']}), and if you do not trust them: "
+                   "chrollo init --untrust", err=True)
 
 
 @cli.command()

@@ -68,6 +68,8 @@ def run_search(query: tuple, opts: dict) -> None:
         limit=opts["limit"], context=opts["context"], dir=opts["dir_"], since=opts["since"],
         until=opts["until"], project=opts["project"], harness=opts["harness"], peer=opts["peer"],
         peers=not opts["no_peers"], expand=expand, all_vaults=opts["all_vaults"]))
+    if opts["harness"] and not result.hits:
+        _check_harness(opts["harness"])
     if as_json:
         dump(result.to_json())
         warn(result.warnings)
@@ -93,6 +95,19 @@ def run_search(query: tuple, opts: dict) -> None:
         m = result.total_matches
         say(f"chrollo: {n} hit{'s' * (n != 1)} · {m} occurrence{'s' * (m != 1)} · "
             f"terms: {', '.join(result.terms)}")
+
+
+def _check_harness(name: str) -> None:
+    """No hit from a harness chrollo does not know: more likely a typo than an empty result.
+    (A name given with `chrollo import jsonl --as NAME` is fine once such a session is found.)"""
+    from .harness import HARNESSES
+
+    if name not in HARNESSES:
+        from .errors import UsageError
+
+        raise UsageError(f"no session comes from a harness named {name!r}",
+                         f"Known harnesses: {', '.join(HARNESSES)} (and names given with "
+                         "`chrollo import jsonl --as NAME`).", kind="bad_harness")
 
 
 # import name -> the distribution that provides it, for the hint

@@ -100,8 +100,9 @@ def run_demo(keep: str | None = None) -> None:
             "  chrollo search QUERY --json       the same hits as one JSON object, for agents\n"
             "  chrollo stats                     what your vault holds\n"
             f"  Your own memory lives in {_vault.memories_dir()}\n"
-            "  (set CHROLLO_MEMORIES_DIR, or create .chrollo/ in a project, to move it).\n"
-            "  To capture a harness's sessions, see 'Hooking up a harness' in the README.")
+            "  (`chrollo config vault PATH` moves it; `chrollo init` in a project gives it its own).\n"
+            "  To capture a harness's sessions: chrollo install claude-code|codex|gemini|pi\n"
+            "  (see 'Hooking up a harness' in the README).")
         if not keep:
             say("  To browse the sample in Obsidian: `chrollo demo --keep DIR`, then open DIR as a vault.")
             return

@@ -73,8 +73,12 @@ def left_out(harness: str, only: str | None = None, config=None) -> list:
 
 
 def install(harness: str, only: str | None = None, config=None) -> list:
-    return [(install_hooks if p == "hooks" else install_mcp)(harness, config)
-            for p in parts(harness, only, config)] + left_out(harness, only, config)
+    """Also creates the vault (owner-only): memory right after install is empty, not missing —
+    search, stats and read_memory answer before the first capture."""
+    changes = [(install_hooks if p == "hooks" else install_mcp)(harness, config)
+               for p in parts(harness, only, config)] + left_out(harness, only, config)
+    _vault.ensure_dir(Path(_vault.memories_path()))
+    return changes
 
 
 def uninstall(harness: str, only: str | None = None, config=None) -> list:

@@ -118,7 +118,8 @@ def trust(path: str | None = None) -> dict:
     if created:
         os.mkdir(dot, _homedir.DIR_MODE)
         # The user's conversations are private: never one `git add .` away from a push.
-        with open(os.path.join(dot, ".gitignore"), "x", encoding="utf-8") as fh:
+        fd = os.open(os.path.join(dot, ".gitignore"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, _homedir.FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:  # (owner-only, like all chrollo writes)
             fh.write("# chrollo: keep these conversations out of git (delete to share them)\n*\n")
     vault = os.path.join(dot, "memories")
     if not os.path.lexists(vault):

@@ -83,7 +83,7 @@ def test_init_trusts_and_the_project_vault_is_used(home, cloned):
     r = run(["init"], home, cwd=cwd)
     assert r.returncode == 0, r.stderr
     assert str(cloned.resolve() / ".chrollo" / "memories") in r.stdout
-    assert "already holds 4 session files" in r.stderr       # a clone's files are pointed out
+    assert "already held 4 session files" in r.stderr       # a clone's files are pointed out
     r, out = run_json(["search", "webhook", "relay"], home, cwd=cwd)
     assert out["hits"] and str(cloned.resolve() / ".chrollo") in out["hits"][0]["path"]
     r, out = run_json(["init", "--list"], home)
