@@ -84,7 +84,11 @@ def _date(value, option: str):
         return None
     from .dates import parse
 
-    return parse(value, end=option == "--until", option=option).date().isoformat()
+    when = parse(value, end=option == "--until", option=option)
+    if when is None:  # (an empty value: never "no bound" for a command that deletes)
+        raise UsageError(f"{option} needs a date, got an empty value", "e.g. 2026-06-01, yesterday, 7d",
+                         kind="bad_date")
+    return when.date().isoformat()
 
 
 def _sessions(vault: Path, peers: bool) -> list:

@@ -60,3 +60,11 @@ def test_paths_with_undecodable_bytes_are_kept_as_given(tmp_path):
     p = _chrollo(home, "install", "pi", "--vault", odd, "--json")
     assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
     assert os.path.isdir(os.fsencode(odd))
+
+
+def test_forget_with_an_empty_date_is_a_usage_error(tmp_path):
+    """`forget --since ''` raised AttributeError ('NoneType' object has no attribute 'date')."""
+    (tmp_path / "home" / "memories").mkdir(parents=True)
+    for opt in ("--since", "--until"):
+        p = _chrollo(tmp_path / "home", "forget", "aaaaaaaa", opt, "", "--json")
+        assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_date", p.stdout + p.stderr
