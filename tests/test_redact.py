@@ -19,11 +19,11 @@ def _survives(out: str, value: str) -> bool:
     return value in out or (len(value) >= 16 and value[-12:] in out)
 
 
-def test_corpus_recall_is_at_least_97_percent_and_every_issue_kind_is_caught(redactor):
+def test_corpus_recall_is_at_least_99_percent_and_every_issue_kind_is_caught(redactor):
     corpus = secrets()
-    assert len(corpus) >= 100 and len(KINDS) >= 30
+    assert len(corpus) >= 300 and len(KINDS) >= 100
     missed = [(kind, text) for kind, text, value in corpus if _survives(redactor.redact(text)[0], value)]
-    assert 1 - len(missed) / len(corpus) >= 0.97, missed
+    assert 1 - len(missed) / len(corpus) >= 0.99, missed
     assert not [k for k, _ in missed if k in ISSUE_KINDS], missed
     assert set(ISSUE_KINDS) <= set(KINDS) and len(ISSUE_KINDS) == 16
 
@@ -31,7 +31,7 @@ def test_corpus_recall_is_at_least_97_percent_and_every_issue_kind_is_caught(red
 def test_ordinary_developer_text_is_left_alone(redactor):
     lines = ordinary()
     touched = [line for line in lines if redactor.redact(line)[1]]
-    assert len(touched) / len(lines) < 0.01, touched[:10]
+    assert len(lines) >= 5000 and len(touched) / len(lines) <= 0.001, touched[:10]
 
 
 def test_only_the_secret_goes_and_the_sentence_stays(redactor):
