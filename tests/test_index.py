@@ -195,8 +195,10 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
 
 def _kill_during_update(vault: Path, rng: random.Random) -> None:
     """kill -9 a process that is updating the index (a build of every file, to be slow)."""
-    code = ("import sys; from chrollo import index\n"
-            "while True: index.build(sys.argv[1], rebuild=sys.argv[2] == '1')\n")
+    code = ("import sys, glob; from chrollo import index\n"
+            "while True:\n"
+            "    index.build(sys.argv[1], rebuild=sys.argv[2] == '1')\n"
+            "    index.update(sys.argv[1], glob.glob(sys.argv[1] + '/*.md'))\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-c", code, str(vault), str(int(rng.random() < 0.3))], env=env)
     time.sleep(rng.uniform(0.3, 1.2))
@@ -353,3 +355,53 @@ def test_a_same_size_edit_right_after_indexing_is_not_trusted(home, tmp_path):
             fh.write(data)
         assert search_json(vault, "zulu", True) == search_json(vault, "zulu", False)
         assert search_json(vault, "zulu", True)["hits"]
+
+
+# ----------------------------------------------------------------------------- install, import, mesh, doctor, stats
+
+def test_install_and_import_build_the_index_and_doctor_and_stats_say_how_much(home, tmp_path):
+    vault = tmp_path / "vault"
+    rng = random.Random(9)
+    for n in range(4):
+        _session(vault, rng, n)
+    fake = tmp_path / "h"
+    fake.mkdir()
+    env = {"HOME": fake, "CLAUDE_CONFIG_DIR": tmp_path / "claude", "CHROLLO_MEMORIES_DIR": vault}
+    p, out = run_json(["stats"], home, **env)
+    assert out["index"]["usable"] is False and out["index"]["files"] == 4
+    assert run(["install", "claude-code"], home, **env).returncode == 0
+    assert os.path.isfile(index.db_path(str(vault)))
+    p, out = run_json(["stats"], home, **env)
+    assert out["index"]["usable"] and out["index"]["files"] == 4
+    src = tmp_path / "old.jsonl"
+    src.write_text("\n".join(json.dumps({"role": r, "content": c, "timestamp": f"2026-10-0{k + 1}T10:00:00Z",
+                                         "session_id": "imported-0001"})
+                             for k, (r, c) in enumerate([("user", "where is the kumquat ledger"),
+                                                         ("assistant", "in the kumquat folder")])) + "\n")
+    p = run(["import", "jsonl", "--source", src], home, **env)
+    assert p.returncode == 0, p.stderr
+    con = sqlite3.connect(index.db_path(str(vault)))
+    assert con.execute("SELECT count(*) FROM post WHERE term = 'kumquat'").fetchone()[0] \
+        + con.execute("SELECT count(*) FROM delta WHERE term = 'kumquat'").fetchone()[0] >= 1
+    time.sleep(index.RACY_NS / 1e9)
+    index.build(str(vault))
+    p, out = run_json(["stats"], home, **env)
+    assert (out["index"]["indexed"], out["index"]["files"]) == (5, 5)
+    p = run(["stats"], home, **env)
+    assert "indexed   5 of 5 files" in p.stdout
+    p, report = run_json(["doctor"], home, **env)
+    check = next(c for c in report["checks"] if c["name"] == "search index")
+    assert check["status"] == "ok" and "5 of 5 files indexed" in check["detail"]
+
+
+def test_files_a_peer_sent_are_indexed_by_ensure_under_peers(indexed):
+    vault = indexed
+    folder = vault / "peers" / "laptop"
+    folder.mkdir(parents=True)
+    got = _session(vault, random.Random(3), 900, folder)
+    with open(got, "a") as fh:
+        fh.write("\nthe persimmon rollout\n")
+    assert index.ensure(str(vault), under="peers")["read"] == 1
+    con = sqlite3.connect(index.db_path(str(vault)))
+    assert con.execute("SELECT count(*) FROM post WHERE term = 'persimmon'").fetchone()[0] == 1
+    assert index.ensure(str(tmp := vault / "nothing-here")) is None and not tmp.exists()
