@@ -48,7 +48,10 @@ def run(cmd: list, env: dict, stdin: bytes | None = None) -> tuple[float, int, b
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    out = p.communicate(stdin)[0] if stdin is not None else p.stdout.read()
+    if stdin is not None:
+        p.stdin.write(stdin)
+        p.stdin.close()
+    out = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EVAL = ROOT.parent / "shared" / "eval"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(EVAL))
+sys.path.insert(0, str(EVAL / "code"))
 
 
 USED = [0]

@@ -49,6 +49,12 @@ WRITE_BUSY_MS = 2000
 FLUSH_POSTINGS = 4_000_000   # postings held in memory by a build before they go to disk
 MERGE_DELTA = 200_000        # delta rows past which an update folds them into post
 SCAN_SHARE = 0.5             # more candidates than this share of the files: rg walks the folder
+# Below this many indexed files a complete search lets rg walk the vault: stat'ing every file
+# and asking SQLite costs about what rg's walk of a few thousand small files does
+# (bench/index.py at 10 MB, 2,452 files: no faster with the index). The hook still uses it.
+MIN_FILES = 5000
+RARE_FILES = 1000            # the recall hook reads the files of a query word this rare first
+HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
 
@@ -165,6 +171,8 @@ def _connect(path: str, write: bool, busy_ms: int = READ_BUSY_MS):
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
                               timeout=READ_BUSY_MS / 1000)
     con.execute("PRAGMA secure_delete=ON")
+    if write:  # (capture's per-turn cost; SQLite's transactions stay atomic, see docs/index.md)
+        con.execute("PRAGMA synchronous=NORMAL")
     return con
 
 
@@ -273,7 +281,25 @@ def build(vault: str, rebuild: bool = False, progress=None, under: str | None = 
     returns a summary. ``progress(done_bytes, total_bytes)`` is called as it goes. Files gone
     since are dropped, pending increments merged. Work is committed in steps: a build killed
     midway leaves an index that is correct for what it holds (the rest is unindexed).
-    ``under`` (a subfolder of the vault, e.g. "peers"): look at that part of it only."""
+    ``under`` (a subfolder of the vault, e.g. "peers"): look at that part of it only.
+    A damaged index is deleted and built afresh; one another writer holds is a ChrolloError."""
+    import sqlite3
+
+    try:
+        return _build(vault, rebuild, progress, under)
+    except sqlite3.OperationalError as e:
+        if "locked" in str(e) or "busy" in str(e):
+            from .errors import ChrolloError
+
+            raise ChrolloError("index_busy", f"the search index is being written by another process ({e})",
+                               "Try again when it is done (an import or another `chrollo index`).") from None
+        remove(vault)
+    except sqlite3.DatabaseError:  # (malformed, not a database): it is derived — start again
+        remove(vault)
+    return _build(vault, True, progress, under)
+
+
+def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
     t0 = time.monotonic()
     vault = os.path.realpath(vault)
     vb = os.fsencode(vault)
@@ -556,6 +582,10 @@ def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
     if con is None:
         return None
     try:
+        if MIN_FILES and memo.get("files") is None:
+            memo["files"] = con.execute("SELECT count(*) FROM files").fetchone()[0]
+        if memo.get("files", MIN_FILES) < MIN_FILES:
+            return None
         scope = memo.get(key)
         if scope is None:
             scope = memo[key] = _scope(con, os.path.realpath(vault), folder, exclude_peers, unsearchable)
@@ -595,8 +625,9 @@ def _scope(con, vault: str, folder: str, exclude_peers: bool, unsearchable: froz
     return out
 
 
-def _candidates(con, need: list) -> set | None:
-    """The ids of the files that may hold every term of one of ``need``'s term lists."""
+def _candidates(con, need: list, groups: list | None = None) -> set | None:
+    """The ids of the files that may hold every term of one of ``need``'s term lists
+    (``groups`` gets each list's own set)."""
     import zlib
 
     words = sorted({t for ts in need for t in ts})
@@ -616,6 +647,8 @@ def _candidates(con, need: list) -> set | None:
         for t in ts[1:]:
             got = got & found.get(t, set())
         cand |= got
+        if groups is not None:
+            groups.append(got)
     return cand
 
 
@@ -657,6 +690,7 @@ class NewestPlan:
         self.first, self.rest, self.older = first, rest, older
         self.total, self.ruled_out, self.first_size = total, ruled_out, first_size
         self.done = False
+        self.covers_all = True  # (False: after the rare words' files, the newest first)
 
     def __iter__(self):
         size = self.first_size
@@ -669,7 +703,12 @@ class NewestPlan:
             rest = rest[size:]
         if self.older is not None:
             yield from self.older()
-        self.done = True
+        self.done = self.covers_all
+
+
+def _to_path(folder: str):
+    sep = folder + os.sep
+    return lambda k: sep + k.rpartition("\0")[2]
 
 
 def newest_plan(folder: str, forms: list, newest: list, total: int, include_peers: bool,
@@ -692,45 +731,61 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
     con = open_reader(folder)
     if con is None:
         return None
-    sep = os.fsencode(folder) + b"/"
     try:
-        cand = _candidates(con, need)
+        groups: list = []
+        cand = _candidates(con, need, groups)
         if cand is None:
             return None
         import json
 
-        # (the names of the listing the index does not hold, found in one statement: ~20,000
-        # names; a name that is not valid UTF-8 simply counts as not held)
-        head = newest[:first]
-        missing = {r[0] for r in con.execute(
-            "SELECT value FROM json_each(?) WHERE NOT EXISTS "
-            "(SELECT 1 FROM files WHERE rel = CAST(value AS BLOB))",
-            (json.dumps([k.rpartition("\0")[2] for k in newest[first:]]),))}
-        rels = []
-        ids = sorted(cand)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            rels += [r[0] for r in con.execute(
-                f"SELECT rel FROM files WHERE id IN ({','.join('?' * len(chunk))})", chunk)]
         indexed = con.execute("SELECT count(*) FROM files").fetchone()[0]
+        # Files holding the query's rare words come first (they weigh most in the ranking and
+        # are few); then the other candidates, newest first.
+        rare = set().union(*(g for g in groups if len(g) <= max(RARE_FILES, indexed // 50)))
+        # Most files hold one of the words (a name, a common word): the hook could not read
+        # them all anyway — after the rare words' files it goes on newest first, as without
+        # an index.
+        big = len(cand) > HOOK_CANDIDATES
+        head = newest[:first]
+        missing: set = set()
+        if total != indexed:
+            # (the names of the listing the index does not hold, in one statement; a name
+            # that is not valid UTF-8 simply counts as not held)
+            missing = {r[0] for r in con.execute(
+                "SELECT value FROM json_each(?) WHERE NOT EXISTS "
+                "(SELECT 1 FROM files WHERE rel = CAST(value AS BLOB))",
+                (json.dumps([k.rpartition("\0")[2] for k in newest[first:]]),))}
+        rels = con.execute("SELECT id, rel FROM files WHERE id IN (SELECT value FROM json_each(?))",
+                           (json.dumps(sorted(rare if big else cand)),)).fetchall()
     except Exception:  # noqa: BLE001
         return None
     finally:
         con.close()
     in_head = set(head)
-    keys = {k for k in newest[first:] if k.rpartition("\0")[2] in missing}
-    for rel in rels:
+    keys = {k for k in newest[first:] if k.rpartition("\0")[2] in missing} if missing else set()
+    first_keys = set()
+    for fid, rel in rels:
         parts = rel.split(b"/")
-        if any(p.startswith(b".") for p in parts[:-1]) or (not include_peers and parts[0] == b"peers"):
+        if len(parts) > 1 and (any(p.startswith(b".") for p in parts[:-1])
+                               or (not include_peers and parts[0] == b"peers")):
             continue
         name = os.fsdecode(parts[-1])
         k = name if len(parts) == 1 else f"{name}\0{os.fsdecode(rel)}"
         if k not in in_head:
-            keys.add(k)
-    rest = sorted(keys, reverse=True)
-    if len(rest) <= first:  # few: read with the newest files, in the same rg (no second process)
+            (first_keys if fid in rare else keys).add(k)
+    rest = sorted(first_keys, reverse=True)
+    if len(rest) <= first // 10:  # few: read with the newest files, in one rg (no second process)
         head, rest = head + rest, []
+    rest += sorted(keys - first_keys, reverse=True)
     older = None
+    if big:
+        seen = in_head.union(first_keys, keys)
+        rest_all = [k for k in newest[first:] if k not in seen]
+        to = _to_path(folder)
+        plan = NewestPlan([to(k) for k in head], [to(k) for k in rest],
+                          lambda: older_batches(rest_all), total, 0, first)
+        plan.covers_all = False
+        return plan
     if total - len(newest) > indexed - (len(newest) - len(head) - len(missing)) - len(head):
         # (files older than the cached listing that the index does not hold: list them)
         oldest = min(newest) if newest else None
@@ -742,7 +797,7 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
                         if oldest is None or k < oldest]
             have = set(keys)
             return older_batches([k for k in keys_all if k not in have])
-    to_path = (lambda k: os.fsdecode(sep) + k.rpartition("\0")[2])
+    to_path = _to_path(folder)
     ruled_out = max(0, total - len(head) - len(rest))
     return NewestPlan([to_path(k) for k in head], [to_path(k) for k in rest], older, total,
                       ruled_out, first)

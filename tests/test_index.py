@@ -19,6 +19,12 @@ from chrollo import forget, index, recall, retrieval
 from chrollo import rg as _rg
 from conftest import ROOT, run, run_json, write_session
 
+@pytest.fixture(autouse=True)
+def _index_small_vaults(monkeypatch):
+    """The tests' vaults are tiny: let complete searches use the index anyway."""
+    monkeypatch.setattr(index, "MIN_FILES", 0)
+
+
 WORDS = ("falcon quartz ingest worker parser lantern cobalt ripple meadow harbor tundra "
          "glacier saffron orbit velvet beacon").split()
 IDENTS = ("parse_config loadSettings HTTPServer yaml_loader.py auth-service _CONFIGValue "
