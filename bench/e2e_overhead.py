@@ -9,7 +9,9 @@ and each overhead as a ratio to a bare `rg` over the same vault, timed in the sa
 Codex's plugin system is turned on in all three worlds (the package needs it, and it costs
 start-up time of its own). Pinned versions unless CHROLLO_E2E_VERSIONS=latest.
 
-    .venv/bin/python bench/e2e_overhead.py [--runs 5] [--harness claude-code,codex,gemini,pi]
+    .venv/bin/python bench/e2e_overhead.py [--runs 5] [--harness claude-code,codex,gemini,pi] [--hook-runs 21]
+
+First, the recall hook alone: `chrollo install`'s command against the package's shim.
 """
 from __future__ import annotations
 
@@ -49,17 +51,49 @@ def timed_rg(vault: Path) -> float:
     return time.perf_counter() - t
 
 
+def hook_alone(runs: int) -> None:
+    """The recall hook by itself, outside any harness: `chrollo install`'s command (this
+    installation's chrollo by absolute path) against the package's shim (sh, then the chrollo
+    it finds), interleaved, on a small vault — what the package adds to every prompt."""
+    import json
+    import shlex
+
+    from chrollo.install import hook_command
+
+    with tempfile.TemporaryDirectory(prefix="chrollo-bench-hook-") as tmp:
+        env = {**os.environ, "CHROLLO_HOME": tmp, "CHROLLO_BIN": str(Path(sys.executable).with_name("chrollo"))}
+        env.pop("CHROLLO_MEMORIES_DIR", None)
+        shim = ROOT / "hooks" / "claude-code" / "bin" / "chrollo-hook"
+        cmds = {"install": shlex.split(hook_command("claude-code", "UserPromptSubmit")),
+                "package": ["sh", str(shim), "claude-code", "UserPromptSubmit"]}
+        times = {k: [] for k in cmds}
+        for i in range(runs + 1):
+            for k, cmd in cmds.items():
+                payload = json.dumps({"session_id": f"bench-{k}-{i}", "cwd": tmp, "hook_event_name": "UserPromptSubmit",
+                                      "prompt": "which port does the deploy pipeline use?"})
+                t = time.perf_counter()
+                subprocess.run(cmd, input=payload.encode(), capture_output=True, env=env, check=True)
+                if i:
+                    times[k].append(time.perf_counter() - t)
+        m = {k: 1000 * statistics.median(v) for k, v in times.items()}
+        print(f"hook alone (UserPromptSubmit, medians of {runs}): install {m['install']:.0f} ms, "
+              f"package {m['package']:.0f} ms, the shim adds {m['package'] - m['install']:+.0f} ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--harness", default=",".join(DRIVERS))
+    ap.add_argument("--hook-runs", type=int, default=21, help="runs of the hook-alone comparison (0: skip)")
     args = ap.parse_args()
+    if args.hook_runs:
+        hook_alone(args.hook_runs)
     folder = npm.ensure_installed()
     versions = npm.installed_versions(folder)
     print(f"load {os.getloadavg()[0]:.2f}; medians of {args.runs}, seconds")
     print(f"{'harness':<12} {'version':<9} {'bare':>6} {'install':>8} {'package':>8} "
           f"{'+install':>9} {'+package':>9} {'rg ms':>6} {'+inst/rg':>9} {'+pkg/rg':>8}")
-    for name in args.harness.split(","):
+    for name in filter(None, args.harness.split(",")):
         with tempfile.TemporaryDirectory(prefix=f"chrollo-bench-{name}-") as tmp:
             # The worlds run in turn: load drifts on a shared machine, and runs taken in one
             # block each would charge the drift to one variant.

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import jsonc
@@ -41,16 +40,21 @@ _TOML_START = "# >>> chrollo mcp (added by `chrollo install codex --mcp`; `chrol
 _TOML_END = "# <<< chrollo mcp"
 
 
-@dataclass
 class Change:
-    harness: str
-    config: str
-    action: str      # "installed", "updated", "unchanged", "removed", "restored", "absent", "kept",
-                     # "skipped" (not done: --config names another part's file)
-    part: str = "hooks"   # "hooks" (capture + recall; pi: the extension) or "mcp" (the read_memory tool)
+    """What one install/uninstall step did to one file. (A plain class, not a dataclass: a
+    package's hook imports this module on every prompt, and dataclasses costs ~40 ms.)"""
+
+    __slots__ = ("harness", "config", "action", "part")
+
+    def __init__(self, harness: str, config: str, action: str, part: str = "hooks"):
+        self.harness, self.config = harness, config
+        # "installed", "updated", "unchanged", "removed", "restored", "absent", "kept",
+        # "skipped" (not done: --config names another part's file)
+        self.action = action
+        self.part = part   # "hooks" (capture + recall; pi: the extension) or "mcp" (the read_memory tool)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {k: getattr(self, k) for k in self.__slots__}
 
 
 def parts(harness: str, only: str | None = None, config=None) -> list:

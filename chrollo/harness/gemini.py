@@ -139,13 +139,17 @@ def expected_events() -> dict:
 
 
 def package() -> dict | None:
-    """chrollo's Gemini CLI extension, if installed: ``extensions/chrollo/gemini-extension.json``
-    (its ``mcpServers`` and ``hooks/hooks.json`` name their folder ``${extensionPath}``)."""
+    """chrollo's Gemini CLI extension, if installed: ``extensions/chrollo/gemini-extension.json``,
+    or, linked (``gemini extensions link``), the folder ``.gemini-extension-install.json``
+    names; its ``mcpServers`` and ``hooks/hooks.json`` name that folder ``${extensionPath}``."""
     from . import home_dir
     from ..homedir import read_json
     from .common import package_record
 
     root = os.path.join(home_dir(NAME), "extensions", "chrollo")
+    how = read_json(os.path.join(root, ".gemini-extension-install.json"))
+    if how.get("type") == "link" and isinstance(how.get("source"), str):
+        root = how["source"]
     manifest = read_json(os.path.join(root, "gemini-extension.json"))
     if manifest.get("name") != "chrollo":
         return None

@@ -129,3 +129,15 @@ def test_codex_plugin_hooks_untrusted_do_not_run_and_doctor_says_so(make, world)
     assert report["status"] == "untrusted" and "trusted_hash" in report["fix"], report
     assert drv.run("say: an untrusted plugin turn", bypass_trust=False).ok
     assert world.vault_files() == {}
+
+
+def test_gemini_linked_extension_captures_and_doctor_finds_it(make, world):
+    """`gemini extensions link` (a checkout you edit) instead of a copy: the same extension."""
+    drv = make("gemini", install=False)
+    drv._cli(["gemini", "extensions", "link", ROOT / "hooks" / "gemini", "--consent"], input="y\n")
+    assert drv.run("say: captured through the linked extension").ok
+    assert "captured through the linked extension" in world.vault_text()
+    report = _doctor(world, "gemini")
+    assert report["status"] == "ok" and report["config"] == str(ROOT / "hooks" / "gemini"), report
+    drv.uninstall_package()
+    assert _doctor(world, "gemini")["status"] == "missing"
