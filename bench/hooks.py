@@ -150,9 +150,35 @@ def bench_receipts(vault: Path, queries: list, rounds: int) -> dict:
         shutil.rmtree(work, ignore_errors=True)
     p50 = {m: statistics.median(v) * 1000 for m, v in times.items()}
     return {"vault": str(vault), "prompts": len(times["on"]), "receipts_written": logged,
+            "record_p50_us_in_process": _record_cost(),
             "hook_p50_log_on_ms": round(p50["on"], 1), "hook_p50_log_off_ms": round(p50["off"], 1),
             "added_ms": round(p50["on"] - p50["off"], 2), "rg_p50_ms": round(p50["rg"], 1),
             "ratio_on_to_rg": round(p50["on"] / p50["rg"], 2), "ratio_off_to_rg": round(p50["off"] / p50["rg"], 2)}
+
+
+def _record_cost(n: int = 2000) -> float:
+    """p50 of receipts.record() itself, in process (µs): what the log adds to a hook with an
+    injection, free of the whole process's noise (a log near its size bound included)."""
+    from chrollo import receipts
+
+    home = tempfile.mkdtemp(prefix="chrollo-bench-record-")
+    old = os.environ.get("CHROLLO_HOME")
+    os.environ["CHROLLO_HOME"] = home
+    trace = {"excerpts": [{"path": f"/v/2026-01-0{i}_100000_abcdef0{i}.md", "line": 40 + i, "start": 38,
+                           "end": 52, "chars": 900} for i in range(1, 4)], "chars": 2900}
+    try:
+        out = []
+        for i in range(n):
+            t0 = time.perf_counter()
+            receipts.record("claude-code", f"sess-{i % 7}", "how did we fix the flaky websocket test again", trace)
+            out.append(time.perf_counter() - t0)
+        return round(statistics.median(out) * 1e6, 1)
+    finally:
+        if old is None:
+            os.environ.pop("CHROLLO_HOME", None)
+        else:
+            os.environ["CHROLLO_HOME"] = old
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def main() -> None:
