@@ -37,7 +37,7 @@ from . import identity as _identity
 from .files import (MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
                     peer_folder_fd, sha_at, valid_file_name, write_at)
 
-KEEP_BYTES = 256 << 20
+KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
 PEER_DEADLINE = 1800.0   # seconds for everything from one peer (`mesh sync --timeout`)
 BLOCK = 4096             # quota unit: a file costs its size in blocks, one at least
 # A manifest signed longer ago than this gives no new files (its withdrawals still apply).
@@ -48,7 +48,7 @@ BLOCK = 4096             # quota unit: a file costs its size in blocks, one at l
 # saved publication stops working a week after it was signed. The cost: a node that has not
 # synced for a week gives nothing new until it does (what it gave before stays).
 MAX_AGE = 7 * 86400
-REFRESH = 86400  # redacted bytes kept in memory between hashing and sending
+REFRESH = 86400          # an unchanged manifest is signed again after a day
 
 
 class TransportError(Exception):
