@@ -19,6 +19,20 @@ from .console import warn as _warn
 from .errors import ChrolloError, UsageError
 
 
+def _echo(out: list, notes: list = ()) -> None:
+    """Print a report's lines (stdout) and notes (stderr)."""
+    for line in out:
+        click.echo(line)
+    for line in notes:
+        click.echo(line, err=True)
+
+
+def _echo_streams(lines: list) -> None:
+    """Print [(stream, text)] in order, "err" lines on stderr."""
+    for stream, text in lines:
+        click.echo(text, err=stream == "err")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="chrollo")
 def cli():
@@ -156,32 +170,11 @@ def stats(since, until, per, by, dir_, as_json):
     if as_json:
         _dump(st.to_json())
         return
-    from .output import activity_rows, emit_rows, size
+    from .output import emit_rows, stats_rows
 
-    _warn([f"unreadable: {u}" for u in st.unreadable])
-    out = [f"vault     {st.vault}",
-           f"sessions  {st.sessions}",
-           f"turns     {st.turns}",
-           f"size      {size(st.bytes)}",
-           f"dates     {st.first or '-'} .. {st.last or '-'}",
-           f"indexed   {st.index['indexed']} of {st.index['files']} files ({size(st.index['index_bytes'])})"
-           if st.index.get("usable") else "indexed   no search index (`chrollo index` builds one)"]
-    for title, table in (("harness", st.harnesses), ("origin", st.peers)):
-        if table:
-            out.append("")
-            out.append(f"{title:<14}{'sessions':>10}{'turns':>10}{'size':>11}")
-            for k, v in table.items():
-                out.append(f"{k:<14}{v['sessions']:>10}{v['turns']:>10}{size(v['bytes']):>11}")
-    hooks = {h: c for h, c in st.hooks.items() if c["last_capture"] or c["last_activity"]}
-    if hooks:
-        out += ["", f"{'hooks':<14}{'last capture':<21}last session activity"]
-        for h, c in hooks.items():
-            out.append(f"{h:<14}{c['last_capture'] or 'never':<21}{c['last_activity'] or '-'}"
-                       + ("   STALE" if c["stale"] else ""))
-        _warn([c["message"] for c in hooks.values() if c["stale"]])
-    from .sanitize import clean  # (harness names come from frontmatter: untrusted)
-
-    emit_rows([[("", clean(line))] for line in out] + [[("", "")]] + activity_rows(st.activity, st.recall))
+    rows, warnings = stats_rows(st)
+    _warn(warnings)
+    emit_rows(rows)
 
 
 def _size(n: int) -> str:
@@ -262,33 +255,16 @@ def init(path, untrust, list_, as_json):
         if as_json:
             _dump({"projects": rows})
             return
-        for r in rows:
-            click.echo(f"{r['status']:<10} {r['vault']}" + (f"  ({r['detail']})" if r["detail"] else ""))
-        if not rows:
-            click.echo("no trusted projects: run `chrollo init` inside one", err=True)
-        return
-    if untrust:
-        r = trust.untrust(path)
-        if as_json:
-            _dump(r)
-        elif r["was_trusted"]:
-            click.echo(f"untrusted {r['project']}: its sessions go to the global vault again "
-                       "(files already in .chrollo/memories stay there)")
-        else:
-            click.echo(f"{r['project']} was not trusted: nothing to do", err=True)
-        return
-    r = trust.trust(path)
+        from .output import trusted_lines
+
+        return _echo(*trusted_lines(rows))
+    r = trust.untrust(path) if untrust else trust.trust(path)
     if as_json:
         _dump(r)
         return
-    click.echo(f"trusted {r['vault']}: sessions started in {r['project']} are kept and recalled there"
-               + (" (created, with a .gitignore keeping it out of git)" if r["created"] else ""))
-    if r["existing_files"]:
-        n = r["existing_files"]
-        click.echo(f"note: it already held {n} session file{'' if n == 1 else 's'} chrollo did not write "
-                   "there, now searched and recalled too. If they came with a cloned repository, check "
-                   f"them (chrollo stats --dir {r['vault']}), and if you do not trust them: "
-                   "chrollo init --untrust", err=True)
+    from .output import trust_lines, untrust_lines
+
+    _echo(*(untrust_lines(r) if untrust else trust_lines(r)))
 
 
 @cli.command()
@@ -358,16 +334,9 @@ def _harness_command(name: str, doc: str):
         if as_json:
             _dump({"harness": harness, "changes": changes})
             return
-        for c in changes:
-            what = "MCP server (read_memory)" if c["part"] == "mcp" else "pi extension" if harness == "pi" else "hooks"
-            click.echo(f"{harness}: {what} {c['action']} ({c['config']})")
-            if c["action"] == "skipped":
-                click.echo(f"--config names the hooks' file; the tool lives in {c['config']}: "
-                           f"`chrollo {name} {harness} --mcp` for it (or `--mcp --config FILE`)", err=True)
-            if c.get("note"):
-                click.echo(c["note"], err=True)
-        if name == "install" and any(c["action"] not in ("unchanged", "skipped") for c in changes):
-            click.echo("Check them with `chrollo doctor`.", err=True)
+        from .output import install_lines
+
+        _echo_streams(install_lines(name, harness, changes))
     if name == "install":
         command = click.option("--vault", metavar="PATH", help=(
             "Keep memory in PATH, e.g. a folder inside your Obsidian vault "
@@ -392,16 +361,9 @@ def _harness_all(name: str, only, as_json: bool) -> None:
     if as_json:
         _dump({"harnesses": out})
         return
-    if not out:
-        click.echo("no harness found on this machine (claude, codex, gemini or pi on PATH, or its folder)", err=True)
-    for h, r in out.items():
-        if "skipped" in r:
-            click.echo(f"{h}: skipped ({r['skipped']})")
-        for c in r.get("changes", []):
-            what = "MCP server (read_memory)" if c["part"] == "mcp" else "pi extension" if h == "pi" else "hooks"
-            click.echo(f"{h}: {what} {c['action']} ({c['config']})")
-    if name == "install" and any(c["action"] != "unchanged" for r in out.values() for c in r.get("changes", [])):
-        click.echo("Check them with `chrollo doctor`.", err=True)
+    from .output import install_all_lines
+
+    _echo_streams(install_all_lines(name, out))
 
 
 _harness_command("install", """Set chrollo up for HARNESS: capture every turn, recall before each

@@ -80,21 +80,12 @@ def run_search(query: tuple, opts: dict) -> None:
         warn(result.warnings)
         sys.stdout.write(compact_search(result))
         return
-    from .output import emit, search_lines
+    from .output import emit, search_lines, search_notes
 
     warn(result.warnings)
     emit(search_lines(result), raw=raw)
-    for term, syns in result.expanded.items():
-        say(f"chrollo: also searched {', '.join(syns)} for {term}")
-    n = len(result.hits)
-    if not result.terms:
-        say("chrollo: the query has no searchable terms (only stopwords or 1-letter words).")
-    elif n == 0:
-        say(f"chrollo: no matches for {', '.join(result.terms)} in {result.vault}")
-    else:
-        m = result.total_matches
-        say(f"chrollo: {n} hit{'s' * (n != 1)} · {m} occurrence{'s' * (m != 1)} · "
-            f"terms: {', '.join(result.terms)}")
+    for line in search_notes(result):
+        say(line)
 
 
 def _check_harness(name: str) -> None:

@@ -450,3 +450,111 @@ def activity_rows(activity: dict, recall: dict | None = None) -> list:
                                                        f"{recall.get('chars', 0)} characters injected"
                                                        + ("" if recall.get("enabled", True) else " · the log is off"))]]
     return out
+
+
+# ----------------------------------------------------------------------------- command reports
+# (each returns what a command prints: lines for stdout, and notes for stderr where it has any;
+# cli.py only prints them)
+
+def search_notes(result) -> list:
+    """`chrollo search`'s closing lines on stderr: synonyms used, then the hit count (or why none)."""
+    out = [f"chrollo: also searched {', '.join(syns)} for {term}" for term, syns in result.expanded.items()]
+    n = len(result.hits)
+    if not result.terms:
+        out.append("chrollo: the query has no searchable terms (only stopwords or 1-letter words).")
+    elif n == 0:
+        out.append(f"chrollo: no matches for {', '.join(result.terms)} in {result.vault}")
+    else:
+        m = result.total_matches
+        out.append(f"chrollo: {n} hit{'s' * (n != 1)} · {m} occurrence{'s' * (m != 1)} · "
+                   f"terms: {', '.join(result.terms)}")
+    return out
+
+
+def stats_rows(st) -> tuple:
+    """`chrollo stats`: (rows for emit_rows, warnings): the totals, per harness and per origin,
+    the hooks' last captures, then the activity chart."""
+    warnings = [f"unreadable: {u}" for u in st.unreadable]
+    out = [f"vault     {st.vault}",
+           f"sessions  {st.sessions}",
+           f"turns     {st.turns}",
+           f"size      {size(st.bytes)}",
+           f"dates     {st.first or '-'} .. {st.last or '-'}",
+           f"indexed   {st.index['indexed']} of {st.index['files']} files ({size(st.index['index_bytes'])})"
+           if st.index.get("usable") else "indexed   no search index (`chrollo index` builds one)"]
+    for title, table in (("harness", st.harnesses), ("origin", st.peers)):
+        if table:
+            out.append("")
+            out.append(f"{title:<14}{'sessions':>10}{'turns':>10}{'size':>11}")
+            for k, v in table.items():
+                out.append(f"{k:<14}{v['sessions']:>10}{v['turns']:>10}{size(v['bytes']):>11}")
+    hooks = {h: c for h, c in st.hooks.items() if c["last_capture"] or c["last_activity"]}
+    if hooks:
+        out += ["", f"{'hooks':<14}{'last capture':<21}last session activity"]
+        for h, c in hooks.items():
+            out.append(f"{h:<14}{c['last_capture'] or 'never':<21}{c['last_activity'] or '-'}"
+                       + ("   STALE" if c["stale"] else ""))
+        warnings += [c["message"] for c in hooks.values() if c["stale"]]
+    # (harness names come from frontmatter: untrusted)
+    rows = [[("", clean(line))] for line in out] + [[("", "")]] + activity_rows(st.activity, st.recall)
+    return rows, warnings
+
+
+def trusted_lines(rows: list) -> tuple:
+    """`chrollo init --list`: (stdout lines, stderr notes)."""
+    out = [f"{r['status']:<10} {r['vault']}" + (f"  ({r['detail']})" if r["detail"] else "") for r in rows]
+    return out, [] if rows else ["no trusted projects: run `chrollo init` inside one"]
+
+
+def untrust_lines(r: dict) -> tuple:
+    """`chrollo init --untrust`: (stdout lines, stderr notes)."""
+    if r["was_trusted"]:
+        return [f"untrusted {r['project']}: its sessions go to the global vault again "
+                "(files already in .chrollo/memories stay there)"], []
+    return [], [f"{r['project']} was not trusted: nothing to do"]
+
+
+def trust_lines(r: dict) -> tuple:
+    """`chrollo init`: (stdout lines, stderr notes)."""
+    out = [f"trusted {r['vault']}: sessions started in {r['project']} are kept and recalled there"
+           + (" (created, with a .gitignore keeping it out of git)" if r["created"] else "")]
+    n = r["existing_files"]
+    notes = [f"note: it already held {n} session file{'' if n == 1 else 's'} chrollo did not write "
+             "there, now searched and recalled too. If they came with a cloned repository, check "
+             f"them (chrollo stats --dir {r['vault']}), and if you do not trust them: "
+             "chrollo init --untrust"] if n else []
+    return out, notes
+
+
+def _part_name(part: str, harness: str) -> str:
+    return "MCP server (read_memory)" if part == "mcp" else "pi extension" if harness == "pi" else "hooks"
+
+
+def install_lines(command: str, harness: str, changes: list) -> list:
+    """`chrollo install|uninstall HARNESS`: [(stream, text)], stream "out" or "err", in order."""
+    out = []
+    for c in changes:
+        out.append(("out", f"{harness}: {_part_name(c['part'], harness)} {c['action']} ({c['config']})"))
+        if c["action"] == "skipped":
+            out.append(("err", f"--config names the hooks' file; the tool lives in {c['config']}: "
+                               f"`chrollo {command} {harness} --mcp` for it (or `--mcp --config FILE`)"))
+        if c.get("note"):
+            out.append(("err", c["note"]))
+    if command == "install" and any(c["action"] not in ("unchanged", "skipped") for c in changes):
+        out.append(("err", "Check them with `chrollo doctor`."))
+    return out
+
+
+def install_all_lines(command: str, done: dict) -> list:
+    """`chrollo install|uninstall --all`: [(stream, text)] for every harness found."""
+    out = []
+    if not done:
+        out.append(("err", "no harness found on this machine (claude, codex, gemini or pi on PATH, or its folder)"))
+    for h, r in done.items():
+        if "skipped" in r:
+            out.append(("out", f"{h}: skipped ({r['skipped']})"))
+        for c in r.get("changes", []):
+            out.append(("out", f"{h}: {_part_name(c['part'], h)} {c['action']} ({c['config']})"))
+    if command == "install" and any(c["action"] != "unchanged" for r in done.values() for c in r.get("changes", [])):
+        out.append(("err", "Check them with `chrollo doctor`."))
+    return out
