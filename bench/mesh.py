@@ -2,12 +2,21 @@
 """Mesh sync throughput (figures for closing notes): two paired nodes, real processes.
 
     python bench/mesh.py [--mb 100] [--files 1000] [--transports lan,folder,git]
+    python bench/mesh.py --redaction [--mb 20] [--before REV] [--rounds 3]
 
 Node B's vault gets --files session files totalling --mb megabytes (realistic turns, a few
 secrets sprinkled in so redaction does work). Per transport, A takes everything (first
 sync), then re-syncs with nothing new. LAN: B runs `chrollo mesh serve` (TLS 1.3), A runs
 `sync --all`. Folder / git: B publishes (`sync --folder|--git`, timed separately), A takes.
 Baseline: `cp -r` of the vault in the same run.
+
+--redaction: publishing's redaction alone, in this process, on two texts of --mb each, split into
+files of --mb/--files: "mesh" (the sessions above) and "dense" (turns of the ordinary developer
+lines of tests/secret_corpus.py — tokens, passwords, keys and auth in every other line — with a
+secret every ~50 turns: the worst case). Interleaved per round: bare `rg -i -F -f <every rule
+keyword>` over the same files (one pass for every keyword: the floor), chrollo/redact.py at
+--before (the rules before #34), the current one, and the current one through its content-hash
+cache (a re-publish). MB/s (best round) and the ratio to rg's time; the load average with them.
 """
 from __future__ import annotations
 
@@ -45,12 +54,101 @@ def session(i: int, size: int, rnd: random.Random) -> str:
     return "".join(out)
 
 
+def dense_session(i: int, size: int, rnd: random.Random, lines: list, secrets: list) -> str:
+    out, n, t = [session(i, 0, rnd)], 0, 0
+    while n < size:
+        turn = (f"[2026-10-01 10:{t // 60 % 60:02d}:{t % 60:02d}] [User]\n" + "\n".join(rnd.choice(lines) for _ in range(2))
+                + f"\n\n\n[2026-10-01 10:{t // 60 % 60:02d}:{t % 60:02d}] [Agent]\n"
+                + "\n".join("> " + rnd.choice(lines) for _ in range(6)) + "\n"
+                + (rnd.choice(secrets) + "\n" if t % 50 == 7 else "") + "\n\n")
+        out.append(turn)
+        n += len(turn)
+        t += 1
+    return "".join(out)
+
+
+def redaction(a) -> None:
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "tests"))
+    import secret_corpus
+
+    from chrollo.redact import Redactor
+    from chrollo.rg import rg_path
+
+    src = subprocess.run(["git", "-C", str(root), "show", f"{a.before}:chrollo/redact.py"],
+                         capture_output=True, text=True, check=True).stdout
+    spec = importlib.util.spec_from_loader("chrollo._redact_before", loader=None)
+    before = importlib.util.module_from_spec(spec)
+    before.__package__ = "chrollo"
+    exec(compile(src, f"redact.py@{a.before[:7]}", "exec"), before.__dict__)
+    old = before.Redactor()
+    work = Path(tempfile.mkdtemp(prefix="chrollo-bench-redact-"))
+    try:
+        new = Redactor()
+        cached = Redactor(cache=str(work / "redacted.sqlite"))
+        kw = work / "keywords.txt"
+        kw.write_text("\n".join(new._words) + "\n")
+        rnd = random.Random(0)
+        lines = secret_corpus.ordinary(20000)
+        secrets = [t for _k, t, _v in secret_corpus.secrets(1)]
+        each = int(a.mb * 1e6 / a.files)
+        texts = {}
+        for name, make in (("mesh", lambda i: session(i, each, rnd)),
+                           ("dense", lambda i: dense_session(i, each, rnd, lines, secrets))):
+            d = work / name
+            d.mkdir()
+            data = []
+            for i in range(a.files):
+                raw = make(i).encode()
+                (d / f"s{i:05d}.md").write_bytes(raw)
+                data.append(raw)
+            texts[name] = (d, data)
+        for _d, data in texts.values():
+            for raw in data:
+                cached.redact_bytes(raw)  # the cache as a re-publish finds it
+        variants = {
+            "rg -i -F -f keywords (one pass, the floor)": lambda d, data: subprocess.run(
+                [rg_path(), "-i", "-F", "-c", "-f", str(kw), str(d)], capture_output=True),
+            f"before ({a.before[:7]})": lambda d, data: [old.redact_bytes(r) for r in data],
+            "after": lambda d, data: [new.redact_bytes(r) for r in data],
+            "after, cached (re-publish)": lambda d, data: [cached.redact_bytes(r) for r in data],
+        }
+        best: dict = {}
+        for _round in range(a.rounds):
+            for name, (d, data) in texts.items():
+                for label, run in variants.items():
+                    t0 = time.perf_counter()
+                    run(d, data)
+                    dt = time.perf_counter() - t0
+                    best[name, label] = min(best.get((name, label), dt), dt)
+        print(f"{a.files} files per text, {a.mb:.0f} MB each; {len(new.rules)} rules, {len(new._words)} keywords; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; best of {a.rounds} interleaved rounds")
+        print("\n| text | variant | seconds | MB/s | × rg |\n|---|---|---|---|---|")
+        for name, (_d, data) in texts.items():
+            mb = sum(map(len, data)) / 1e6
+            floor = best[name, next(iter(variants))]
+            for label in variants:
+                dt = best[name, label]
+                print(f"| {name} | {label} | {dt:.2f} | {mb / dt:.1f} | {dt / floor:.1f} |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mb", type=float, default=100)
-    ap.add_argument("--files", type=int, default=1000)
+    ap.add_argument("--mb", type=float, default=None, help="MB of session text (100; 20 with --redaction)")
+    ap.add_argument("--files", type=int, default=None, help="files it is split into (1000; 200 with --redaction)")
     ap.add_argument("--transports", default="lan,folder,git")
+    ap.add_argument("--redaction", action="store_true", help="time redaction alone (see above)")
+    ap.add_argument("--before", default="dd97a3df", help="the revision whose chrollo/redact.py is 'before'")
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
+    if a.redaction:
+        a.mb, a.files = a.mb or 20, a.files or 200
+        return redaction(a)
+    a.mb, a.files = a.mb or 100, a.files or 1000
     ap_transports = [t for t in a.transports.split(",") if t]
     work = Path(tempfile.mkdtemp(prefix="chrollo-bench-mesh-"))
     cmd = chrollo_cmd()

@@ -216,8 +216,9 @@ def _forget_sessions(vault: Path, files: list, report: Report) -> None:
 
 
 def _unindex(vault, paths: list) -> None:
-    """Take ``paths``' words out of the search index before they are removed or scrubbed
-    (the index must never keep the words of something forgotten: docs/index.md)."""
+    """Take ``paths``' words out of the search index, and their redacted copies out of the
+    redaction cache, before they are removed or scrubbed (neither may keep anything forgotten:
+    docs/index.md)."""
     from . import index as _index
 
     contents = {}
@@ -228,6 +229,14 @@ def _unindex(vault, paths: list) -> None:
         except OSError:
             contents[str(p)] = b""
     _index.forget(str(vault), contents)
+    _uncache(contents.values())
+
+
+def _uncache(contents) -> None:
+    """Drop what publishing's redaction cache holds of these file contents (never fatal)."""
+    from .redact import forget_cached
+
+    forget_cached(_vault.home_path(), contents)
 
 
 def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False) -> list:
@@ -349,6 +358,7 @@ def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> list:
             from . import index as _index
 
             _index.forget(str(vault), {str(path): data})
+        _uncache([data])
         tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
         wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
         try:

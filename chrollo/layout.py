@@ -33,6 +33,7 @@ writer's locks by the names below). See docs/design.md, "Home and state".
     torn/                    torn bytes cut off a session file
     forgotten.json           tombstones (NOT disposable)
     mesh/...                 the mesh's caches, its peers' manifests and its status
+    mesh/redacted.sqlite     publishing's redaction cache: content sha256 -> redacted bytes
     locks/                   capture-XX, write-XX (256 shards each), forgotten
 
 **Lock order.** A process holding several of these locks takes them in this order and never
@@ -117,6 +118,12 @@ def privacy_file() -> str:
     """Excluded projects, ``redact_capture`` and the recall log's switches (``chrollo exclude``,
     ``chrollo config``)."""
     return os.path.join(home_path(), "privacy.json")
+
+
+def redaction_cache_file(home: str | None = None) -> str:
+    """Redacted output of each published file, keyed by the hash of its raw bytes and the rules
+    (chrollo/redact.py): an unchanged file is never redacted twice. Holds redacted text only."""
+    return _state("mesh", "redacted.sqlite", home=home)
 
 
 def redact_rule_files(home: str | None = None) -> list:

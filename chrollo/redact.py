@@ -3,130 +3,177 @@ can redact turns before they are written (``chrollo config`` ``redact_capture``,
 
 Small API (reused by the privacy features)::
 
-    r = Redactor.from_config(home)      # default rules + $CHROLLO_HOME/redact.json
+    r = Redactor.from_config(home)      # default rules + $CHROLLO_HOME/redact.json, + the cache
     text, counts = r.redact(text)       # counts: {rule id: n}
-    r.redact_bytes(data) -> bytes
+    r.redact_bytes(data) -> bytes       # through the cache (content hash -> redacted bytes)
     r.digest                            # changes whenever the rules do (caches key on it)
+    forget_cached(home, [raw bytes…])   # forget drops what the cache holds of a file
 
-Rules come from two sources, both data: the regex detectors of **detect-secrets** (Yelp's
-maintained rule set: AWS, Azure storage, basic-auth URLs, GitHub, GitLab, JWT, Slack, Stripe,
-SendGrid, npm, PyPI, Twilio, Discord, Telegram, Square, Mailchimp, IBM, SoftLayer, Cloudant,
-Artifactory, OpenAI) and :data:`RULES`, gitleaks-style rules (id, regex, keywords) for what
-detect-secrets does not cover (bearer headers, passwords on command lines, ``ya29.`` OAuth
-tokens, Hugging Face, Docker, Anthropic, newer key formats, PEM blocks, ``password=``
-assignments). Like gitleaks, a rule's regex runs only on text holding one of its keywords —
-a substring test is ~100x cheaper than a regex scan, and most text holds no secret.
-detect-secrets is imported on first use (never by the hook unless capture redaction is on).
+**Rules, all data**, tried in this order (the first names a span that several find):
+
+1. :data:`RULES`, chrollo's own, for what is said in conversation that the rule sets miss:
+   passwords on command lines (``docker login -p``, ``sshpass -p``, ``redis-cli -a``,
+   ``pass:`` …), config files (``.netrc``, ``.pgpass``, XML ``<password>``, connection strings,
+   ``APP_KEY``, npm ``_auth``, docker ``"auth"``, ``client-key-data``), key material (PEM and
+   PuTTY blocks, base64 DER bodies without headers, a JWK's private members);
+2. gitleaks' published rule set (``chrollo/data/secret_rules.json``, built from its
+   ``gitleaks.toml`` by ``secret_rules/build.py``): id, regex, keywords, entropy floor, secret
+   group, allowlists and stopwords, applied as gitleaks applies them;
+3. the regex detectors of **detect-secrets** (imported on first use);
+4. ``$CHROLLO_HOME/redact.json`` (or ``mesh/redact.json``): ``{"extra": {"id": "regex"},
+   "disable": ["id", …]}``.
+
+**One pass for every keyword.** Every rule names literals one of which each match holds (its
+keywords). One Aho-Corasick automaton over all of them (``ahocorasick-rs``) finds, in a single
+pass over the lowercased text, where each occurs; then only the rules whose keyword occurred
+run, and only on the lines that hold it — or, for a rule whose regex starts at its keyword
+(gitleaks' ``key = value`` rules, chrollo's assignments), only *at* the keyword. A rule whose
+regex starts with a literal needs no keyword (the regex engine's own literal search is as fast).
+Most text holds no secret; this is what makes redaction cost little.
+
 A match is replaced by ``[REDACTED:<rule id>]``; where a rule captures the secret in a group,
-only that group is replaced (``postgres://app:[REDACTED:url-password]@db``).
+only that group is (``postgres://app:[REDACTED:url-password]@db``). Spans found by several
+rules are merged, so a secret is never half-replaced.
 
-``$CHROLLO_HOME/redact.json`` (or the older ``mesh/redact.json``): ``{"extra": {"id": "regex"},
-"disable": ["id", …]}``.
+**Cache.** :meth:`Redactor.redact_bytes` keeps the redacted output of each file, keyed by the
+SHA-256 of its raw bytes and the rules' digest (``layout.redaction_cache_file``), so an
+unchanged file is never redacted twice. Only redacted output is kept; ``forget`` drops a
+forgotten file's entry (and SQLite overwrites freed pages: ``secure_delete``).
 """
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
+import math
 import os
 import re
+from collections import Counter
 
-# gitleaks-style rules: id -> (regex, keywords). A group 1, when present, is the secret.
+# chrollo's own rules: id -> (regex, keywords[, options]). A group 1, when present, is the secret
+# (options "group": n names another). options: "at": the regex starts at a keyword (it is tried
+# only there); "multiline": the match may span lines; "check": a function the secret must pass.
+_CODE_WORDS = {"required", "optional", "string", "str", "none", "null", "true", "false", "undefined",
+               "password", "passwd", "secret", "hidden", "masked", "redacted", "example", "changeit_later",
+               "placeholder", "your_password", "yourpassword", "<password>", "prompt", "stdin", "empty",
+               "not_set", "notset", "unset", "missing", "nullable", "boolean", "integer", "number", "object"}
+
+
+def _literal(value: str) -> bool:
+    """A value said, not code: not a type, a reference, a call or a dotted name."""
+    low = value.lower().strip("'\"")
+    if low in _CODE_WORDS or re.fullmatch(r"[a-z_][\w]*(?:\.[a-z_]\w*)+", low) or low.startswith(("env.", "process.")):
+        return False
+    return not re.fullmatch(r"[*x.•]+|\w+_(?:file|path|name|env)", low)
+
+
+_B64 = r"[A-Za-z0-9+/]"
 RULES = {
-    # (no capturing group: the whole block is the secret — a group around " BLOCK" once made
-    # only that word go, and a PGP key's body was sent)
+    # the whole block (no group: a group around " BLOCK" once made only that word go)
     "private-key": (r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-                    ("private key",)),
+                    ("-----begin",), {"multiline": True, "at": True}),
+    "putty-private-key": (rf"Private-Lines:\s*\d+\s*\n(?:{_B64}{{8,}}=*\s*\n?)+(?:Private-MAC:\s*[0-9a-fA-F]+)?",
+                          ("private-lines:",), {"multiline": True, "at": True}),
+    # a DER private key pasted as base64 without its PEM lines: PKCS#8 RSA, PKCS#1 RSA, SEC1 EC, Ed25519
+    "der-private-key": (r"\b(?:MII[A-Za-z0-9+/]{1,3}(?:IBADANBgkqhkiG9w0BAQEFAAS|IBAAKCA[QgY]EA)|MHcCAQEEI|MC4CAQAwBQYDK2Vw)"
+                        rf"{_B64}*=*(?:\s*\n\s*{_B64}{{16,}}=*)*",
+                        ("ibadanbgkqhkig9w0baqefaas", "ibaakcaqea", "ibaakcagea", "ibaakcayea", "mhccaqeei",
+                         "mc4caqawbqydk2vw"), {"multiline": True}),
+    # a JWK's private members (RSA d p q dp dq qi, EC/OKP d, symmetric k)
+    "jwk-private": (r"\"(?:d|p|q|dp|dq|qi|k)\"\s*:\s*\"([A-Za-z0-9_\-]{16,})\"",
+                    ('"d"', '"p"', '"q"', '"dp"', '"dq"', '"qi"', '"k"'), {"at": True}),
     "aws-access-key-id": (r"\b((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16})\b",
                           ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "a3t")),
-    "aws-secret-access-key": (r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})",
-                              ("secret_access", "secretaccess")),
+    "aws-secret-access-key": (r"(?i)aws_?secret_?access_?key[\"']?\s*(?:[:=]\s*|\s+)[\"']?([A-Za-z0-9/+=]{40})",
+                              ("secret_access", "secretaccess"), {"at": True}),
     "google-api-key": (r"\b(AIza[0-9A-Za-z_\-]{35})", ("aiza",)),
     "google-oauth-token": (r"\b(ya29\.[0-9A-Za-z_\-]{20,})", ("ya29.",)),
+    "google-refresh-token": (r"(?<![\w/])(1//0[0-9A-Za-z_\-]{30,})", ("1//0",)),
+    "google-client-secret": (r"\b(GOCSPX-[0-9A-Za-z_\-]{20,})", ("gocspx-",)),
     "github-token": (r"\b((?:gh[pousr]_[A-Za-z0-9]{30,255})|github_pat_[A-Za-z0-9_]{22,255})", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     "gitlab-token": (r"\b(gl(?:pat|dt|ft|soat|rt|cbt|ptt|agent|oas)-[A-Za-z0-9_\-]{20,})",
                      ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glptt-", "glagent-", "gloas-")),
     "anthropic-key": (r"\b(sk-ant-[A-Za-z0-9_\-]{20,})", ("sk-ant-",)),
     "openai-key": (r"\b(sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,})", ("sk-",)),
     "stripe-key": (r"\b((?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,})", ("_live_", "_test_")),
-    "slack-token": (r"\b(xox[abposre]-[A-Za-z0-9-]{10,})", ("xox",)),
+    "webhook-signing-secret": (r"\b(whsec_[A-Za-z0-9+/=_\-]{20,})", ("whsec_",)),
+    "slack-token": (r"\b(xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})", ("xox", "xapp-")),
     "slack-webhook": (r"(https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,})", ("hooks.slack.com",)),
     "discord-webhook": (r"(https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{30,})", ("discord",)),
     "sendgrid-key": (r"\b(SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,})", ("sg.",)),
+    "brevo-key": (r"\b(x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16})", ("xkeysib-", "xsmtpsib-")),
+    "vault-token": (r"\b(hv[sbr]\.[A-Za-z0-9_\-]{20,})", ("hvs.", "hvb.", "hvr.")),
+    "terraform-cloud-token": (r"\b([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,})", (".atlasv1.",)),
+    "pulumi-token": (r"\b(pul-[a-f0-9]{40})\b", ("pul-",)),
+    "flyio-token": (r"\b((?:fm[12][ar]?|fo1)_[A-Za-z0-9+/=_\-]{30,})", ("fm1_", "fm2_", "fm1a_", "fm2a_", "fm1r_", "fm2r_", "fo1_")),
     "npm-token": (r"\b(npm_[A-Za-z0-9]{30,})", ("npm_",)),
     "huggingface-token": (r"\b(hf_[A-Za-z0-9]{30,})", ("hf_",)),
     "docker-pat": (r"\b(dckr_pat_[A-Za-z0-9_\-]{20,})", ("dckr_pat_",)),
     "pypi-token": (r"\b(pypi-AgE[A-Za-z0-9_\-]{50,})", ("pypi-",)),
     "azure-storage-key": (r"(?i)AccountKey=([A-Za-z0-9+/=]{40,})", ("accountkey=",)),
     "azure-sas": (r"[?&]sig=([A-Za-z0-9%+/=]{30,})", ("sig=",)),
+    "azure-ad-client-secret": (r"(?<![\w~.])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})(?![\w~.\-])", ("q~",)),
+    # an Azure DevOps PAT is 52 base32 letters, said next to where it goes
+    "azure-devops-pat": (r"(?i)(?:azure_devops\w*|ado_\w*|devops\w*pat\w*|\bpat)[\"']?\s*[:=]\s*[\"']?([a-z2-7]{52})\b|"
+                         r"https://[^\s:/@]+:([a-z2-7]{52})@dev\.azure\.com",
+                         ("azure_devops", "ado_", "pat", "dev.azure.com")),
     "shopify-token": (r"\b(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})", ("shpat_", "shpca_", "shppa_", "shpss_")),
     "digitalocean-token": (r"\b(do[opr]_v1_[a-f0-9]{64})", ("_v1_",)),
     "databricks-token": (r"\b(dapi[a-f0-9]{32}(?:-\d)?)\b", ("dapi",)),
-    "linear-key": (r"\b(lin_api_[A-Za-z0-9]{30,})", ("lin_api_",)),
+    "linear-key": (r"\b(lin_(?:api|wh)_[A-Za-z0-9]{30,})", ("lin_api_", "lin_wh_")),
     "notion-token": (r"\b((?:secret_|ntn_)[A-Za-z0-9]{40,})", ("secret_", "ntn_")),
     "atlassian-token": (r"\b(ATATT3[A-Za-z0-9_\-=]{50,})", ("atatt3",)),
     "postman-key": (r"\b(PMAK-[a-f0-9]{24}-[a-f0-9]{34})", ("pmak-",)),
     "newrelic-key": (r"\b(NRAK-[A-Z0-9]{27})", ("nrak-",)),
     "grafana-token": (r"\b(gl(?:sa|c)_[A-Za-z0-9_=+/]{32,})", ("glsa_", "glc_")),
     "mailgun-key": (r"\b(key-[a-f0-9]{32})\b", ("key-",)),
-    "square-token": (r"\b(sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,})", ("sq0",)),
+    "square-token": (r"\b(sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}|EAAA[A-Za-z0-9_\-]{56,})", ("sq0", "eaaa")),
     "age-key": (r"\b(AGE-SECRET-KEY-1[0-9A-Z]{58})", ("age-secret-key",)),
     "tailscale-key": (r"\b(tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,})", ("tskey-",)),
     "supabase-token": (r"\b(sbp_[a-f0-9]{40})", ("sbp_",)),
     "groq-key": (r"\b(gsk_[A-Za-z0-9]{40,})", ("gsk_",)),
     "replicate-token": (r"\b(r8_[A-Za-z0-9]{30,})", ("r8_",)),
+    "perplexity-key": (r"\b(pplx-[A-Za-z0-9]{40,})", ("pplx-",)),
+    "xai-key": (r"\b(xai-[A-Za-z0-9]{70,})", ("xai-",)),
+    "netlify-token": (r"\b(nf[pcu]_[A-Za-z0-9]{36,})", ("nfp_", "nfc_", "nfu_")),
+    "heroku-key": (r"\b(HRKU-[A-Za-z0-9_\-]{40,})", ("hrku-",)),
     "sentry-dsn": (r"https://([a-f0-9]{32})@[a-z0-9.\-]*sentry\.io", ("sentry.io",)),
     "jwt": (r"\b(eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})", ("eyj",)),
-    # formats #34 found reaching a peer (after each vendor's documented format, as gitleaks has them)
-    "slack-app-token": (r"\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)", ("xapp-",)),
-    "vault-token": (r"\b(h[vb]s\.[A-Za-z0-9_\-]{24,})", ("hvs.", "hvb.")),
-    "google-oauth-client-secret": (r"\b(GOCSPX-[A-Za-z0-9_\-]{28})", ("gocspx-",)),
-    "terraform-cloud-token": (r"\b([a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70})", ("atlasv1",)),
-    "pulumi-token": (r"\b(pul-[a-f0-9]{40})", ("pul-",)),
-    "webhook-signing-secret": (r"\b(whsec_[A-Za-z0-9+/=]{24,})", ("whsec_",)),
-    "brevo-key": (r"\b(xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})", ("xkeysib-",)),
-    "flyio-token": (r"\b((?:fm[12]_|fo1_)[A-Za-z0-9+/=_\-]{40,})", ("fm1_", "fm2_", "fo1_")),
-    "google-refresh-token": (r"(?<![\w/])(1//0[A-Za-z0-9_\-]{40,})", ("1//0",)),
-    "doppler-token": (r"\b(dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44})", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.")),
-    "sentry-user-token": (r"\b(sntry[us]_[A-Za-z0-9+/=_]{40,})", ("sntryu_", "sntrys_")),
-    "planetscale-token": (r"\b(pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-=.]{32,64})", ("pscale_",)),
-    "netlify-token": (r"\b(nf[pc]_[A-Za-z0-9]{36,})", ("nfp_", "nfc_")),
-    "render-key": (r"\b(rnd_[A-Za-z0-9]{32,})", ("rnd_",)),
-    "prefect-key": (r"\b(pnu_[A-Za-z0-9]{36})", ("pnu_",)),
-    "rubygems-key": (r"\b(rubygems_[a-f0-9]{48})", ("rubygems_",)),
-    "dynatrace-token": (r"\b(dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64})", ("dt0c01.",)),
-    "easypost-key": (r"\b(EZ[AT]K[A-Za-z0-9]{54})", ("ezak", "eztk")),
-    "flutterwave-secret": (r"\b(FLWSECK(?:_TEST)?-[a-f0-9]{32}-X)", ("flwseck",)),
-    "clojars-token": (r"\b(CLOJARS_[a-z0-9]{60})", ("clojars_",)),
-    "shippo-token": (r"\b(shippo_(?:live|test)_[a-f0-9]{40})", ("shippo_",)),
-    "typeform-token": (r"\b(tfp_[A-Za-z0-9_\-.=]{59})", ("tfp_",)),
-    "huggingface-org-token": (r"\b(api_org_[A-Za-z0-9]{34})", ("api_org_",)),
-    "putty-private-key": (r"PuTTY-User-Key-File-\d:[\s\S]*?(?:Private-MAC:\s*[0-9a-fA-F]+|\Z)", ("putty-user-key-file",)),
-    "der-private-key": (r"\b(MII[A-Za-z0-9+/]{60,}={0,2})", ("MII",)),
-    "jwk-private-key": (r"\"d\"\s*:\s*\"([A-Za-z0-9_\-]{20,})\"", ('"d"',)),
-    "config-password": (r"(?i)(?:<(?:password|passwd|secret|api_?key|token)>([^<\s]{4,})</|"
-                        r"\bAPP_KEY=base64:([A-Za-z0-9+/=]{32,})|:_auth\s*=\s*([A-Za-z0-9+/=]{12,})|"
-                        r"\"auth\"\s*:\s*\"([A-Za-z0-9+/=]{12,})\"|client-key-data:\s*([A-Za-z0-9+/=]{40,})|"
-                        r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S{4,}))",
-                        ("<password>", "<passwd>", "<secret>", "<apikey>", "<api_key>", "<token>", "app_key=",
-                         "_auth", '"auth"', "client-key-data", "machine")),
     # credentials in URLs: scheme://user:PASSWORD@host (DATABASE_URL, redis://, amqp://, git over https)
     "url-password": (r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@\"'`]{1,64}:([^\s@/\"'`]{1,128})@[^\s\"'`]", ("://",)),
     "auth-header": (r"(?i)\b(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+([A-Za-z0-9._~+/=\-]{8,})",
                     ("authorization",)),
     "bearer-token": (r"(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{20,}=*)", ("bearer",)),
     "okta-token": (r"\bSSWS\s+([A-Za-z0-9_\-]{30,})", ("ssws",)),
-    # passwords on command lines: mysql -pSECRET, curl -u user:SECRET, --password SECRET
+    # passwords on command lines: mysql -pSECRET, curl -u user:SECRET, --password SECRET,
+    # docker login -p, sshpass -p, redis-cli -a, ldapsearch -w, htpasswd -b FILE USER PASS,
+    # az login -p, mongosh -p, smbclient -U user%PASS, openssl … pass:PASS, gpg --passphrase
     "cli-password": (r"(?:\bmysql(?:dump|admin)?\b[^\n|;&]*?\s-p|\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s+[^\s:]+:|"
-                     r"\b(?:docker|podman|helm|oras)\s+(?:registry\s+)?login\b[^\n|;&]*?\s-p\s*|"
-                     r"\bsshpass\b[^\n|;&]*?\s-p\s*|\bredis-cli\b[^\n|;&]*?\s-a\s+|"
-                     r"\bldap(?:search|add|modify|delete|passwd|whoami)\b[^\n|;&]*?\s-w\s+|"
-                     r"\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+\S+\s+\S+\s+|\baz\s+login\b[^\n|;&]*?\s(?:-p|--password)\s+|"
-                     r"\baws\s+configure\s+set\s+aws_secret_access_key\s+|\bopenssl\b[^\n|;&]*?\spass:|"
-                     r"\s--(?:password|passwd|passphrase|pass|token|secret|api-key|client-secret)(?:=|\s+))"
+                     r"\b(?:docker|podman|nerdctl|buildah|skopeo)\s+login\b[^\n|;&]*?\s-p\s+|"
+                     r"\bsshpass\s+(?:-[a-oq-z]\S*\s+)*-p\s*|\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+|"
+                     r"\bldap[a-z]+\b[^\n|;&]*?\s-w\s+|\bhtpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+|"
+                     r"\baz\s+login\b[^\n|;&]*?\s(?:-p|--password)\s+|\bmongo(?:sh)?\b[^\n|;&]*?\s-p\s+|"
+                     r"\bsmbclient\b[^\n|;&]*?\s-U\s+[^\s%]+%|(?<![\w-])pass:|"
+                     r"\baws\s+configure\s+set\s+\S*(?:secret|token|password)\S*\s+|"
+                     r"\s--(?:password|passwd|pass|passphrase|token|secret|api-key|apikey|auth-token|access-token|client-secret)(?:=|\s+))"
                      r"(?!-)['\"]?([^\s\"'`|;&]{4,})",
-                     ("mysql", "curl", "--pass", "--token", "--secret", "--api-key", "--client-secret", "login",
-                      "sshpass", "redis-cli", "ldap", "htpasswd", "configure set", "pass:")),
+                     ("mysql", "curl", " login", "sshpass", "redis-cli", "ldap", "htpasswd", "mongo", "smbclient",
+                      "pass:", "configure", "--pass", "--token", "--secret", "--api", "--apikey", "--auth-token",
+                      "--access-token", "--client-secret")),
+    "xml-password": (r"(?i)<(password|passwd|secret|token|api[_-]?key|client[_-]?secret|private[_-]?key)>([^<\s][^<]{2,})</\1>",
+                     ("<password>", "<passwd>", "<secret>", "<token>", "<apikey>", "<api_key>", "<api-key>",
+                      "<client_secret>", "<client-secret>", "<clientsecret>", "<private_key>", "<privatekey>"), {"group": 2}),
+    # Password=…; in ADO/ODBC/JDBC connection strings ($, spaces and all, up to the ;)
+    "connection-string-password": (r"(?i);\s*(?:password|pwd)\s*=\s*(?![\s;{$])([^;\n\"']{3,})|"
+                                   r"(?:^|[\s\"'])(?:password|pwd)\s*=\s*(?![\s;{$])([^;\n\"']{3,});",
+                                   ("password", "pwd")),
+    "laravel-app-key": (r"\bAPP_KEY\s*=\s*[\"']?(base64:[A-Za-z0-9+/=]{20,}|[A-Za-z0-9]{32})", ("app_key",)),
+    "npm-auth": (r"(?i)(?:^|[\s:])_auth(?:token)?\s*=\s*[\"']?([^\s\"'$]{8,})", ("_auth",)),
+    "docker-auth": (r"\"(?:auth|identitytoken|password)\"\s*:\s*\"([A-Za-z0-9+/=_.\-]{12,})\"", ('"auth"', '"identitytoken"', '"password"')),
+    "kubeconfig-client-key": (r"(?i)client-key-data\s*:\s*[\"']?([A-Za-z0-9+/=]{20,})", ("client-key-data",)),
+    # ~/.pgpass: host:port:database:user:password (the port or a * says it is one)
+    "pgpass-line": (r"(?<![\w:.*-])[\w.*-]+:(?:\d{2,5}|\*):[^\s:]+:[^\s:]+:(\S+)", (":5432:", ":6432:", ":5433:", ":*:")),
+    # ~/.netrc: machine HOST [login USER] password PASS (on one line or several)
+    "netrc-password": (r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(\S+)", ("machine",), {"multiline": True, "at": True}),
     # password=…, DB_PASSWORD: …, "api_key": "…", GITHUB_TOKEN=… — a literal value (letters and
     # digits, 6+), not code (`os.environ[…]`, `${VAR}`, `tokenizer.encode(…)`), not a count
     # (`max_tokens=512`), under a key that does not name something else (`token_count`, `secret_name`)
@@ -136,29 +183,44 @@ RULES = {
                                                               "count", "version", "length", "size", "limit",
                                                               "ttl", "env", "field", "header", "ref", "hash",
                                                               "provider", "endpoint", "expiry", "prefix"))
-                            + r"[\"']?\s*(?::=|=>|[:=])\s*[\"']?(?![$<{(\[])"
+                            + r"(?:[\"']\]|[\"'])?\s*(?::=|=>|[:=])\s*[\"']?(?![$<{(\[])"
                             r"(?=[^\s\"'`,;]*\d)(?=[^\s\"'`,;]*[a-z])(?=([^\s\"'`,;$<>{}()\[\]]{6,}))\1(?![(\[.\w])",
-                            ("pass", "pwd", "secret", "token", "api", "access", "client", "auth", "private")),
+                            ("pass", "pwd", "secret", "token", "api", "access", "client", "auth", "private"), {"at": True}),
+    # a password or secret said without digits (`password: correcthorsebattery`, `pass = …`,
+    # `define('DB_PASSWORD', '…')`): the key must end in the word, the value must be a literal
+    "password-literal": (r"(?i)(?:password|passwd|passphrase|pwd|secret(?:[_-]?key(?:[_-]?base)?)?|(?<![\w-])pass(?=\s*=))"
+                         r"(?![\w-])(?:[\"']\]|[\"'])?\s*(?::=|=>|[:=]|,(?=\s*[\"']))\s*"
+                         r"(?:\"(?![$<{%*(\[])([^\"\n]{6,}?)\"|'(?![$<{%*(\[])([^'\n]{6,}?)'|"
+                         r"(?![$<{%*(\[\"'])([^\s\"'`,;<>(){}\[\]]{6,})(?=[\s,;`'\")]|$))",
+                         ("password", "passwd", "passphrase", "pwd", "secret", "pass"),
+                         {"at": True, "check": _literal}),
+    "nuget-key": (r"\b(oy2[a-z0-9]{43})\b", ("oy2",)),
+    "render-key": (r"\b(rnd_[A-Za-z0-9]{32,})", ("rnd_",)),
+    "huggingface-org-token": (r"\b(api_org_[A-Za-z0-9]{34,})", ("api_org_",)),
+    "typeform-token": (r"\b(tfp_[A-Za-z0-9_\-.=]{40,})", ("tfp_",)),
+    "algolia-key": (r"(?i)algoliasearch\(\s*['\"][A-Z0-9]{10}['\"]\s*,\s*['\"]([a-f0-9]{32})['\"]", ("algoliasearch(",)),
 }
 # detect-secrets detectors left out: public IPs are not secrets; the private-key one only
 # matches the BEGIN line (our rule takes the whole block).
 SKIP_DETECTORS = {"IPPublicDetector", "PrivateKeyDetector"}
-# Keywords gating each detect-secrets detector (gitleaks-style prefilter); None = always run.
+# Keywords gating each detect-secrets detector; None = none needed (the regex starts with a
+# literal, which the regex engine finds as fast as the automaton) or none possible.
 DS_KEYWORDS = {
     "ArtifactoryDetector": ("akc", "artifactory"), "AWSKeyDetector": ("akia", "asia", "abia", "acca", "a3t", "aws"),
     "AzureStorageKeyDetector": ("accountkey",), "BasicAuthDetector": ("://",), "CloudantDetector": ("cloudant",),
-    "DiscordBotTokenDetector": ("discord",), "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "GitLabTokenDetector": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "gr1348941"),
+    "DiscordBotTokenDetector": None, "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "GitLabTokenDetector": ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "gr1348941"),
     "IbmCloudIamDetector": ("ibm", "iam_"), "IbmCosHmacDetector": ("cos_hmac", "cos-hmac", "ibm"), "JwtTokenDetector": ("eyj",),
     "MailchimpDetector": ("-us",), "NpmDetector": ("_authtoken",), "OpenAIDetector": ("t3blbkfj",),
     "PypiTokenDetector": ("pypi-",), "SendGridDetector": ("sg.",), "SlackDetector": ("xox", "hooks.slack"),
     "SoftlayerDetector": ("softlayer",), "SquareOAuthDetector": ("sq0",), "StripeDetector": ("k_live_",),
-    "TelegramBotTokenDetector": (":aa",), "TwilioKeyDetector": ("AC", "SK"),
+    "TelegramBotTokenDetector": (":aa",), "TwilioKeyDetector": None,
 }
 
 
 def detect_secrets_rules() -> dict:
-    """{"ds-<detector>-<n>": (compiled regex, keywords)} from detect-secrets' regex detectors
-    ({} if it is not installed: chrollo's own rules still apply)."""
+    """{"<detector>[-<n>]": (compiled regex, keywords)} from detect-secrets' regex detectors
+    ({} if it is not installed: the other rules still apply)."""
     try:
         import importlib
         import inspect
@@ -184,6 +246,75 @@ def detect_secrets_rules() -> dict:
     return out
 
 
+# gitleaks keywords too short to gate anything (a keyword found in most text gates nothing):
+# jwt's "ey" (a JWT starts eyJ), the legacy Vault "s." token (said next to "vault"), Twilio's "sk"
+# (its regex starts with the literal SK, which the regex engine finds as fast: no keyword)
+GITLEAKS_KEYWORDS = {"jwt": ("eyj",), "vault-service-token": ("hvs.", "vault"), "twilio-api-key": ()}
+
+
+def gitleaks_rules() -> tuple[dict, dict]:
+    """(the global allowlist, {id: rule dict}) of the bundled gitleaks rule set."""
+    path = os.path.join(os.path.dirname(__file__), "data", "secret_rules.json")
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    return data.get("allow") or {}, {r["id"]: r for r in data["rules"]}
+
+
+# gitleaks' "key = value" rules begin `(?i)[\w.-]{0,50}?(?:kw|…)`: the prefix only stretches the
+# match leftwards, so without it the regex is tried at each keyword and finds the same secret
+_SEMI_GENERIC = re.compile(r"^(\(\?i\))?\[\\w\.-\]\{0,50\}\?(?=\(\?:)")
+
+
+def _starts_with_keyword(rx: str, keywords) -> bool:
+    """Whether every match of rx begins with one of its keywords (then it is tried only there)."""
+    head = re.sub(r"^(?:\(\?i\)|\\b|\((?:\?:)?)*", "", rx)[:40].replace("\\", "").lower()
+    return len(keywords) == 1 and head.startswith(keywords[0]) and not re.search(r"[|?*]", head[:len(keywords[0]) + 1])
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values()) if n else 0.0
+
+
+class _Rule:
+    __slots__ = ("id", "rx", "keywords", "group", "at", "multiline", "entropy", "allow", "check")
+
+    def __init__(self, rid, rx, keywords, group=None, at=False, multiline=False, entropy=None, allow=(), check=None):
+        self.id, self.rx, self.keywords, self.group = rid, rx, keywords, group
+        self.at, self.multiline, self.entropy, self.allow, self.check = at, multiline, entropy, allow, check
+
+    def secret(self, m, line: str):
+        """The (start, end) of the secret in m, or None when the match is allowed."""
+        g = self.group or next((i for i in range(1, (m.re.groups or 0) + 1) if m.group(i)), 0)
+        a, b = m.span(g)
+        if a < 0:
+            return None
+        s = m.group(g)
+        if self.entropy and _entropy(s) < self.entropy:
+            return None
+        if self.check and not self.check(s):
+            return None
+        for regexes, target, stopwords in self.allow:
+            subject = {"match": m.group(0), "line": line}.get(target, s)
+            if any(r.search(subject) for r in regexes):
+                return None
+            if stopwords and stopwords.find_matches_as_indexes(s.lower()):
+                return None
+        return a, b
+
+
+def _compile_allow(allow: dict | list) -> list:
+    out = []
+    for a in ([allow] if isinstance(allow, dict) else allow):
+        words = a.get("stopwords") or ()
+        if words:
+            import ahocorasick_rs
+
+            words = ahocorasick_rs.AhoCorasick(list(words))
+        out.append(([re.compile(r) for r in a.get("regexes", ())], a.get("target", "secret"), words or None))
+    return out
+
+
 def _config(home: str) -> dict:
     from .layout import redact_rule_files
 
@@ -202,167 +333,221 @@ def _config(home: str) -> dict:
 
 
 class Redactor:
-    def __init__(self, extra: dict | None = None, disable=(), use_detect_secrets: bool = True):
-        rules = {rid: (re.compile(rx), kws) for rid, (rx, kws) in RULES.items()}
-        for rid, rule in (detect_secrets_rules() if use_detect_secrets else {}).items():
-            rules["ds-" + rid if rid in rules else rid] = rule
+    def __init__(self, extra: dict | None = None, disable=(), use_detect_secrets: bool = True,
+                 use_gitleaks: bool = True, cache: str | None = None):
+        rules: dict = {}
+        for rid, (rx, kws, *opt) in RULES.items():
+            o = opt[0] if opt else {}
+            rules[rid] = _Rule(rid, re.compile(rx), kws, o.get("group"), o.get("at", False),
+                               o.get("multiline", False), check=o.get("check"))
+        if use_gitleaks:
+            gallow, grules = gitleaks_rules()
+            glob = _compile_allow(gallow)
+            for rid, r in grules.items():
+                rx, kws = r["regex"], tuple(GITLEAKS_KEYWORDS.get(rid, r.get("keywords") or ()))
+                at = bool(_SEMI_GENERIC.match(rx))
+                if at:
+                    rx = _SEMI_GENERIC.sub(lambda m: m.group(1) or "", rx)
+                else:
+                    at = _starts_with_keyword(rx, kws)
+                rules["gitleaks-" + rid if rid in rules else rid] = _Rule(
+                    rid, re.compile(rx), kws or None, r.get("group"), at,
+                    "\\s\\S" in rx or "[\\r\\n]" in rx, r.get("entropy"), glob + _compile_allow(r.get("allow", [])))
+        for rid, (rx, kws) in (detect_secrets_rules() if use_detect_secrets else {}).items():
+            rules["ds-" + rid if rid in rules else rid] = _Rule(rid, re.compile(rx), kws)
         for rid, rx in (extra or {}).items():
-            rules[str(rid)] = (re.compile(rx), None)
-        for rid in disable:
-            rules.pop(rid, None)
-        # detect-secrets after ours: ours name the kind more precisely and replace only the secret
-        self.rules = [(rid, rx, tuple(kws) if kws else None) for rid, (rx, kws) in rules.items()]
-        ident = [(rid, rx.pattern, kws) for rid, rx, kws in self.rules]
-        try:
-            import detect_secrets
-
-            ident.append(getattr(detect_secrets, "__version__", None) or _ds_version())
-        except ImportError:
-            pass
+            rules[str(rid)] = _Rule(str(rid), re.compile(rx), None)
+        for rid in disable:  # an id names the rule of that id in every set (jwt: gitleaks' too)
+            for key in (rid, "gitleaks-" + str(rid), "ds-" + str(rid)):
+                rules.pop(key, None)
+        for rid, r in rules.items():
+            r.id = rid
+        self.rules = list(rules.values())
+        ident = [(r.id, r.rx.pattern, r.keywords, r.group, r.entropy) for r in self.rules]
+        ident.append(_ds_version() if use_detect_secrets else None)
         self.digest = hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:16]
-        self._automata = None
+        self._always = [i for i, r in enumerate(self.rules) if not r.keywords]
+        words: dict = {}
+        for i, r in enumerate(self.rules):
+            for k in r.keywords or ():
+                words.setdefault(k.lower(), []).append(i)
+        self._words = list(words)
+        self._word_rules = [[(i, 0) for i in words[w]] for w in self._words]
+        self._at = [r.at for r in self.rules]
+        self._automaton = None
+        self.cache = cache
+        self._db = None
 
     @classmethod
     def from_config(cls, home: str) -> "Redactor":
+        from .layout import redaction_cache_file
+
         cfg = _config(home)
         extra, disable = cfg.get("extra") or {}, cfg.get("disable") or []
         if not isinstance(extra, dict) or not isinstance(disable, list):
             from .errors import ChrolloError
 
             raise ChrolloError("bad_config", "redact.json: extra must be an object, disable a list")
-        return cls(extra, disable)
+        return cls(extra, disable, cache=redaction_cache_file(home))
 
-    def _prefilter(self):
-        """Two multi-literal automata (Aho-Corasick, DFA) over every rule's keywords: lowercase
-        ones matched in the lowercased text, ones with capitals as written. One pass over the
-        text finds every keyword of every rule."""
-        if self._automata is None:
-            lower, exact = {}, {}
-            for i, (_rid, _rx, kws) in enumerate(self.rules):
-                for k in kws or ():
-                    (exact if k != k.lower() else lower).setdefault(k, []).append(i)
-            self._automata = (_Keywords(lower), _Keywords(exact))
-        return self._automata
+    def _find(self, text: str):
+        """[(start, end, rule index)] of every secret in text."""
+        low = text.lower()
+        if len(low) != len(text):  # (a few letters lowercase to two characters)
+            low = text.translate(_ASCII_LOWER)
+        if self._automaton is None:
+            import ahocorasick_rs
+
+            self._automaton = ahocorasick_rs.AhoCorasick(self._words)
+        at: dict = {}      # rule index -> keyword positions (rules tried at their keyword)
+        lines: dict = {}   # rule index -> keyword positions (rules tried on the lines holding one)
+        kind = self._at
+        for w, s, _e in self._automaton.find_matches_as_indexes(low, overlapping=True):
+            for i, d in self._word_rules[w]:
+                (at if kind[i] else lines).setdefault(i, []).append(s + d)
+        found = []
+        n = len(text)
+        for i, positions in at.items():
+            rule = self.rules[i]
+            match = rule.rx.match
+            for p in sorted(set(positions)):
+                if rule.multiline:  # (pos/endpos: no copy; a block is bounded by WINDOW)
+                    m = rule.rx.match(text, p, min(n, p + WINDOW))
+                    span = m and rule.secret(m, m.group(0))
+                    if span:
+                        found.append((span[0], span[1], i))
+                    continue
+                b = text.find("\n", p)
+                m = match(text, p, n if b < 0 else b)  # ($ is the line's end; lookbehinds see before p)
+                if m:
+                    a = text.rfind("\n", 0, p) + 1
+                    span = rule.secret(m, text[a:m.end()])
+                    if span:
+                        found.append((span[0], span[1], i))
+        for i, positions in lines.items():
+            rule = self.rules[i]
+            done = -1
+            for p in sorted(positions):
+                if p < done:
+                    continue
+                a = text.rfind("\n", 0, p) + 1
+                b = text.find("\n", p)
+                b = n if b < 0 else b
+                done = b
+                if rule.multiline:  # a match that starts on this line, however far it goes
+                    m = rule.rx.search(text, a, min(n, b + WINDOW))
+                    span = m and m.start() <= b and rule.secret(m, m.group(0))
+                    if span:
+                        found.append((span[0], span[1], i))
+                        done = max(b, m.end())
+                    continue
+                line = text[a:b]
+                for m in rule.rx.finditer(line):
+                    span = rule.secret(m, line)
+                    if span:
+                        found.append((span[0] + a, span[1] + a, i))
+        for i in self._always:
+            rule = self.rules[i]
+            for m in rule.rx.finditer(text):
+                span = rule.secret(m, m.group(0))
+                if span:
+                    found.append((*span, i))
+        return found
 
     def redact(self, text: str) -> tuple[str, dict]:
-        """(text with every secret replaced, {rule id: count}). One pass finds every rule's
-        keywords; a rule's regex runs only on the lines holding one of them (the whole text
-        for multi-line rules and rules without keywords); every replacement is made in one
-        final pass, an earlier rule's match winning over a later one it overlaps."""
-        if not text:
+        """(text with every secret replaced, {rule id: count}). Spans that overlap are merged
+        and named by the first rule (in rule order) among them."""
+        found = self._find(text)
+        if not found:
             return text, {}
-        lower, exact = self._prefilter()
-        raw = text.encode("utf-8", "surrogatepass")
-        hits = lower.find(raw.lower()) + exact.find(raw)  # [(byte offset, rule indexes)]
-        if hits and not text.isascii():
-            hits = _char_offsets(raw, hits)
-        where: dict = {}  # rule index -> positions where one of its keywords starts
-        for p, rules in hits:
-            for i in rules:
-                where.setdefault(i, []).append(p)
-        chosen: list = []  # sorted, non-overlapping (start, end, rule id)
-        starts: list = []
-        for i, (rid, rx, kws) in enumerate(self.rules):
-            if kws:
-                pos = where.get(i)
-                if not pos:
-                    continue
-                if rid in ANCHORED:
-                    found = (rx.match(text, p) for p in sorted(set(pos)))
-                    spans = None
-                elif rid in MULTILINE:
-                    spans = [(0, len(text))]
-                else:
-                    spans = _line_spans(text, pos)
+        found.sort()
+        merged = []
+        for a, b, i in found:
+            if a == b:
+                continue
+            if merged and a < merged[-1][1]:
+                m = merged[-1]
+                merged[-1] = [m[0], max(m[1], b), min(m[2], i)]
             else:
-                spans = [(0, len(text))]
-            if spans is not None:
-                found = (m for a, b in spans for m in rx.finditer(text, a, b))
-            for m in found:
-                if m is None:
-                    continue
-                g = next((j for j in range(1, (m.re.groups or 0) + 1) if m.group(j)), None)
-                a, b = m.span(g) if g is not None else m.span()
-                if a == b:
-                    continue
-                k = bisect.bisect_left(starts, a)
-                if (k > 0 and chosen[k - 1][1] > a) or (k < len(chosen) and chosen[k][0] < b):
-                    continue  # overlaps what an earlier rule took
-                starts.insert(k, a)
-                chosen.insert(k, (a, b, rid))
-        if not chosen:
-            return text, {}
+                merged.append([a, b, i])
         out, last, counts = [], 0, {}
-        for a, b, rid in chosen:
+        for a, b, i in merged:
+            rid = self.rules[i].id
             out += [text[last:a], f"[REDACTED:{rid}]"]
-            last = b
             counts[rid] = counts.get(rid, 0) + 1
+            last = b
         out.append(text[last:])
         return "".join(out), counts
 
     def redact_bytes(self, data: bytes) -> bytes:
-        return self.redact(data.decode("utf-8", "replace"))[0].encode("utf-8")
-
-
-MULTILINE = {"private-key", "putty-private-key"}
-ANCHORED = {"password-assignment"}  # tried only where a keyword starts (its regex begins with one)
-
-
-class _Keywords:
-    """Where any of ``{keyword: [rule index]}`` occurs in a byte string: ahocorasick-rs (a
-    Rust Aho-Corasick DFA, overlapping matches) — one pass at ~60 MB/s where testing each
-    keyword on its own cost a pass per keyword; a regex alternation if it is not installed."""
-
-    def __init__(self, keywords: dict):
-        self.words = [k.encode() for k in keywords]
-        self.rules = [tuple(v) for v in keywords.values()]
-        self.ac = self.rx = None
-        if not self.words:
-            return
-        try:
-            import ahocorasick_rs as ar
-
-            self.ac = ar.BytesAhoCorasick(self.words, implementation=ar.Implementation.DFA)
-        except ImportError:
-            self.rx = re.compile(b"(?=(" + b"|".join(re.escape(w) for w in self.words) + b"))")
-
-    def find(self, data: bytes) -> list:
-        if self.ac is not None:
-            return [(start, self.rules[k]) for k, start, _end in self.ac.find_matches_as_indexes(data, overlapping=True)]
-        if self.rx is None:
-            return []
-        out = []
-        for m in self.rx.finditer(data):  # (every keyword starting here, not only the first)
-            out += [(m.start(), self.rules[k]) for k, w in enumerate(self.words) if data.startswith(w, m.start())]
+        """data as it may leave the machine; through the cache when there is one."""
+        key = hashlib.sha256(data).hexdigest() if self.cache else None
+        if key:
+            hit = self._cache_get(key)
+            if hit is not None:
+                return hit
+        out = self.redact(data.decode("utf-8", "replace"))[0].encode("utf-8")
+        if key:
+            self._cache_put(key, out)
         return out
 
+    # -- the cache: content sha256 -> redacted bytes, per rules digest (SQLite, stdlib)
+    def _conn(self):
+        if self._db is None:
+            self._db = _open_cache(self.cache)
+        return self._db
 
-def _char_offsets(raw: bytes, hits: list) -> list:
-    """``hits`` with byte offsets into ``raw`` (UTF-8) turned into character offsets, in one
-    pass (a keyword is ASCII, so each offset falls on a character boundary)."""
-    out, last_b, last_c = [], 0, 0
-    for b, rules in sorted(hits, key=lambda h: h[0]):
-        last_c += len(raw[last_b:b].decode("utf-8", "surrogatepass"))
-        last_b = b
-        out.append((last_c, rules))
-    return out
+    def _cache_get(self, key: str):
+        try:
+            row = self._conn().execute("SELECT out FROM redacted WHERE sha = ? AND rules = ?",
+                                       (key, self.digest)).fetchone()
+        except Exception:  # noqa: BLE001 — a damaged or locked cache is bypassed, never fatal
+            return None
+        return bytes(row[0]) if row else None
+
+    def _cache_put(self, key: str, out: bytes) -> None:
+        try:
+            db = self._conn()
+            with db:
+                db.execute("DELETE FROM redacted WHERE sha = ? AND rules != ?", (key, self.digest))
+                db.execute("INSERT OR REPLACE INTO redacted (sha, rules, out) VALUES (?, ?, ?)", (key, self.digest, out))
+        except Exception:  # noqa: BLE001
+            pass
 
 
-def _line_spans(text: str, positions: list) -> list:
-    """Merged (start, end) spans of the lines holding the given positions."""
-    spans, last_end = [], -1
-    for p in sorted(positions):
-        if p < last_end:
-            continue
-        a = text.rfind("\n", 0, p) + 1
-        b = text.find("\n", p)
-        b = len(text) if b < 0 else b
-        if spans and a <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(b, spans[-1][1]))
-        else:
-            spans.append((a, b))
-        last_end = b
-    return spans
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
+WINDOW = 1 << 15  # how far a multi-line secret (a PEM or PuTTY block, a .netrc entry) may reach
+
+
+def _open_cache(path: str):
+    import sqlite3
+
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    os.close(fd)
+    db = sqlite3.connect(path, timeout=5, isolation_level=None)
+    db.execute("PRAGMA secure_delete = ON")
+    db.execute("PRAGMA synchronous = OFF")  # disposable: a lost write is redacted again
+    db.execute("CREATE TABLE IF NOT EXISTS redacted (sha TEXT NOT NULL, rules TEXT NOT NULL, out BLOB NOT NULL,"
+               " PRIMARY KEY (sha, rules))")
+    return db
+
+
+def forget_cached(home: str, contents) -> None:
+    """Drop the cached redactions of these raw file contents (forget: nothing of a forgotten
+    file stays, not even redacted). Never fatal."""
+    from .layout import redaction_cache_file
+
+    path = redaction_cache_file(home)
+    if not os.path.exists(path):
+        return
+    try:
+        db = _open_cache(path)
+        with db:
+            db.executemany("DELETE FROM redacted WHERE sha = ?", [(hashlib.sha256(c).hexdigest(),) for c in contents])
+        db.close()
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _ds_version() -> str:

@@ -3,11 +3,12 @@ developer text that must come through, rules as configuration, and what the rule
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from chrollo.redact import Redactor
-from secret_corpus import ISSUE_KINDS, KINDS, ordinary, secrets
+from secret_corpus import ISSUE34_KINDS, ISSUE_KINDS, KINDS, ordinary, secrets
 
 
 @pytest.fixture(scope="module")
@@ -19,19 +20,28 @@ def _survives(out: str, value: str) -> bool:
     return value in out or (len(value) >= 16 and value[-12:] in out)
 
 
-def test_corpus_recall_is_at_least_99_percent_and_every_issue_kind_is_caught(redactor):
+def test_the_corpus_is_big_and_varied():
+    """≥ 300 secrets of ≥ 100 formats as said in conversation, ≥ 5,000 ordinary lines."""
     corpus = secrets()
-    assert len(corpus) >= 300 and len(KINDS) >= 100
+    assert len(corpus) >= 300 and len({k for k, _t, _v in corpus}) >= 100
+    assert len(ordinary()) >= 5000
+    assert set(ISSUE_KINDS) <= set(KINDS) and len(ISSUE_KINDS) == 16
+    assert set(ISSUE34_KINDS) <= set(KINDS) and len(ISSUE34_KINDS) >= 37
+
+
+def test_corpus_recall_is_at_least_99_percent_and_every_reviewed_format_is_caught(redactor):
+    """Before (rules tuned on their own corpus): 64.8% of this corpus (573 secrets then), and 33 of the 37 formats
+    the #34 review sent to a peer (`docker login -p`, `hvs.`, `.netrc`, PuTTY, a JWK's "d"…)."""
+    corpus = secrets()
     missed = [(kind, text) for kind, text, value in corpus if _survives(redactor.redact(text)[0], value)]
     assert 1 - len(missed) / len(corpus) >= 0.99, missed
-    assert not [k for k, _ in missed if k in ISSUE_KINDS], missed
-    assert set(ISSUE_KINDS) <= set(KINDS) and len(ISSUE_KINDS) == 16
+    assert not [k for k, _ in missed if k in ISSUE_KINDS or k in ISSUE34_KINDS], missed
 
 
 def test_ordinary_developer_text_is_left_alone(redactor):
     lines = ordinary()
-    touched = [line for line in lines if redactor.redact(line)[1]]
-    assert len(lines) >= 5000 and len(touched) / len(lines) <= 0.001, touched[:10]
+    touched = [(line, out) for line in lines for out, counts in [redactor.redact(line)] if counts]
+    assert len(touched) / len(lines) <= 0.001, touched[:10]
 
 
 def test_only_the_secret_goes_and_the_sentence_stays(redactor):
@@ -43,7 +53,7 @@ def test_only_the_secret_goes_and_the_sentence_stays(redactor):
 
 
 def test_detect_secrets_rules_are_in_use(redactor):
-    ids = {rid for rid, _rx, _kw in redactor.rules}
+    ids = {r.id for r in redactor.rules}
     assert {"basic-auth-credentials", "mailchimp-access-key", "square-oauth-secret"} <= ids
     out, counts = redactor.redact("mailchimp key 0123456789abcdef0123456789abcdef-us12 for the newsletter")
     assert "0123456789abcdef0123456789abcdef" not in out and counts
@@ -102,9 +112,125 @@ def test_a_pgp_private_key_block_goes_whole(redactor):
     assert out == "here is my key:\n[REDACTED:private-key]\nkeep it safe" and counts == {"private-key": 1}
 
 
-def test_the_formats_34_found_reaching_a_peer_are_caught(redactor):
-    from secret_corpus import ISSUE34_KINDS
+# ----------------------------------------------------------------------------- rules as data
 
-    assert len(ISSUE34_KINDS) >= 25
-    missed = [(k, t) for k, t, v in secrets(per_kind=4) if k in ISSUE34_KINDS and _survives(redactor.redact(t)[0], v)]
-    assert not missed, missed
+GITLEAKS_ONLY = ["doppler-token", "dynatrace-token", "easypost-key", "planetscale-token", "prefect-key",
+                 "readme-key", "rubygems-key", "clojars-token", "frameio-token", "infracost-key", "duffel-token",
+                 "shippo-token", "flutterwave-key", "sentry-user-token", "onepassword-sa-token"]
+
+
+def test_gitleaks_rules_are_data_and_in_use(redactor):
+    """gitleaks' published rules (chrollo/data/secret_rules.json) are loaded, and formats only
+    they know are caught by them (without them, not)."""
+    from chrollo.redact import gitleaks_rules
+
+    _allow, rules = gitleaks_rules()
+    ids = {r.id for r in redactor.rules}
+    assert len(rules) >= 200 and {"generic-api-key", "slack-app-token", "vault-batch-token"} <= ids
+    without = Redactor(use_gitleaks=False)
+    only = [(k, t, v) for k, t, v in secrets() if k in GITLEAKS_ONLY]
+    assert len({k for k, _t, _v in only}) == len(GITLEAKS_ONLY)
+    said = [(f"the new one is {v} now", v) for _k, _t, v in only]
+    assert all(not _survives(redactor.redact(t)[0], v) for t, v in said)
+    assert all(_survives(without.redact(t)[0], v) for t, v in said)
+
+
+def test_gitleaks_entropy_and_allowlists_hold(redactor):
+    """A generic `key = value` needs gitleaks' entropy and passes its stopwords/allowlists."""
+    assert redactor.redact("api_key = aaaaaaaaaaaaaaaaaaaa")[1] == {}
+    out, counts = redactor.redact("client_token = 'q8Zk2LmVx7TwPr4nYs9dHf3j'")
+    assert "q8Zk2LmVx7TwPr4nYs9dHf3j" not in out and counts
+
+
+class _Counting:
+    """A compiled regex that counts how often it is asked to look (to see the prefilter work)."""
+
+    def __init__(self, rx):
+        self.rx, self.calls = rx, 0
+        self.pattern, self.groups = rx.pattern, rx.groups
+
+    def _count(self, name):
+        def call(*a, **k):
+            self.calls += 1
+            return getattr(self.rx, name)(*a, **k)
+        return call
+
+    def __getattr__(self, name):
+        return self._count(name)
+
+
+def test_one_pass_finds_the_keywords_and_only_their_rules_run():
+    """No rule's regex runs on text that holds none of its keywords; a rule whose keyword occurs
+    once runs once (on that line or at that place), however long the text."""
+    r = Redactor()
+    for rule in r.rules:
+        rule.rx = _Counting(rule.rx)
+    quiet = "\n".join(f"step {i}: rebuilt the widget cache and reran the suite" for i in range(2000))
+    r.redact(quiet)
+    ran = {rule.id: rule.rx.calls for rule in r.rules if rule.rx.calls}
+    assert set(ran) <= {rule.id for rule in r.rules if not rule.keywords}, ran
+    secret = "hvs." + "CAESIJ" + "x7Yq2Lm9Zt4Vb8Nw3Kp6Rd1Fs5Gh0Jc"
+    out, counts = r.redact(quiet + f"\nthe vault token is {secret}\n" + quiet)
+    assert secret not in out and counts.get("vault-token") == 1
+    by_id = {rule.id: rule.rx.calls for rule in r.rules}
+    assert by_id["vault-token"] == 1 and by_id["slack-webhook"] == 0
+
+
+def test_every_match_of_chrollos_rules_holds_a_keyword():
+    """The prefilter is exact: a match without one of its rule's keywords would be lost."""
+    import re
+
+    from chrollo.redact import RULES
+
+    text = "\n".join(t for _k, t, _v in secrets()) + "\n" + "\n".join(ordinary())
+    for rid, (rx, kws, *_opt) in RULES.items():
+        for m in re.finditer(rx, text):
+            low = text[max(0, m.start() - 40):m.end()].lower()
+            assert any(k in low for k in kws), (rid, m.group(0)[:80])
+
+
+# ----------------------------------------------------------------------------- the cache
+
+def test_redacted_output_is_cached_by_content_hash_and_holds_no_secret(tmp_path, monkeypatch):
+    home = tmp_path / "h"
+    home.mkdir()
+    r = Redactor.from_config(str(home))
+    secret = "ghp_" + "Zq8Lm2Vx7TwPr4nYs9dHf3jKc6Bv1Na0Qe5R"
+    raw = f"[User]\nmy token is {secret} for the deploy\n".encode()
+    first = r.redact_bytes(raw)
+    assert secret.encode() not in first and b"[REDACTED:github-token]" in first
+    calls = []
+    real = Redactor.redact
+    monkeypatch.setattr(Redactor, "redact", lambda self, text: calls.append(text) or real(self, text))
+    again = Redactor.from_config(str(home))  # a new process: the cache is on disk
+    assert again.redact_bytes(raw) == first and calls == []
+    assert again.redact_bytes(raw + b"more\n") and len(calls) == 1  # other bytes, redacted anew
+    from chrollo.layout import redaction_cache_file
+
+    cache = redaction_cache_file(str(home))
+    blob = open(cache, "rb").read()
+    assert secret.encode() not in blob and raw not in blob
+    assert oct(os.stat(cache).st_mode & 0o777) == "0o600"
+    other = Redactor(extra={"ticket": r"TICKET-\d+"}, cache=cache)  # other rules: never a stale hit
+    assert other.digest != again.digest
+    assert other.redact_bytes(raw) == first and len(calls) == 2
+
+
+def test_forget_leaves_nothing_of_a_session_in_the_cache(home):
+    """chrollo forget drops the file's cached redaction too (secure_delete: the bytes go)."""
+    import subprocess
+    import sys
+
+    from conftest import cli_env, write_session
+
+    from chrollo.layout import redaction_cache_file
+
+    phrase = "the layoff list for the berlin office"
+    f = write_session(home / "memories", "fgt00001-x", "2026-10-01T10:00:00", [("user", "10:00:00", phrase)])
+    Redactor.from_config(str(home)).redact_bytes(f.read_bytes())
+    cache = redaction_cache_file(str(home))
+    assert phrase.encode() in open(cache, "rb").read()
+    p = subprocess.run([sys.executable, "-m", "chrollo", "forget", str(f), "--yes"], capture_output=True,
+                       text=True, env=cli_env(home), timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert not f.exists() and phrase.encode() not in open(cache, "rb").read()
