@@ -84,7 +84,7 @@ RULES = {
     "aws-access-key-id": (r"\b((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16})\b",
                           ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "a3t")),
     "aws-secret-access-key": (r"(?i)aws_?secret_?access_?key[\"']?\s*(?:[:=]\s*|\s+)[\"']?([A-Za-z0-9/+=]{40})",
-                              ("secret_access", "secretaccess"), {"at": True}),
+                              ("aws_secret_access", "awssecretaccess", "aws_secretaccess", "awssecret_access"), {"at": True}),
     "google-api-key": (r"\b(AIza[0-9A-Za-z_\-]{35})", ("aiza",)),
     "google-oauth-token": (r"\b(ya29\.[0-9A-Za-z_\-]{20,})", ("ya29.",)),
     "google-refresh-token": (r"(?<![\w/])(1//0[0-9A-Za-z_\-]{30,})", ("1//0",)),
@@ -165,7 +165,7 @@ RULES = {
     # Password=…; in ADO/ODBC/JDBC connection strings ($, spaces and all, up to the ;)
     "connection-string-password": (r"(?i);\s*(?:password|pwd)\s*=\s*(?![\s;{$])([^;\n\"']{3,})|"
                                    r"(?:^|[\s\"'])(?:password|pwd)\s*=\s*(?![\s;{$])([^;\n\"']{3,});",
-                                   ("password", "pwd")),
+                                   ("password=", "pwd=", "password =", "pwd =")),
     "laravel-app-key": (r"\bAPP_KEY\s*=\s*[\"']?(base64:[A-Za-z0-9+/=]{20,}|[A-Za-z0-9]{32})", ("app_key",)),
     "npm-auth": (r"(?i)(?:^|[\s:])_auth(?:token)?\s*=\s*[\"']?([^\s\"'$]{8,})", ("_auth",)),
     "docker-auth": (r"\"(?:auth|identitytoken|password)\"\s*:\s*\"([A-Za-z0-9+/=_.\-]{12,})\"", ('"auth"', '"identitytoken"', '"password"')),
