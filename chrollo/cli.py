@@ -866,12 +866,9 @@ def mesh_peers_list(as_json):
     if as_json:
         _dump({"name": cfg.name, "peers": cfg.peers})
         return
-    for p in cfg.peers:
-        click.echo(f"{p['name']}\t{p['id']}\t{p.get('address') or '-'}\t"
-                   f"search {'on' if p['searchable'] else 'off'} · recall {'on' if p['recall'] else 'off'} "
-                   f"· quota {p['quota_mb']} MB")
-    if not cfg.peers:
-        click.echo("no peers yet: chrollo mesh peers add [HOST:PORT] --id ID --name NAME", err=True)
+    from .output import peers_lines
+
+    _echo(*peers_lines(cfg.peers))
 
 
 @mesh_peers.command("add")
@@ -1002,40 +999,11 @@ def mesh_sync(peer, all_, remote, folder, dir_, timeout, as_json):
     if as_json:
         _dump(result)
     else:
-        from .sanitize import clean  # (errors may quote what a peer sent)
+        from .output import sync_lines
 
-        if result["published"] is not None:
-            click.echo(_published_line(result, remote or folder))
-        for r in result["peers"]:
-            click.echo(f"{r['peer']}: {_count(r['files'], 'file')} · {r['downloaded']} new or grown "
-                       f"· {_size(r['bytes'])}")
-            for e in r["errors"]:
-                click.echo(f"  error: {clean(e)}", err=True)
-        for e in result["errors"]:
-            click.echo(f"error: {clean(e)}", err=True)
+        _echo_streams(sync_lines(result, remote or folder))
     if result["errors"] or any(r["errors"] for r in result["peers"]):
         sys.exit(1)
-
-
-def _published_line(result: dict, where: str) -> str:
-    """What publishing did, in words (`published` is a count for a folder, a bool for git)."""
-    pub, sealed = result["published"], result.get("sealed_for") or []
-    if pub is False or pub == 0:
-        line = f"{result['transport']}: nothing new to publish ({where} already has this node's sessions)"
-    elif pub is True:
-        line = f"{result['transport']}: pushed this node's sessions to {where}"
-    else:
-        line = f"{result['transport']}: published {_count(pub, 'file')} to {where}"
-    if sealed:
-        return f"{line}, sealed for {', '.join(sealed)}"
-    return (f"{line}; no paired peer can open them yet: run `chrollo mesh sync` again after each "
-            "peer has synced once (its certificate is then known)")
-
-
-def _count(n: int, noun: str) -> str:
-    from .output import plural
-
-    return plural(n, noun)
 
 
 @mesh.command("status")
@@ -1045,21 +1013,13 @@ def mesh_status(as_json):
     from .mesh.config import MeshConfig
     from .mesh.trust import status
 
-    from .sanitize import clean
-
     st = status(MeshConfig.load())
     if as_json:
         _dump(st)
         return
-    click.echo(f"this node: {st['name']}")
-    for p in st["peers"]:
-        line = (f"{p['name']} ({p['id']}): last sync {p.get('last_sync') or 'never'} · "
-                f"{_count(p.get('files', 0), 'file')} · {_size(p.get('bytes', 0))} received")
-        if p.get("last_failure"):
-            line += f" · last attempt failed at {p['last_failure']}: {p.get('last_error')}"
-        else:
-            line += f" · {p.get('errors', 0)} errors" + (f" (last: {p['last_error']})" if p.get("last_error") else "")
-        click.echo(clean(line))  # (errors quote what a peer sent)
+    from .output import mesh_status_lines
+
+    _echo(mesh_status_lines(st))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True},

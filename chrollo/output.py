@@ -558,3 +558,55 @@ def install_all_lines(command: str, done: dict) -> list:
     if command == "install" and any(c["action"] != "unchanged" for r in done.values() for c in r.get("changes", [])):
         out.append(("err", "Check them with `chrollo doctor`."))
     return out
+
+
+def peers_lines(peers: list) -> tuple:
+    """`chrollo mesh peers list`: (stdout lines, stderr notes)."""
+    out = [f"{p['name']}\t{p['id']}\t{p.get('address') or '-'}\t"
+           f"search {'on' if p['searchable'] else 'off'} · recall {'on' if p['recall'] else 'off'} "
+           f"· quota {p['quota_mb']} MB" for p in peers]
+    return out, [] if peers else ["no peers yet: chrollo mesh peers add [HOST:PORT] --id ID --name NAME"]
+
+
+def sync_lines(result: dict, where: str) -> list:
+    """`chrollo mesh sync`: [(stream, text)] — what was published, then each peer's take and
+    errors (sanitized: errors may quote what a peer sent)."""
+    out = []
+    if result["published"] is not None:
+        out.append(("out", _published_line(result, where)))
+    for r in result["peers"]:
+        out.append(("out", f"{r['peer']}: {plural(r['files'], 'file')} · {r['downloaded']} new or grown "
+                           f"· {size(r['bytes'])}"))
+        out += [("err", f"  error: {clean(e)}") for e in r["errors"]]
+    out += [("err", f"error: {clean(e)}") for e in result["errors"]]
+    return out
+
+
+def _published_line(result: dict, where: str) -> str:
+    """What publishing did, in words (`published` is a count for a folder, a bool for git)."""
+    pub, sealed = result["published"], result.get("sealed_for") or []
+    if pub is False or pub == 0:
+        line = f"{result['transport']}: nothing new to publish ({where} already has this node's sessions)"
+    elif pub is True:
+        line = f"{result['transport']}: pushed this node's sessions to {where}"
+    else:
+        line = f"{result['transport']}: published {plural(pub, 'file')} to {where}"
+    if sealed:
+        return f"{line}, sealed for {', '.join(sealed)}"
+    return (f"{line}; no paired peer can open them yet: run `chrollo mesh sync` again after each "
+            "peer has synced once (its certificate is then known)")
+
+
+def mesh_status_lines(st: dict) -> list:
+    """`chrollo mesh status`: this node, then per peer its last sync, files, bytes and errors
+    (sanitized: errors quote what a peer sent)."""
+    out = [f"this node: {st['name']}"]
+    for p in st["peers"]:
+        line = (f"{p['name']} ({p['id']}): last sync {p.get('last_sync') or 'never'} · "
+                f"{plural(p.get('files', 0), 'file')} · {size(p.get('bytes', 0))} received")
+        if p.get("last_failure"):
+            line += f" · last attempt failed at {p['last_failure']}: {p.get('last_error')}"
+        else:
+            line += f" · {p.get('errors', 0)} errors" + (f" (last: {p['last_error']})" if p.get("last_error") else "")
+        out.append(clean(line))
+    return out
