@@ -48,7 +48,7 @@ READ_BUSY_MS = 50            # a search waits this long on a writer, then scans 
 WRITE_BUSY_MS = 2000
 FLUSH_POSTINGS = 4_000_000   # postings held in memory by a build before they go to disk
 MERGE_DELTA = 200_000        # delta rows past which an update folds them into post
-SCAN_SHARE = 0.5             # more candidates than this share of the files: rg walks the folder
+SCAN_SHARE = 0.25            # more candidates than this share of the files: rg walks the folder
 # Below this many indexed files a complete search lets rg walk the vault: stat'ing every file
 # and asking SQLite costs about what rg's walk of a few thousand small files does
 # (bench/index.py at 10 MB, 2,452 files: no faster with the index). The hook still uses it.
