@@ -586,11 +586,13 @@ def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
             memo["files"] = con.execute("SELECT count(*) FROM files").fetchone()[0]
         if memo.get("files", MIN_FILES) < MIN_FILES:
             return None
+        cand = _candidates(con, need, most=int(SCAN_SHARE * memo["files"]) if memo.get("files") else None)
+        if cand is None:
+            return None
         scope = memo.get(key)
         if scope is None:
             scope = memo[key] = _scope(con, os.path.realpath(vault), folder, exclude_peers, unsearchable)
-        cand = _candidates(con, need)
-    except Exception:  # noqa: BLE001 — locked, damaged: the folder is scanned as before
+    except Exception:  # noqa: BLE001 — too many candidates, locked, damaged: rg walks as before
         return None
     finally:
         con.close()
@@ -625,27 +627,49 @@ def _scope(con, vault: str, folder: str, exclude_peers: bool, unsearchable: froz
     return out
 
 
-def _candidates(con, need: list, groups: list | None = None) -> set | None:
+class _Many(Exception):
+    """A form's files number more than the caller can use (see _candidates' ``most``)."""
+
+
+def _candidates(con, need: list, groups: list | None = None, most: int | None = None) -> set | None:
     """The ids of the files that may hold every term of one of ``need``'s term lists
-    (``groups`` gets each list's own set)."""
+    (``groups`` gets each list's own set). With ``most``: a list whose files number more is
+    not decoded (turning 250,000 ids into a set costs the hook its deadline): raises _Many
+    without ``groups``; with ``groups`` it is left out of the union and its set is None."""
     import zlib
 
     words = sorted({t for ts in need for t in ts})
-    found: dict = {}
+    blobs: dict = {}
     for i in range(0, len(words), 500):
         chunk = [w.decode("ascii") for w in words[i:i + 500]]
         q = ",".join("?" * len(chunk))
         for t, blob, crc in con.execute(f"SELECT term, ids, crc FROM post WHERE term IN ({q})", chunk):
             if zlib.crc32(blob) != crc or len(blob) % 4:
                 return None  # a damaged row: not to be trusted
-            found.setdefault(t.encode("ascii"), set()).update(_ids(blob))
+            blobs.setdefault(t.encode("ascii"), []).append(blob)
         for t, fid in con.execute(f"SELECT term, id FROM delta WHERE term IN ({q})", chunk):
-            found.setdefault(t.encode("ascii"), set()).add(fid)
+            blobs.setdefault(t.encode("ascii"), []).append(array("I", (fid,)).tobytes())
+    size = {t: sum(map(len, bs)) // 4 for t, bs in blobs.items()}
+    found: dict = {}
+
+    def ids_of(t: bytes) -> set:
+        got = found.get(t)
+        if got is None:
+            got = found[t] = set()
+            for b in blobs.get(t, ()):
+                got.update(_ids(b))
+        return got
+
     cand: set = set()
     for ts in need:
-        got = found.get(ts[0], set())
+        if most is not None and min(size.get(t, 0) for t in ts) > most:
+            if groups is None:
+                raise _Many()
+            groups.append(None)
+            continue
+        got = ids_of(ts[0])
         for t in ts[1:]:
-            got = got & found.get(t, set())
+            got = got & ids_of(t)
         cand |= got
         if groups is not None:
             groups.append(got)
@@ -732,20 +756,21 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
     if con is None:
         return None
     try:
-        groups: list = []
-        cand = _candidates(con, need, groups)
-        if cand is None:
-            return None
         import json
 
         indexed = con.execute("SELECT count(*) FROM files").fetchone()[0]
+        rare_max = max(RARE_FILES, indexed // 50)
+        groups: list = []
+        cand = _candidates(con, need, groups, most=max(HOOK_CANDIDATES, rare_max))
+        if cand is None:
+            return None
         # Files holding the query's rare words come first (they weigh most in the ranking and
         # are few); then the other candidates, newest first.
-        rare = set().union(*(g for g in groups if len(g) <= max(RARE_FILES, indexed // 50)))
+        rare = set().union(*(g for g in groups if g is not None and len(g) <= rare_max))
         # Most files hold one of the words (a name, a common word): the hook could not read
         # them all anyway — after the rare words' files it goes on newest first, as without
         # an index.
-        big = len(cand) > HOOK_CANDIDATES
+        big = len(cand) > HOOK_CANDIDATES or None in groups
         head = newest[:first]
         missing: set = set()
         if total != indexed:

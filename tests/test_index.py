@@ -21,8 +21,10 @@ from conftest import ROOT, run, run_json, write_session
 
 @pytest.fixture(autouse=True)
 def _index_small_vaults(monkeypatch):
-    """The tests' vaults are tiny: let complete searches use the index anyway."""
+    """The tests' vaults are tiny: let complete searches use the index anyway (and with more
+    candidates than a large vault would hand to rg as a list)."""
     monkeypatch.setattr(index, "MIN_FILES", 0)
+    monkeypatch.setattr(index, "SCAN_SHARE", 0.6)
 
 
 WORDS = ("falcon quartz ingest worker parser lantern cobalt ripple meadow harbor tundra "
