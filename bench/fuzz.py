@@ -23,8 +23,11 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=25.0, help="times CI's example counts (default 25)")
     ap.add_argument("--seed", type=int, default=1, help="hypothesis seed (CI's run is derandomized)")
     ap.add_argument("-k", default=None, help="only the properties matching this pytest -k expression")
+    ap.add_argument("--progress", metavar="FILE", help="write the example counts so far to FILE (JSON)")
     a = ap.parse_args()
     env = dict(os.environ, CHROLLO_FUZZ_SCALE=str(a.scale), CHROLLO_FUZZ_SEED=str(a.seed))
+    if a.progress:
+        env["CHROLLO_FUZZ_PROGRESS"] = a.progress
     cmd = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_fuzz.py")]
     if a.k:
         cmd += ["-k", a.k]

@@ -19,6 +19,8 @@ import fuzzkit as fk
 from fuzzkit import HARNESSES, SID, Sandbox, check, invoke, known, spawn
 
 SCALE = float(os.environ.get("CHROLLO_FUZZ_SCALE", "1"))
+SEED = int(os.environ["CHROLLO_FUZZ_SEED"]) if os.environ.get("CHROLLO_FUZZ_SEED") else None
+PROGRESS = os.environ.get("CHROLLO_FUZZ_PROGRESS")  # (read now: each example clears CHROLLO_*)
 FOUND: list = []  # failures that belong to another helper's open item (fuzzkit.KNOWN)
 SLOW: list = []   # (seconds, args) of runs over a second: printed by the last test
 COUNT: dict = {}  # examples run, per property: printed by the last test
@@ -29,8 +31,8 @@ def budget(n: int, cap: float | None = None):
     hypothesis's state."""
     kw = dict(max_examples=max(1, int(n * (SCALE if cap is None else min(SCALE, cap)))), deadline=None, database=None, print_blob=True,
               suppress_health_check=list(HealthCheck))
-    if "CHROLLO_FUZZ_SEED" in os.environ:
-        return lambda f: seed(int(os.environ["CHROLLO_FUZZ_SEED"]))(settings(**kw)(f))
+    if SEED is not None:
+        return lambda f: seed(SEED)(settings(**kw)(f))
     return settings(derandomize=True, **kw)
 
 
@@ -55,8 +57,18 @@ def fresh(sb: Sandbox, now) -> None:
     os.chdir(sb.project)
 
 
+def counted(what: str) -> None:
+    """One more example of ``what``; with CHROLLO_FUZZ_PROGRESS set, the counts so far are
+    written there every 100 examples (a long run can be read while it runs)."""
+    COUNT[what] = COUNT.get(what, 0) + 1
+    where = PROGRESS
+    if where and sum(COUNT.values()) % 100 == 0:
+        with open(where, "w", encoding="utf-8") as fh:
+            json.dump({"examples": sum(COUNT.values()), "found": len(FOUND), "by": COUNT}, fh)
+
+
 def verdict(sb: Sandbox, args: list, r, **kw) -> None:
-    COUNT[args[0] if args else "(none)"] = COUNT.get(args[0] if args else "(none)", 0) + 1
+    counted(args[0] if args and args[0] in ALL_COMMANDS else "(other argv)")
     problem = check(args, r, **kw)
     if problem is not None:
         owner = known(args, r)
@@ -198,6 +210,10 @@ COMMANDS = {  # name: (builder, examples in CI)
 }
 
 
+ALL_COMMANDS = {"search", "read", "stats", "init", "demo", "mcp", "install", "uninstall", "config", "doctor",
+                "import", "forget", "exclude", "mesh", "hook"}
+
+
 def _cli_case(name):
     build, n = COMMANDS[name]
 
@@ -307,7 +323,7 @@ def _mcp(sb, data, now):
     line = mcp_line(data.draw, sb)
     reply = Server(where).handle_line(line)
     text = json.dumps(reply)  # what goes on the wire must be JSON
-    COUNT["mcp-call"] = COUNT.get("mcp-call", 0) + 1
+    counted("mcp tools/call")
     for r in reply if isinstance(reply, list) else [reply]:
         assert r is None or r.get("error", {}).get("code") != INTERNAL_ERROR, f"{line[:500]!r} -> {text[:2000]}"
     assert sb.snapshot_outside() == sb.outside_before
@@ -349,7 +365,7 @@ def _processes(sb, data, now):
     if time.monotonic() - t0 > 1:
         SLOW.append((round(time.monotonic() - t0, 1), args))
     if args[0] == "mcp":
-        COUNT["mcp"] = COUNT.get("mcp", 0) + 1
+        counted("mcp")
         replies = [json.loads(x) for x in r.out.splitlines() if x.strip()]
         assert r.code == 0 and all(isinstance(x, (dict, list)) for x in replies), r
         assert "Traceback" not in r.err, r
