@@ -19,11 +19,14 @@ def now(strict: bool = True) -> dt.datetime:
     if env:
         try:
             t = dt.datetime.fromisoformat(env)
+            if not 1 < t.year < 9999:  # (a day from the ends of datetime's range: offsets and
+                raise ValueError       # local time would overflow past them, in astimezone or later)
         except ValueError:
             if strict:
                 from .errors import UsageError
 
-                raise UsageError(f"CHROLLO_NOW is not an ISO date/time: {env!r}", kind="bad_clock") from None
+                raise UsageError(f"CHROLLO_NOW is not an ISO date/time from year 2 to 9998: {env!r}",
+                                 kind="bad_clock") from None
         else:
             return t if t.tzinfo else t.astimezone()
     return dt.datetime.now().astimezone()

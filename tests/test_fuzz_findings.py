@@ -68,3 +68,16 @@ def test_forget_with_an_empty_date_is_a_usage_error(tmp_path):
     for opt in ("--since", "--until"):
         p = _chrollo(tmp_path / "home", "forget", "aaaaaaaa", opt, "", "--json")
         assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_date", p.stdout + p.stderr
+
+
+def test_a_clock_at_the_ends_of_the_calendar_is_a_usage_error(tmp_path):
+    """CHROLLO_NOW=0001-01-01 (naive: local time) or 9999-12-31T23:59:59+14:00 overflowed in the
+    clock's astimezone(): a traceback from search and demo, -32603 from read_memory."""
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    env = {k: v for k, v in cli_env(home).items()}
+    for now in ("0001-01-01", "0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59+14:00", "9999-12-31"):
+        env["CHROLLO_NOW"] = now
+        p = subprocess.run([sys.executable, "-m", "chrollo", "search", "x", "--json"], capture_output=True,
+                           env=env, cwd=tmp_path, timeout=60)
+        assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_clock", (now, p.stdout, p.stderr)
