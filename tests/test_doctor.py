@@ -44,7 +44,7 @@ def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_pat
     fired = {h: [(f["event"], f["ok"]) for f in r["fired"]] for h, r in report["harnesses"].items()}
     assert fired["claude-code"][:2] == [("UserPromptSubmit", True), ("Stop", True)]
     assert fired["gemini"][0] == ("BeforeAgent", True) and fired["pi"][0] == ("before_agent_start", True)
-    assert not (home / "memories").exists()  # samples go to a throwaway home
+    assert not list((home / "memories").rglob("*.md"))  # samples go to a throwaway home (install made it empty)
     tools = {h: r["mcp"] for h, r in report["harnesses"].items()}
     assert all(t["registered"] and t["ok"] for t in tools.values()), tools
     assert tools["claude-code"]["config"] == str(tmp_path / "claude" / ".claude.json")
