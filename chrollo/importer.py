@@ -329,7 +329,11 @@ def _since(since) -> float | None:
         return None
     from .dates import parse
 
-    return parse(since, option="--since").timestamp()  # (the one date grammar: 2026-06-01, 7d, …)
+    when = parse(since, option="--since")  # (the one date grammar: 2026-06-01, 7d, …)
+    if when is None:
+        raise UsageError("--since needs a date, got an empty value", "e.g. 2026-06-01, yesterday, 7d",
+                         kind="bad_date")
+    return when.timestamp()
 
 
 def _seen_path() -> Path:

@@ -81,3 +81,11 @@ def test_a_clock_at_the_ends_of_the_calendar_is_a_usage_error(tmp_path):
         p = subprocess.run([sys.executable, "-m", "chrollo", "search", "x", "--json"], capture_output=True,
                            env=env, cwd=tmp_path, timeout=60)
         assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_clock", (now, p.stdout, p.stderr)
+
+
+def test_import_with_an_empty_since_is_a_usage_error(tmp_path):
+    """`import … --since ''` raised AttributeError ('NoneType' object has no attribute 'timestamp')."""
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"role": "user", "content": "hi", "session_id": "s-1"}\n')
+    p = _chrollo(tmp_path / "home", "import", "jsonl", "--source", str(src), "--since", "", "--json")
+    assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_date", p.stdout + p.stderr
