@@ -17,6 +17,9 @@ from .console import fail as _fail
 from .console import missing_module as _missing_module
 from .console import warn as _warn
 from .errors import ChrolloError, UsageError
+from .harness import adapter
+from .harness import names as _harnesses
+from .harness import profiles as _profiles
 
 
 def _echo(out: list, notes: list = ()) -> None:
@@ -56,7 +59,7 @@ def cli():
 @click.option("--until", metavar="DATE", help="Only turns on or before DATE (a day: the whole day).")
 @click.option("--project", metavar="NAME|PATH", help="Only sessions of this project: its name, or a folder "
               "(sessions started there or below).")
-@click.option("--harness", metavar="NAME", help="Only sessions captured from this harness (claude-code, codex, gemini, pi).")
+@click.option("--harness", metavar="NAME", help=f"Only sessions captured from this harness ({', '.join(_harnesses())}).")
 @click.option("--peer", metavar="NAME", help="Only files received from this mesh peer.")
 @click.option("--no-peers", is_flag=True, help="Leave out files received from mesh peers.")
 @click.option("--dir", "dir_", metavar="PATH", help="Search this memory folder instead of the vault.")
@@ -290,7 +293,7 @@ def mcp(dir_):
 
 
 def _harness_command(name: str, doc: str):
-    @click.argument("harness", type=click.Choice(["claude-code", "codex", "gemini", "pi"]), required=False)
+    @click.argument("harness", type=click.Choice(_harnesses()), required=False)
     @click.option("--all", "all_", is_flag=True, help=(
         "Every harness found on this machine (its command on PATH or its folder present)"
         + (", except those with chrollo's own package installed." if name == "install" else
@@ -308,7 +311,7 @@ def _harness_command(name: str, doc: str):
             raise UsageError("--mcp and --no-mcp cannot be used together", kind="bad_usage")
         if bool(harness) == all_ or (all_ and config):
             raise UsageError(f"name one harness or --all (not both{', nor --all with --config' if config else ''})",
-                             f"e.g. chrollo {name} claude-code, or chrollo {name} --all", kind="bad_usage")
+                             f"e.g. chrollo {name} {_harnesses()[0]}, or chrollo {name} --all", kind="bad_usage")
         if vault:  # before the hooks: a hook that fires meanwhile already writes there
             from .obsidian import use_vault
 
@@ -320,11 +323,11 @@ def _harness_command(name: str, doc: str):
             _harness_all(name, only, as_json)
             return
         changes = [c.to_json() for c in (inst.install if name == "install" else inst.uninstall)(harness, only, config)]
-        if name == "install" and harness == "codex":
-            from .codex_trust import install_note
-
+        mod = adapter(harness)
+        if name == "install" and hasattr(mod, "install_note"):
             for c in changes:
-                note = install_note(c["config"]) if c["part"] == "hooks" else ""
+                note = mod.install_note(c["config"], lambda cmd: inst._is_ours(cmd, harness)) \
+                    if c["part"] == "hooks" else ""
                 if note:
                     c["note"] = note
         if name == "install":
@@ -352,7 +355,7 @@ def _harness_all(name: str, only, as_json: bool) -> None:
         done = inst.install_all(only)
     else:  # wherever `chrollo install` left something (with --mcp: the harnesses that have one)
         done = {}
-        for h in inst.HARNESSES:
+        for h in _harnesses():
             try:
                 done[h] = inst.uninstall(h, only)
             except UsageError:
@@ -371,20 +374,18 @@ _harness_command("install", """Set chrollo up for HARNESS: capture every turn, r
 
     \b
     Writes into the harness's user config:
-      claude-code  hooks: ~/.claude/settings.json, tool: ~/.claude.json   ($CLAUDE_CONFIG_DIR)
-      codex        hooks: ~/.codex/hooks.json, tool: ~/.codex/config.toml ($CODEX_HOME)
-      gemini       hooks and tool: ~/.gemini/settings.json   ($GEMINI_CLI_HOME/.gemini)
-      pi           ~/.pi/agent/extensions/chrollo.ts (hooks and tools)
+{table}
     The tool is the `chrollo mcp` server (read_memory, read_memory_file); --no-mcp leaves it
     out, --mcp installs only it.
 
     --vault PATH also keeps memory in PATH (see `chrollo config vault`), e.g.
-      chrollo install claude-code --vault ~/Notes/"Agent memory"
+      chrollo install {first} --vault ~/Notes/"Agent memory"
 
     --all sets up every harness found on this machine in one command (skipping any where
     chrollo's own plugin, extension or pi package is installed: see the README).
 
-    Idempotent; everything else in the file is kept. `chrollo doctor` checks the result.""")
+    Idempotent; everything else in the file is kept. `chrollo doctor` checks the result.""".format(
+    table="\n".join(f"      {m.NAME:<12} {m.HELP}" for m in _profiles()), first=_harnesses()[0]))
 _harness_command("uninstall", """Remove what `chrollo install` added to HARNESS's config (hooks and tool;
     --no-mcp / --mcp: one of them).
 
@@ -443,7 +444,7 @@ def _obsidian_line(v: dict) -> str:
 
 @cli.command()
 @click.option("--harness", "harnesses", multiple=True, metavar="NAME",
-              type=click.Choice(["claude-code", "codex", "gemini", "pi"]),
+              type=click.Choice(_harnesses()),
               help="Check only this harness (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 def doctor(harnesses, as_json):
@@ -505,8 +506,34 @@ def index_(rebuild, dir_, as_json):
                      f"{summary['seconds']:.1f} s); index {_size(summary['index_bytes'])}"))
 
 
-@cli.command("import")
-@click.argument("source", type=click.Choice(["claude-code", "codex", "gemini", "pi", "all", "jsonl", "chrollo-vault"]))
+def _import_sources() -> list:
+    from .importer import sources
+
+    return list(sources())
+
+
+def _count_word(n: int) -> str:
+    return {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}.get(n, str(n))
+
+
+_IMPORT_HELP = """Backfill memory from transcripts the harnesses already keep.
+
+    \b
+    SOURCE and where it is read from by default:
+{table}
+      all            the {count} above
+      jsonl          --source: files of {{"role","content","timestamp","session_id"}} lines
+      chrollo-vault  --source: a vault of the original TypeScript Chrollo, adopted as is
+
+    Writes the same session files as live capture, so nothing is imported twice: re-running
+    adds only what is new. Unreadable files and lines are counted and skipped, never fatal.
+    """.format(
+    table="\n".join(f"      {m.NAME:<14} {m.IMPORT_HELP}" for m in _profiles()),
+    count=_count_word(len(_harnesses())))
+
+
+@cli.command("import", help=_IMPORT_HELP)
+@click.argument("source", type=click.Choice(_import_sources()))
 @click.option("--source", "root", metavar="PATH", help="Import from this folder (or file) instead of the harness's own.")
 @click.option("--since", metavar="DATE", help="Only transcripts modified on or after DATE (2026-06-01, 7d, …).")
 @click.option("--dry-run", is_flag=True, help="Count what would be imported; write nothing.")
@@ -514,21 +541,7 @@ def index_(rebuild, dir_, as_json):
               help="With `import jsonl`: the harness name written in the frontmatter.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def import_(source, root, since, dry_run, as_harness, as_json):
-    """Backfill memory from transcripts the harnesses already keep.
-
-    \b
-    SOURCE and where it is read from by default:
-      claude-code    ~/.claude/projects        ($CLAUDE_CONFIG_DIR)
-      codex          ~/.codex/sessions         ($CODEX_HOME)
-      gemini         ~/.gemini/tmp             ($GEMINI_CLI_HOME/.gemini)
-      pi             ~/.pi/agent/sessions      ($PI_CODING_AGENT_DIR)
-      all            the four above
-      jsonl          --source: files of {"role","content","timestamp","session_id"} lines
-      chrollo-vault  --source: a vault of the original TypeScript Chrollo, adopted as is
-
-    Writes the same session files as live capture, so nothing is imported twice: re-running
-    adds only what is new. Unreadable files and lines are counted and skipped, never fatal.
-    """
+    """Backfill memory from transcripts the harnesses already keep (help: _IMPORT_HELP)."""
     from .importer import run_import
     from .output import import_lines
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 import subprocess
 import tempfile
 import time
@@ -23,12 +22,11 @@ from pathlib import Path
 from . import install as _install
 from . import vault as _vault
 from .fileformat import RECALL_HEADER
-from .harness import HARNESSES
+from .harness import adapter, names
 
 SAMPLE_SID = "doctor00-0000-4000-8000-000000000000"
 SAMPLE_PROMPT = "which port does the staging reverse proxy listen on?"
-RECALL_EVENTS = {"UserPromptSubmit", "BeforeAgent", "before_agent_start"}
-CAPTURE_EVENTS = {"Stop", "AfterAgent", "agent_end"}
+SAMPLE_ANSWER = "Port 8443."
 TIMEOUT = 30
 
 
@@ -37,7 +35,7 @@ def diagnose(harnesses=None, configs: dict | None = None) -> dict:
     configs = configs or {}
     report = {"ok": True, "checks": _general(), "harnesses": {}}
     with tempfile.TemporaryDirectory(prefix="chrollo-doctor-") as tmp:
-        for h in harnesses or HARNESSES:
+        for h in harnesses or names():
             r = _harness(h, configs.get(h), Path(tmp) / h)
             report["harnesses"][h] = r
             report["ok"] &= r["status"] not in ("broken", "untrusted")
@@ -179,10 +177,11 @@ def _harness(h: str, config, tmp: Path) -> dict:
     path = Path(config).expanduser() if config else _install.hooks_config_path(h)
     text = _read(path)
     events = _install.installed_events(h, text)
+    mod = adapter(h)
     pkg = None if config else packages.find(h)
     # chrollo's package runs where `chrollo install` has not written hooks (else it stands down)
     own = pkg if pkg and pkg["enabled"] and not events else None
-    if own and h == "pi":
+    if own and mod.HOOKS == "extension":
         path = Path(own["extension"])
         text = _read(path)
         events = _install.installed_events(h, text)
@@ -197,11 +196,11 @@ def _harness(h: str, config, tmp: Path) -> dict:
         r.update(status="broken", fix=f"The {h} package cannot find chrollo: {packages.HOW_TO_INSTALL}, "
                  "or set CHROLLO_BIN to its path.")
         return r
-    commands = events if own and h != "pi" else _commands(h, text, events) if events else {}
+    commands = events if own and mod.HOOKS != "extension" else _commands(h, text, events) if events else {}
     env = {**own["env"], "CHROLLO_BIN": cli} if own else {}   # the chrollo the package's shim finds
     for event, cmd in commands.items():
         r["fired"].append(_fire(h, event, cmd, tmp, env))
-    expected = {e for e, _t in _install.HOOK_EVENTS.get(h, [])}
+    expected = {e for e, _t in mod.EVENTS if _t is not None}
     missing = sorted(expected - set(events))
     broken = [f for f in r["fired"] if not f["ok"]]
     tool = r["mcp"]
@@ -219,11 +218,8 @@ def _harness(h: str, config, tmp: Path) -> dict:
         r.update(status="partial", fix=f"chrollo install {h}   # adds the read_memory tool")
     else:
         r.update(status="ok", fix="")
-    if h == "codex" and r["status"] in ("ok", "partial"):
-        if own:
-            _codex_trust(r, Path(own["root"]) / "hooks" / "hooks.json", own)
-        else:
-            _codex_trust(r, path)
+    if hasattr(mod, "doctor_check") and r["status"] in ("ok", "partial"):
+        mod.doctor_check(r, str(path), lambda c: _install._is_ours(c, h), own)
     if own and r["status"] in ("missing", "broken", "partial"):   # the package is fixed by reinstalling it
         r.update(status="broken", fix=f"the {h} package ({own['root']}) does not work: reinstall it "
                  f"(`{own['remove']}`, then install it again); details: {r['fix'].partition('details: ')[2] or r['status']}")
@@ -258,30 +254,11 @@ def _freshness(h: str, r: dict) -> None:
         r.update(status="stale", fix=r["capture"]["message"])
 
 
-def _codex_trust(r: dict, hooks_path: Path, pkg: dict | None = None) -> None:
-    """Codex skips hooks the user has not trusted (silently, in `codex exec`): say so, and how.
-    A plugin's hooks are trusted the same way, keyed by the plugin's id."""
-    from . import codex_trust
-    from .harness import home_dir
-
-    if pkg:
-        config = Path(home_dir("codex")) / "config.toml"
-        r["trust"] = codex_trust.status(str(hooks_path), str(config), lambda c: "chrollo-hook" in (c or ""),
-                                        key_source=pkg["trust_key"])
-    else:
-        config = hooks_path.parent / "config.toml"
-        r["trust"] = codex_trust.status(str(hooks_path), str(config), lambda c: _install._is_ours(c, "codex"))
-    waiting = [t for t in r["trust"] if t["status"] != "trusted"]
-    if waiting:
-        names = ", ".join(f"{t['event']} ({t['status']})" for t in waiting)
-        r.update(status="untrusted", fix=f"{codex_trust.HOW_TO_TRUST} Waiting: {names}. "
-                 f"Or add to {config}:\n{codex_trust.toml_lines(waiting)}")
-
-
 def _tool(h: str, hooks_text: str | None, tmp: Path, pkg: dict | None = None) -> dict:
     """Is read_memory registered for ``h`` (by ``chrollo install`` or, ``pkg``, by chrollo's
     package), and does it answer from the sample memory?"""
-    if pkg and h != "pi":
+    mod = adapter(h)
+    if pkg and mod.MCP is not None:
         from .packages import findable_cli, mcp_command
 
         cmd = mcp_command(pkg)
@@ -289,11 +266,11 @@ def _tool(h: str, hooks_text: str | None, tmp: Path, pkg: dict | None = None) ->
             return {"registered": False, "ok": False, "config": pkg["root"], "ms": 0, "detail": "not in the package"}
         env = {**pkg["env"], "CHROLLO_BIN": findable_cli() or ""}   # the chrollo the package's shim finds
         return {"registered": True, "config": pkg["root"], **_probe(cmd, _mcp_calls(), tmp, env)}
-    if h == "pi":
+    if mod.MCP is None:  # the harness's extension registers the tools: probe its chrollo
         if not hooks_text or "read_memory" not in hooks_text:
             return {"registered": False, "ok": False, "config": "", "ms": 0, "detail": "not installed"}
-        base = _pi_chrollo(hooks_text)
-        return {"registered": True, "config": "pi extension",
+        base = _extension_chrollo(mod, hooks_text)
+        return {"registered": True, "config": f"{h} extension",
                 **_probe(base + ["search", "--compact", SAMPLE_PROMPT], None, tmp)}
     path = _install.mcp_config_path(h)
     cmd = _install.registered_server(h, _read(path))
@@ -351,21 +328,21 @@ def _probe(cmd: list, mcp_input: str | None, tmp: Path, extra_env: dict | None =
 
 
 def _commands(h: str, text: str, events: dict) -> dict:
-    """event → shell command to fire (pi: the extension's chrollo, called as its shim does)."""
-    if h != "pi":
+    """event → shell command to fire (an extension: its chrollo, called as its shim does)."""
+    mod = adapter(h)
+    if mod.HOOKS != "extension":
         return events
     import shlex
 
-    base = _pi_chrollo(text)
-    return {e: " ".join(map(shlex.quote, base)) + f" hook {e} --harness pi" for e in events}
+    base = _extension_chrollo(mod, text)
+    return {e: " ".join(map(shlex.quote, base)) + f" hook {e} --harness {h}" for e in events}
 
 
-def _pi_chrollo(text: str) -> list:
-    """The chrollo command line the pi extension runs (the shipped file: the one it finds)."""
+def _extension_chrollo(mod, text: str) -> list:
+    """The chrollo command line an installed extension runs (the shipped file: the one it finds)."""
     from .packages import findable_cli
 
-    m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
-    cmd = json.loads(m.group(1)) if m else ["chrollo"]
+    cmd = mod.extension_command(text)
     return [findable_cli() or "chrollo"] if cmd == ["chrollo"] else cmd
 
 
@@ -378,7 +355,7 @@ def _sample_vault(tmp: Path) -> dict:
     if not vault.exists():
         vault.mkdir(parents=True, mode=0o700)
         t = dt.datetime(2026, 1, 5, 10, 0, 0)
-        meta = SessionMeta("sample00-0000-4000-8000-000000000000", t, "claude-code", str(tmp))
+        meta = SessionMeta("sample00-0000-4000-8000-000000000000", t, "doctor", str(tmp))
         # written directly, not through SessionWriter: that would record it in the real state/
         (vault / session_file_name(meta)).write_text(render_frontmatter(meta) + "".join(map(render_turn, [
             Turn.user("the staging reverse proxy port keeps changing", t),
@@ -388,18 +365,10 @@ def _sample_vault(tmp: Path) -> dict:
     return env
 
 
-def _payload(h: str, event: str, tmp: Path) -> dict:
-    base = {"session_id": SAMPLE_SID, "transcript_path": None, "cwd": str(tmp), "hook_event_name": event}
-    if h == "pi":
-        base.update(shim="chrollo-pi", shim_version=1, harness="pi")
-    if event in RECALL_EVENTS:
-        base["prompt"] = SAMPLE_PROMPT
-    elif event == "agent_end":
-        base["messages"] = [{"role": "user", "content": [{"type": "text", "text": SAMPLE_PROMPT}], "timestamp": 1},
-                            {"role": "assistant", "content": [{"type": "text", "text": "Port 8443."}], "timestamp": 2}]
-    elif event in CAPTURE_EVENTS:
-        base["last_assistant_message" if h != "gemini" else "prompt_response"] = "Port 8443."
-    return base
+def _action(h: str, event: str) -> str | None:
+    from .harness import normalise_event
+
+    return adapter(h).expected_events().get(normalise_event(event))
 
 
 def _fire(h: str, event: str, cmd: str, tmp: Path, extra_env: dict | None = None) -> dict:
@@ -407,7 +376,8 @@ def _fire(h: str, event: str, cmd: str, tmp: Path, extra_env: dict | None = None
     env = {**_sample_vault(tmp), **(extra_env or {})}
     started = time.monotonic()
     try:
-        p = subprocess.run(cmd, shell=True, input=json.dumps(_payload(h, event, tmp)).encode(),
+        payload = adapter(h).sample_payload(event, SAMPLE_SID, str(tmp), SAMPLE_PROMPT, SAMPLE_ANSWER)
+        p = subprocess.run(cmd, shell=True, input=json.dumps(payload).encode(),
                            capture_output=True, env=env, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         return {"event": event, "ok": False, "ms": TIMEOUT * 1000, "detail": f"timed out after {TIMEOUT}s"}
@@ -416,23 +386,16 @@ def _fire(h: str, event: str, cmd: str, tmp: Path, extra_env: dict | None = None
     fail = None
     if p.returncode != 0:
         fail = f"exit {p.returncode}: {p.stderr.decode('utf-8', 'replace').strip()[-200:] or 'no message'}"
-    elif event in RECALL_EVENTS:
-        text = out if h == "pi" else _context(out)
+    elif _action(h, event) == "recall":
+        text = adapter(h).recall_text(out)
         if text is None:
             fail = f"reply is not the {h} JSON channel: {out[:120]!r}"
         elif RECALL_HEADER not in text:
             fail = "no recall for a prompt the sample memory answers (see `chrollo hook --help`)"
     elif out.strip():
         fail = f"printed output on a capture event: {out[:120]!r}"
-    elif event in CAPTURE_EVENTS:
+    elif _action(h, event) == "capture":
         vault = Path(env["CHROLLO_MEMORIES_DIR"])
         if not any(SAMPLE_SID[:8] in f.name for f in vault.glob("*.md")):
             fail = "the sample turn was not written to the (temporary) vault"
     return {"event": event, "ok": fail is None, "ms": ms, "detail": fail or "ok"}
-
-
-def _context(out: str) -> str | None:
-    try:
-        return json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    except (ValueError, KeyError, TypeError):
-        return None

@@ -23,11 +23,12 @@ import sys
 import time
 
 from .harness import adapter as _adapter
-from .harness import canonical, normalise_event, plain_id
-from .harness.common import regular_file
+from .harness import canonical
+from .harness import names as _names
+from .harness.common import HookEvent, Skip, plain_id, regular_file
 
 USAGE = """\
-Usage: chrollo hook [EVENT] --harness claude-code|codex|gemini|pi [--budget small|medium|large|N]
+Usage: chrollo hook [EVENT] --harness {bar} [--budget small|medium|large|N]
 
   Run by a coding agent's lifecycle hook, with the hook's JSON payload on stdin. EVENT is
   the harness's own event name (UserPromptSubmit, Stop, BeforeAgent, agent_end, …; any case,
@@ -37,16 +38,12 @@ Usage: chrollo hook [EVENT] --harness claude-code|codex|gemini|pi [--budget smal
   `chrollo install <harness>` writes these hooks for you; `chrollo doctor` checks them.
 
 Options:
-  --harness NAME   claude-code, codex, gemini or pi (required unless the payload says)
+  --harness NAME   {listed} (required unless the payload says)
   --budget SIZE    recall size: small (2,000 chars), medium (6,000, default), large
                    (9,000) or a number of characters; env CHROLLO_RECALL_BUDGET
   -h, --help       Show this message and exit.
 """
 MAX_STDIN = 64 << 20
-
-
-class Skip(Exception):
-    """The payload cannot be acted on (logged at info level, not a bug)."""
 
 
 def main(argv: list) -> int:
@@ -56,7 +53,8 @@ def main(argv: list) -> int:
     try:
         opts = _parse_args(argv)
         if opts is None:
-            sys.stdout.write(USAGE)
+            known = _names()
+            sys.stdout.write(USAGE.format(bar="|".join(known), listed=", ".join(known[:-1]) + f" or {known[-1]}"))
             return 0
         harness, event = opts.get("harness"), opts.get("event")
         raw = opts["payload"] if opts.get("payload") is not None else _read_stdin()
@@ -130,87 +128,72 @@ def decode(raw: bytes) -> dict:
 def run(raw: bytes, event: str | None = None, harness: str | None = None, budget=None,
         started: float | None = None) -> str:
     """Handle one hook call; returns what to print (possibly ""). ``started``: when the hook
-    started (time.monotonic()), which the recall's deadline counts from."""
+    started (time.monotonic()), which the recall's deadline counts from. The payload goes to
+    the harness's adapter (a :class:`HookEvent`), to capture and recall, and the recall text
+    back through the adapter's ``reply``: nothing here knows a harness's payload or channel."""
     payload = decode(raw)
     name = canonical(harness or str(payload.get("harness") or ""))
     if name is None:
-        raise Skip(f"unknown harness {harness!r} (use claude-code, codex, gemini or pi)")
+        known = _names()
+        raise Skip(f"unknown harness {harness!r} (use {', '.join(known[:-1])} or {known[-1]})")
     from .packages import stands_down
 
     if stands_down(name):
         raise Skip(f"chrollo install's {name} hooks run too: the package's stand down (chrollo doctor)")
     mod = _adapter(name)
-    if name == "codex" and "thread-id" in payload:
-        payload = mod.notify_payload(payload)
-    said = payload.get("hook_event_name")
-    if event and isinstance(said, str) and normalise_event(said) != normalise_event(event):
-        if not (name == "codex" and normalise_event(event) in ("notify", "agentturncomplete")):
-            raise Skip(f"event {event!r} but the payload says {said!r}")
-    ev = normalise_event(event or said or "")
-    action = mod.expected_events().get(ev)
-    if action is None:
-        raise Skip(f"{name} event {event or said!r} is not one chrollo handles")
-    sid = payload.get("session_id")
-    if not plain_id(sid):
-        raise Skip("session_id missing or not a plain id")
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isabs(payload["cwd"]) else ""
-    transcript = regular_file(payload.get("transcript_path"))
+    ev = mod.event_of(payload, event)
     from . import privacy
 
-    prompt = payload.get("prompt") if isinstance(payload.get("prompt"), str) else None
-    if prompt is not None and privacy.asks_private(prompt):
+    if ev.prompt is not None and privacy.asks_private(ev.prompt):
         from .forget import forget_ids
 
-        forget_ids([sid])  # the whole session is private now: what was kept of it goes too
+        forget_ids([ev.session])  # the whole session is private now: what was kept of it goes too
         log(name, event, "session marked private: forgotten, nothing more is kept")
-    off = privacy.capture_off(sid, cwd or None)
+    off = privacy.capture_off(ev.session, ev.cwd or None)
     out = ""
-    if action == "recall":
-        generated = getattr(mod, "generated_prompt", None)
-        if generated is not None and generated(prompt):
+    if ev.action == "recall":
+        if ev.generated:
             raise Skip("the prompt is the harness's own (a task notification), not the user's")
-        quiet = privacy.recall_off(cwd or None)
+        quiet = privacy.recall_off(ev.cwd or None)
         try:
             from .recall import recall
 
             if not quiet:
                 trace: dict = {}
-                out = _reply(name, recall(privacy.scrub_private(prompt) if prompt else prompt, sid,
-                                          cwd=cwd or None, budget=budget, started=started, trace=trace))
-                if not privacy.rules().forgotten(sid):  # (a session made private keeps no receipt)
+                out = mod.reply(recall(privacy.scrub_private(ev.prompt) if ev.prompt else ev.prompt, ev.session,
+                                       cwd=ev.cwd or None, budget=budget, started=started, trace=trace))
+                if not privacy.rules().forgotten(ev.session):  # (a session made private keeps no receipt)
                     from .receipts import record
 
-                    record(name, sid, privacy.scrub_private(prompt) if prompt else prompt, trace)
+                    record(name, ev.session, privacy.scrub_private(ev.prompt) if ev.prompt else ev.prompt, trace)
         except Exception as e:  # recall failing must not stop the capture below
             _log_error(name, event, "recall", e)
         if off:
             log(name, event, f"skipped: not captured: {off}")
             return out
         try:
-            _capture(mod, name, sid, cwd, transcript, payload, action, prompt=prompt)
+            _capture(mod, ev)
         except Exception as e:  # nor capture failing (a read-only vault…) lose the recall
             _log_error(name, event, "capture", e)
         return out
     if off:
         raise Skip(f"not captured: {off}")
-    _capture(mod, name, sid, cwd, transcript, payload, action)
+    _capture(mod, ev)
     return ""
 
 
-def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload: dict,
-             action: str, prompt: str | None = None) -> None:
+def _capture(mod, ev: HookEvent) -> None:
     from .capture import Capture
 
-    final = payload.get("last_assistant_message", payload.get("prompt_response"))
-    final = final if isinstance(final, str) else None
-    if action == "subagent":
-        agent = payload.get("agent_id")
+    name, sid, cwd, transcript, final = ev.harness, ev.session, ev.cwd, ev.transcript, ev.reply
+    if ev.action == "subagent":
+        agent = ev.agent
         if not plain_id(agent):
             raise Skip("SubagentStop without a plain agent_id")
         why = getattr(mod, "left_out", lambda _agent: None)(agent)
         if why:
             raise Skip(f"SubagentStop: {why}")
-        named = payload.get("agent_transcript_path")
+        named = ev.agent_transcript
         path = regular_file(named)
         if path is None and named:
             # Claude Code's /compact runs an agent (agent_type "") whose transcript is never
@@ -229,21 +212,21 @@ def _capture(mod, name: str, sid: str, cwd: str, transcript: str | None, payload
             written = cap.run(units, final=final)
         _captured(name, sid, written)
         return
+    capture = ev.action == "capture"
     with Capture(sid, name, cwd) as cap:
-        units = cap.read_transcript(mod, transcript, answer=final if action == "capture" else None) or []
-        if action == "capture":
-            said = payload.get("prompt")  # Gemini AfterAgent / Codex notify carry the prompt too
-            if isinstance(said, str) and said.strip() and "pending" not in cap.state:
+        units = cap.read_transcript(mod, transcript, answer=final if capture else None) or []
+        if capture:
+            said = ev.prompt  # Gemini AfterAgent / Codex notify carry the prompt too
+            if said is not None and said.strip() and "pending" not in cap.state:
                 from .privacy import scrub_private
 
                 cap.state["pending"] = {"text": scrub_private(said), "from": "payload"}
-        if name == "pi" and action == "capture":
-            units = units + mod.message_units(payload.get("messages"))
-        if action == "recall":
-            written = cap.run(units, prompt=prompt or None)
+            units = units + ev.extra_units
+        if ev.action == "recall":
+            written = cap.run(units, prompt=ev.prompt or None)
         else:
-            written = cap.run(units, final=final if action == "capture" else None,
-                              abort_if_empty=(name == "pi" and action == "capture"))
+            written = cap.run(units, final=final if capture else None,
+                              abort_if_empty=ev.abort_if_empty and capture)
     _captured(name, sid, written)
 
 
@@ -274,17 +257,6 @@ def _log_error(harness, event, what: str, e: BaseException) -> None:
     import traceback
 
     log(harness, event, f"{what} error: {type(e).__name__}: {e}\n" + traceback.format_exc())
-
-
-def _reply(harness: str, text: str) -> str:
-    """The recall text in the channel the harness reads ("" when there is nothing)."""
-    if not text:
-        return ""
-    if harness == "pi":
-        return text
-    name = {"gemini": "BeforeAgent"}.get(harness, "UserPromptSubmit")
-    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}},
-                      ensure_ascii=False) + "\n"
 
 
 def log(harness, event, message: str) -> None:

@@ -24,8 +24,14 @@ from pathlib import Path
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
 
-HARNESS_SOURCES = ("claude-code", "codex", "gemini", "pi")
-SOURCES = HARNESS_SOURCES + ("all", "jsonl", "chrollo-vault")
+OTHER_SOURCES = ("all", "jsonl", "chrollo-vault")
+
+
+def sources() -> tuple:
+    """Every SOURCE of ``chrollo import``: each harness, then :data:`OTHER_SOURCES`."""
+    from .harness import names
+
+    return names() + OTHER_SOURCES
 MAX_FILE = 2 << 30   # a transcript over 2 GiB is skipped, not parsed
 GUESS_MAX = 64 << 20  # a file no turn was found in is read by the other adapters up to this size
 
@@ -72,25 +78,24 @@ class Summary:
 # ----------------------------------------------------------------------------- where transcripts live
 
 def default_root(harness: str) -> Path:
-    from .harness import home_dir
+    """Where ``harness`` keeps its transcripts (its adapter's TRANSCRIPTS under its home)."""
+    from .harness import adapter, names
 
-    if harness not in HARNESS_SOURCES:
+    if harness not in names():
         raise UsageError(f"{harness} has no default location: pass --source", kind="bad_usage")
-    return Path(home_dir(harness)) / {"claude-code": "projects", "gemini": "tmp"}.get(harness, "sessions")
+    mod = adapter(harness)
+    return Path(mod.home_dir()) / mod.TRANSCRIPTS[0]
 
 
 def discover(harness: str, root: Path) -> list:
     """The candidate transcript files under ``root`` (or ``root`` itself), sorted."""
     if root.is_file():
         return [root]
-    patterns = {"claude-code": ["*/*.jsonl", "*/*/subagents/agent-*.jsonl"],
-                "codex": ["**/rollout-*.jsonl"], "gemini": ["*/chats/session-*.json", "*/chats/session-*.jsonl"],
-                "pi": ["*/*.jsonl"], "jsonl": ["**/*.jsonl"]}[harness]
     from .harness import adapter
 
     left_out = getattr(adapter(harness), "left_out", None)  # subagents live capture leaves out
     found = set()
-    for pat in patterns:
+    for pat in adapter(harness).TRANSCRIPTS[1]:
         found.update(p for p in root.glob(pat) if not (left_out and p.parent.name == "subagents"
                                                      and left_out(p.stem[len("agent-"):])))
     # In the order live capture met them: a session before its subagents, older sessions
@@ -124,11 +129,13 @@ def _started(p: Path) -> float:
 
 def run_import(source: str, root: str | os.PathLike | None = None, since: str | None = None,
                dry_run: bool = False, as_harness: str = "jsonl", progress=None) -> Summary:
-    """Import ``source`` (see :data:`SOURCES`); ``progress(done_bytes, total_bytes, path)``."""
-    if source not in SOURCES:
-        raise UsageError(f"unknown source {source!r}", f"One of: {', '.join(SOURCES)}.", kind="bad_source")
+    """Import ``source`` (see :func:`sources`); ``progress(done_bytes, total_bytes, path)``."""
+    if source not in sources():
+        raise UsageError(f"unknown source {source!r}", f"One of: {', '.join(sources())}.", kind="bad_source")
     since_ts = _since(since)
-    harnesses = list(HARNESS_SOURCES) if source == "all" else [source]
+    from .harness import names
+
+    harnesses = list(names()) if source == "all" else [source]
     if root is not None and source == "all":
         raise UsageError("--source needs one harness, not all", "e.g. chrollo import codex --source DIR",
                          kind="bad_usage")
@@ -245,7 +252,7 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
                 written = cap.run(units)
                 turns += len(written)
                 created = created or (fresh and bool(written))
-                if tr.sidechains and agent is None and h == "claude-code":
+                if tr.sidechains and agent is None:
                     # inline subagents of old Claude Code versions (records without agentId)
                     passes.append((f"{sid}:sidechain", sid, "*"))
     except Exception as e:  # noqa: BLE001 — one bad file never stops the run

@@ -4,16 +4,11 @@
 extension carries the hooks and the tools); ``only="hooks"`` or ``only="mcp"`` picks one.
 
 ``install_hooks``/``uninstall_hooks`` add or remove the capture and recall hooks
-(``chrollo hook <event> --harness H``, by absolute path) in:
-
-* Claude Code — ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR``), ``hooks``
-* Codex CLI — ``~/.codex/hooks.json`` (``$CODEX_HOME``), ``hooks``
-* Gemini CLI — ``~/.gemini/settings.json``, ``hooks`` (timeouts in milliseconds)
-* pi — the extension file ``~/.pi/agent/extensions/chrollo.ts`` (``$PI_CODING_AGENT_DIR``)
-
-``install_mcp``/``uninstall_mcp`` add or remove the ``chrollo`` MCP server in
-``~/.claude.json`` (``mcpServers``), ``~/.codex/config.toml`` (``[mcp_servers.chrollo]``) and
-``~/.gemini/settings.json`` (``mcpServers``).
+(``chrollo hook <event> --harness H``, by absolute path, with each event's timeout) in the
+harness's ``hooks_config()`` — or write its extension whole; ``install_mcp``/``uninstall_mcp``
+add or remove the ``chrollo`` MCP server in its ``mcp_config()`` (JSON ``mcpServers`` or a
+TOML ``[mcp_servers.chrollo]`` block). Which file, which events, which format: the harness's
+adapter says (:mod:`chrollo.harness`); this module names no harness.
 
 Contract: idempotent; everything else in the file is kept; uninstall removes exactly what
 install added. The file's bytes before the first install are saved in
@@ -34,7 +29,6 @@ from . import jsonc
 from . import vault as _vault
 from .errors import ChrolloError, UsageError
 
-HARNESSES = ("claude-code", "codex", "gemini", "pi")
 SERVER_NAME = "chrollo"
 _TOML_START = "# >>> chrollo mcp (added by `chrollo install codex --mcp`; `chrollo uninstall codex --mcp` removes it)"
 _TOML_END = "# <<< chrollo mcp"
@@ -65,13 +59,16 @@ def parts(harness: str, only: str | None = None, config=None) -> list:
         mcp_config_path(harness)  # refuses pi and unknown harnesses
         return ["mcp"]
     hooks_config_path(harness)
-    return ["hooks"] if only == "hooks" or harness == "pi" or (config and harness != "gemini") else ["hooks", "mcp"]
+    mod = _profile(harness)
+    one_file = mod.MCP is not None and mod.mcp_config() == mod.hooks_config()
+    return ["hooks"] if only == "hooks" or mod.MCP is None or (config and not one_file) else ["hooks", "mcp"]
 
 
 def left_out(harness: str, only: str | None = None, config=None) -> list:
-    """The part ``config`` (one file) cannot hold, as a "skipped" Change: Claude Code and Codex
-    keep the tool in another file than the hooks, so it is not installed — and that is said."""
-    if config and only is None and harness in ("claude-code", "codex"):
+    """The part ``config`` (one file) cannot hold, as a "skipped" Change: a harness that keeps
+    the tool in another file than the hooks (Claude Code, Codex) gets no tool — and that is said."""
+    mod = _profile(harness)
+    if config and only is None and mod.MCP is not None and mod.mcp_config() != mod.hooks_config():
         return [Change(harness, str(mcp_config_path(harness)), "skipped", "mcp")]
     return []
 
@@ -97,13 +94,13 @@ def found_harnesses() -> dict:
     PATH or its own folder exists (``~/.claude``, ``~/.codex``, ``~/.gemini``, ``~/.pi/agent``)."""
     import shutil
 
-    from .harness import adapter, home_dir
+    from .harness import profiles
 
     found = {}
-    for h in HARNESSES:
-        binary = shutil.which(adapter(h).BINARY)
-        if binary or os.path.isdir(home_dir(h)):
-            found[h] = binary or home_dir(h)
+    for mod in profiles():
+        binary = shutil.which(mod.BINARY)
+        if binary or os.path.isdir(mod.home_dir()):
+            found[mod.NAME] = binary or mod.home_dir()
     return found
 
 
@@ -125,20 +122,25 @@ def server_command() -> list:
     return chrollo_command() + ["mcp"]
 
 
+def _profile(harness: str):
+    """The harness's adapter (:mod:`chrollo.harness`), or a usage error naming the known ones."""
+    from .harness import adapter, names
+
+    if harness not in names():
+        raise UsageError(f"unknown harness {harness!r}", f"One of: {', '.join(names())}.", kind="bad_harness")
+    return adapter(harness)
+
+
 def mcp_config_path(harness: str) -> Path:
     """The user-level config file that lists a harness's MCP servers."""
-    home = Path.home()
-    if harness == "claude-code":
-        d = os.environ.get("CLAUDE_CONFIG_DIR")
-        return Path(d).expanduser() / ".claude.json" if d else home / ".claude.json"
-    if harness in ("codex", "gemini"):
-        from .harness import home_dir
+    mod = _profile(harness)
+    if mod.MCP is None:
+        from .harness import profiles
 
-        return Path(home_dir(harness)) / ("config.toml" if harness == "codex" else "settings.json")
-    if harness == "pi":
-        raise UsageError("pi has no MCP client: its chrollo extension registers read_memory itself",
-                         "Use `chrollo install claude-code|codex|gemini --mcp`.", kind="no_mcp")
-    raise UsageError(f"unknown harness {harness!r}", f"One of: {', '.join(HARNESSES)}.", kind="bad_harness")
+        others = "|".join(m.NAME for m in profiles() if m.MCP)
+        raise UsageError(f"{harness} has no MCP client: {mod.NO_MCP}",
+                         f"Use `chrollo install {others} --mcp`.", kind="no_mcp")
+    return Path(mod.mcp_config())
 
 
 def install_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
@@ -153,22 +155,10 @@ def install_mcp(harness: str, config: str | os.PathLike | None = None) -> Change
 def uninstall_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
     path = Path(config).expanduser() if config else mcp_config_path(harness)
     return _uninstall("mcp", harness, path, lambda text: SERVER_NAME in _servers(text, harness),
-                      lambda text: _toml_remove(text) if harness == "codex" else _json_remove(text, path))
+                      lambda text: _toml_remove(text) if _profile(harness).MCP == "toml" else _json_remove(text, path))
 
 
 # ----------------------------------------------------------------------------- hooks
-
-# The events chrollo hooks, per harness, with the timeout written next to each (Claude Code
-# and Codex count seconds, Gemini milliseconds). Recall runs in ~0.1-0.4 s; the timeouts
-# only bound a pathological case, and a hook that times out is simply ignored.
-HOOK_EVENTS = {
-    "claude-code": [("UserPromptSubmit", 30), ("Stop", 30), ("SubagentStop", 30),
-                    ("PreCompact", 30), ("SessionEnd", 10)],
-    "codex": [("UserPromptSubmit", 30), ("Stop", 30)],
-    "gemini": [("BeforeAgent", 10000), ("AfterAgent", 10000), ("SessionEnd", 5000)],
-}
-PI_EXTENSION = "chrollo.ts"
-
 
 def chrollo_command() -> list:
     """This installation's ``chrollo`` (absolute, so a harness's PATH does not matter)."""
@@ -185,37 +175,33 @@ def hook_command(harness: str, event: str) -> str:
 
 
 def hooks_config_path(harness: str) -> Path:
-    """The user-level file that holds a harness's hooks (pi: the extension file)."""
-    from .harness import home_dir
-
-    if harness not in HARNESSES:
-        raise UsageError(f"unknown harness {harness!r}", f"One of: {', '.join(HARNESSES)}.", kind="bad_harness")
-    name = {"claude-code": "settings.json", "codex": "hooks.json", "gemini": "settings.json",
-            "pi": os.path.join("extensions", PI_EXTENSION)}[harness]
-    return Path(home_dir(harness)) / name
+    """The user-level file that holds a harness's hooks (or its extension)."""
+    return Path(_profile(harness).hooks_config())
 
 
 def install_hooks(harness: str, config: str | os.PathLike | None = None) -> Change:
     path = Path(config).expanduser() if config else hooks_config_path(harness)
-    if harness == "pi":
-        return _install("hooks", harness, path, lambda text: pi_extension())
+    mod = _profile(harness)
+    if mod.HOOKS == "extension":
+        return _install("hooks", harness, path, lambda text: mod.extension_text(chrollo_command()))
     return _install("hooks", harness, path, lambda text: _hooks_add(harness, text, path))
 
 
 def uninstall_hooks(harness: str, config: str | os.PathLike | None = None) -> Change:
     path = Path(config).expanduser() if config else hooks_config_path(harness)
-    if harness == "pi":
+    mod = _profile(harness)
+    if mod.HOOKS == "extension":
         # Only a file that is still chrollo's is deleted; an edited one is left to its owner.
-        return _uninstall("hooks", harness, path, lambda text: "chrollo-pi" in text, None)
+        return _uninstall("hooks", harness, path, lambda text: mod.EXTENSION_MARK in text, None)
     return _uninstall("hooks", harness, path, lambda text: bool(installed_events(harness, text)),
                       lambda text: _hooks_remove(harness, text, path))
 
 
 def installed_events(harness: str, text: str | None) -> dict:
-    """{event: command} for the chrollo hooks a config text holds."""
-    if harness == "pi":
-        return {e: "extension" for e in ("before_agent_start", "agent_end", "session_shutdown")} \
-            if text and "chrollo-pi" in text else {}
+    """{event: command} for the chrollo hooks a config text holds (an extension: its events)."""
+    mod = _profile(harness)
+    if mod.HOOKS == "extension":
+        return {e: "extension" for e, _t in mod.EVENTS} if text and mod.EXTENSION_MARK in text else {}
     try:
         data = jsonc.loads(text) if text and text.strip() else {}
     except ValueError:
@@ -230,14 +216,6 @@ def installed_events(harness: str, text: str | None) -> dict:
     return found
 
 
-def pi_extension() -> str:
-    """The pi extension as installed: the shipped shim with this installation's chrollo."""
-    from importlib.resources import files
-
-    text = files("chrollo").joinpath("data", "pi-extension.ts").read_text("utf-8")
-    return text.replace('const CHROLLO = ["chrollo"];', f"const CHROLLO = {json.dumps(chrollo_command())};")
-
-
 def _is_ours(command, harness: str) -> bool:
     return isinstance(command, str) and " hook " in command and command.endswith(f"--harness {harness}") \
         and "chrollo" in command
@@ -249,9 +227,10 @@ def _hooks_add(harness: str, text: str | None, path: Path) -> str | None:
     if not isinstance(hooks, dict):
         raise ChrolloError("bad_config", f"hooks in {path} is not an object")
     changed = False
-    for event, timeout in HOOK_EVENTS[harness]:
+    mod = _profile(harness)
+    for event, timeout in mod.EVENTS:
         entry = {"type": "command", "command": hook_command(harness, event), "timeout": timeout}
-        if harness == "gemini":
+        if getattr(mod, "NAMED_HOOKS", False):
             entry = {"name": f"chrollo-{event}", **entry}
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
@@ -334,7 +313,7 @@ def _uninstall(kind: str, harness: str, path: Path, present, remove) -> Change:
 def _entry(harness: str) -> dict:
     cmd = server_command()
     entry = {"command": cmd[0], "args": cmd[1:]}
-    return {"type": "stdio", **entry} if harness == "claude-code" else entry
+    return {**_profile(harness).MCP_ENTRY, **entry}
 
 
 def _json_load(text: str | None, path: Path) -> dict:
@@ -351,7 +330,7 @@ def _json_load(text: str | None, path: Path) -> dict:
 
 
 def _add(harness: str, text: str | None, path: Path) -> str | None:
-    return _toml_add(text, path) if harness == "codex" else _json_add(text, path, harness)
+    return _toml_add(text, path) if _profile(harness).MCP == "toml" else _json_add(text, path, harness)
 
 
 def _json_add(text: str | None, path: Path, harness: str) -> str | None:
@@ -432,7 +411,7 @@ def registered_server(harness: str, text: str | None) -> list | None:
     """The command line of the ``chrollo`` MCP server a config text registers, or None."""
     if not text:
         return None
-    if harness == "codex":
+    if _profile(harness).MCP == "toml":
         m = _TOML_BLOCK_RE.search(text)
         cmd = re.search(r'^command = (".*")$', m.group(), re.M) if m else None
         args = re.search(r"^args = (\[.*\])$", m.group(), re.M) if m else None
@@ -451,7 +430,7 @@ def registered_server(harness: str, text: str | None) -> list | None:
 
 
 def _servers(text: str, harness: str) -> set:
-    if harness == "codex":
+    if _profile(harness).MCP == "toml":
         return {SERVER_NAME} if _TOML_START in text else set()
     try:
         data = jsonc.loads(text) if text.strip() else {}

@@ -527,7 +527,10 @@ def trust_lines(r: dict) -> tuple:
 
 
 def _part_name(part: str, harness: str) -> str:
-    return "MCP server (read_memory)" if part == "mcp" else "pi extension" if harness == "pi" else "hooks"
+    from .harness import adapter
+
+    return ("MCP server (read_memory)" if part == "mcp" else
+            f"{harness} extension" if adapter(harness).HOOKS == "extension" else "hooks")
 
 
 def install_lines(command: str, harness: str, changes: list) -> list:
@@ -549,7 +552,11 @@ def install_all_lines(command: str, done: dict) -> list:
     """`chrollo install|uninstall --all`: [(stream, text)] for every harness found."""
     out = []
     if not done:
-        out.append(("err", "no harness found on this machine (claude, codex, gemini or pi on PATH, or its folder)"))
+        from .harness import profiles
+
+        binaries = [m.BINARY for m in profiles()]
+        out.append(("err", f"no harness found on this machine ({', '.join(binaries[:-1])} or {binaries[-1]} "
+                           "on PATH, or its folder)"))
     for h, r in done.items():
         if "skipped" in r:
             out.append(("out", f"{h}: skipped ({r['skipped']})"))

@@ -8,7 +8,7 @@ import tomllib
 from conftest import run, run_json
 from recorded import RECORDED
 
-from chrollo import codex_trust
+from chrollo.harness import codex_hook_trust as codex_trust
 
 
 def test_trust_hash_is_the_one_codex_accepted():

@@ -9,7 +9,7 @@ from conftest import run
 
 def trust_codex_hooks(codex_home) -> None:
     """What Codex's "Hooks need review" prompt writes when the user approves chrollo's hooks."""
-    from chrollo import codex_trust
+    from chrollo.harness import codex_hook_trust as codex_trust
     from chrollo.install import _is_ours
 
     hooks, config = codex_home / "hooks.json", codex_home / "config.toml"

@@ -42,7 +42,8 @@ console.log(JSON.stringify(out));
 
 
 def test_pi_extension_fires_hooks_and_serves_read_memory(home, tmp_path, make_session):
-    from chrollo.install import pi_extension
+    from chrollo.harness import adapter
+    from chrollo.install import chrollo_command
 
     make_session(home / "memories", "old00000-9999-4999-8999-999999999999", "2026-10-01T10:00:00", [
         ("user", "10:00:00", "rotate the signing keys used by the release pipeline"),
@@ -52,7 +53,7 @@ def test_pi_extension_fires_hooks_and_serves_read_memory(home, tmp_path, make_se
     wrapper = tmp_path / "chrollo-wrapper"
     wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {calls}\nexec {sys.executable} -m chrollo "$@"\n')
     wrapper.chmod(0o755)
-    text = pi_extension()
+    text = adapter("pi").extension_text(chrollo_command())
     ext = text.split("\nconst CHROLLO = ", 1)
     (tmp_path / "ext.mjs").write_text(ext[0] + f"\nconst CHROLLO = {json.dumps([str(wrapper)])};" +
                                       ext[1].split(";", 1)[1])
@@ -87,9 +88,10 @@ def test_pi_extension_fires_hooks_and_serves_read_memory(home, tmp_path, make_se
 
 
 def test_pi_extension_survives_a_missing_chrollo(tmp_path, home):
-    from chrollo.install import pi_extension
+    from chrollo.harness import adapter
+    from chrollo.install import chrollo_command
 
-    text = pi_extension().split("\nconst CHROLLO = ", 1)
+    text = adapter("pi").extension_text(chrollo_command()).split("\nconst CHROLLO = ", 1)
     (tmp_path / "ext.mjs").write_text(text[0] + '\nconst CHROLLO = ["/nonexistent/chrollo"];' + text[1].split(";", 1)[1])
     (tmp_path / "fake.mjs").write_text(FAKE_PI)
     p = subprocess.run(["node", "fake.mjs"], cwd=tmp_path, capture_output=True, text=True,

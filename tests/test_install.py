@@ -118,7 +118,7 @@ HOOKS_ORIGINAL = ('{\n  "model": "opus",\n  "hooks": {\n    "Stop": [\n      {"h
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini"])
 def test_hooks_install_keeps_other_hooks_and_uninstall_restores_bytes(home, tmp_path, harness):
-    from chrollo.install import HOOK_EVENTS
+    from chrollo.harness import adapter
 
     cfg = tmp_path / "settings.json"
     cfg.write_text(HOOKS_ORIGINAL)
@@ -127,7 +127,7 @@ def test_hooks_install_keeps_other_hooks_and_uninstall_restores_bytes(home, tmp_
     data = json.loads(cfg.read_text())
     assert data["model"] == "opus"
     assert data["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "notify-send done"}]}
-    for event, timeout in HOOK_EVENTS[harness]:
+    for event, timeout in adapter(harness).EVENTS:
         (group,) = [g for g in data["hooks"][event] if "chrollo" in json.dumps(g)]
         (entry,) = group["hooks"]
         assert entry["command"].endswith(f" hook {event} --harness {harness}")

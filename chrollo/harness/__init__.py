@@ -1,62 +1,83 @@
-"""One adapter per harness; each turns payloads and transcript files into the same units.
+"""The harness registry: one adapter module per harness, and everything about it lives there.
 
-Every adapter module has ``NAME``, ``read_transcript(path, offset, agent_id) -> Transcript``,
-``session_of(path) -> {"session_id", …}`` (which session a transcript file holds; import
-uses it) and ``expected_events() -> {normalised event: action}`` where the action is ``recall``
-(a prompt is about to run: inject memory, catch up), ``capture`` (a turn finished),
-``subagent`` (a subagent finished) or ``catchup`` (write whatever the transcript holds).
+A module of this package is a harness's adapter if it defines ``EVENTS``; its file name is
+its ``NAME`` with ``-`` as ``_`` (``claude-code`` → ``claude_code.py``). ``hook``,
+``install``, ``doctor``, ``importer`` and the CLI ask this registry and name no harness
+(``tests/test_harness_profiles.py``). An adapter holds (docs/design.md, "Harness profiles"):
+
+* ``NAME``, ``ALIASES``; ``home_dir()`` (its data folder, honouring its variable);
+* ``EVENTS``: ``[(event, timeout)]`` install registers (``None``: the harness's own
+  extension fires them), ``HOOKS``: ``"json"`` (a ``hooks`` object in ``hooks_config()``)
+  or ``"extension"`` (a file chrollo writes whole: ``extension_text``); ``MCP``: ``"json"``,
+  ``"toml"`` or None (no MCP client) and ``mcp_config()``;
+* ``TRANSCRIPTS``: (the folder under ``home_dir()``, glob patterns) import and doctor read;
+* ``read_transcript(path, offset, agent_id) -> Transcript``, ``session_of(path)``;
+* ``expected_events() -> {normalised event: action}`` where the action is ``recall`` (a
+  prompt is about to run: inject memory, catch up), ``capture`` (a turn finished),
+  ``subagent`` (a subagent finished) or ``catchup`` (write whatever the transcript holds);
+* ``event_of(payload, event) -> HookEvent``, ``reply(text)`` (recall text in the harness's
+  channel), ``recall_text(out)`` (its inverse), ``sample_payload(event, …)`` (doctor);
+* ``HELP``/``IMPORT_HELP``: its line in ``chrollo install --help``/``chrollo import --help``.
+
+``jsonl`` (generic JSONL import) is an adapter of transcripts only: no ``EVENTS``.
 """
 from __future__ import annotations
 
 import importlib
 
-HARNESSES = ("claude-code", "codex", "gemini", "pi")
-ALIASES = {"claude": "claude-code", "claudecode": "claude-code", "claude_code": "claude-code",
-           "codex-cli": "codex", "gemini-cli": "gemini"}
-_MODULES = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini", "pi": "pi", "jsonl": "jsonl"}
+from .common import normalise_event, plain_id  # noqa: F401  (re-exported)
 
-
-def canonical(name: str) -> str | None:
-    """The harness's canonical name, or None if chrollo has no adapter for it."""
-    n = (name or "").strip().lower()
-    n = ALIASES.get(n, n)
-    return n if n in HARNESSES else None
-
-
-_PLAIN_ID = None
-
-
-def plain_id(value) -> bool:
-    """A session or agent id chrollo accepts: 1-200 of letters, digits and ``._@:+-``, starting
-    with a letter or digit, no ``..`` — nothing that could name a path or break a header."""
-    global _PLAIN_ID
-    if _PLAIN_ID is None:
-        import re
-
-        _PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}")
-    return isinstance(value, str) and bool(_PLAIN_ID.fullmatch(value)) and ".." not in value
+_names: tuple | None = None
 
 
 def adapter(name: str):
-    return importlib.import_module(f".{_MODULES[name]}", __name__)
+    """The adapter module of ``name`` (a canonical name, or ``jsonl``)."""
+    return importlib.import_module(f".{name.replace('-', '_')}", __name__)
 
 
-def normalise_event(event: str) -> str:
-    """``UserPromptSubmit``, ``user-prompt-submit`` and ``user_prompt_submit`` are one event."""
-    return "".join(ch for ch in str(event).lower() if ch.isalnum())
+def names() -> tuple:
+    """Every harness chrollo has an adapter for, in file-name order."""
+    global _names
+    if _names is None:
+        import pkgutil
+
+        found = []
+        for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if not m.name.startswith("_") and m.name != "common":
+                mod = adapter(m.name)
+                if hasattr(mod, "EVENTS"):
+                    found.append(mod.NAME)
+        _names = tuple(found)
+    return _names
+
+
+def profiles() -> list:
+    return [adapter(n) for n in names()]
+
+
+def canonical(name: str) -> str | None:
+    """The harness's canonical name (its own or an alias), or None if chrollo has no adapter
+    for it. The usual case — the canonical name itself — imports that one adapter only."""
+    n = (name or "").strip().lower()
+    if n and all(c.isalnum() or c == "-" for c in n) and not n.startswith("-"):
+        try:
+            mod = adapter(n)
+        except ImportError:
+            mod = None
+        if mod is not None and getattr(mod, "NAME", None) == n and hasattr(mod, "EVENTS"):
+            return n
+    for mod in profiles():
+        if n in mod.ALIASES:
+            return mod.NAME
+    return None
 
 
 def home_dir(name: str) -> str:
-    """A harness's own data folder, honouring its environment variable:
-    ``$CLAUDE_CONFIG_DIR`` or ~/.claude, ``$CODEX_HOME`` or ~/.codex, ``$GEMINI_CLI_HOME/.gemini``
-    or ~/.gemini (Gemini CLI's variable names a home, not the folder), ``$PI_CODING_AGENT_DIR``
-    or ~/.pi/agent."""
-    import os
+    """A harness's own data folder, honouring its environment variable."""
+    return adapter(name).home_dir()
 
-    if name == "gemini":
-        base = os.environ.get("GEMINI_CLI_HOME", "").strip()
-        return os.path.join(os.path.expanduser(base) if base else os.path.expanduser("~"), ".gemini")
-    env, default = {"claude-code": ("CLAUDE_CONFIG_DIR", ".claude"), "codex": ("CODEX_HOME", ".codex"),
-                    "pi": ("PI_CODING_AGENT_DIR", os.path.join(".pi", "agent"))}[name]
-    value = os.environ.get(env)
-    return os.path.expanduser(value) if value else os.path.join(os.path.expanduser("~"), default)
+
+def __getattr__(attr: str):
+    if attr == "HARNESSES":  # (lazily: the hook imports one adapter, not all)
+        return names()
+    raise AttributeError(attr)

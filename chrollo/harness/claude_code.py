@@ -11,8 +11,9 @@ arrives late after a lagging ``Stop`` is still picked up). Subagents: the record
 """
 from __future__ import annotations
 
-from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, skip_patterns,
-                     text_of, tool_call)
+from .common import (HookEvent, Transcript, Unit, context_of, context_reply, first_record, home_from, hook_event,
+                     is_injected, parse_time, read_jsonl, skip_patterns, text_of, tool_call)
+from .common import sample_payload as sample
 
 NAME = "claude-code"
 BINARY = "claude"   # the harness's command (`chrollo install --all` looks for it)
@@ -141,11 +142,10 @@ def package() -> dict | None:
     its files name their folder ``${CLAUDE_PLUGIN_ROOT}``."""
     import os
 
-    from . import home_dir
     from ..homedir import read_json
     from .common import package_record
 
-    base = home_dir(NAME)
+    base = home_dir()
     installed = read_json(os.path.join(base, "plugins", "installed_plugins.json")).get("plugins")
     for pid, entries in (installed.items() if isinstance(installed, dict) else []):
         if pid.split("@", 1)[0] != "chrollo" or not isinstance(entries, list) or not entries \
@@ -158,3 +158,50 @@ def package() -> dict | None:
                               {"${CLAUDE_PLUGIN_ROOT}": root}, {"CLAUDE_PLUGIN_ROOT": root},
                               f"claude plugin uninstall {pid}", mcp_file=".mcp.json")
     return None
+
+# ----------------------------------------------------------------------------- profile
+
+ALIASES = ("claude", "claudecode", "claude_code")
+# Install's events and timeouts (seconds). Recall runs in ~0.1-0.4 s; a timeout only bounds a
+# pathological case, and a hook that times out is simply ignored.
+EVENTS = [("UserPromptSubmit", 30), ("Stop", 30), ("SubagentStop", 30), ("PreCompact", 30), ("SessionEnd", 10)]
+HOOKS, MCP = "json", "json"
+MCP_ENTRY = {"type": "stdio"}  # (what Claude Code's own `claude mcp add` writes)
+TRANSCRIPTS = ("projects", ["*/*.jsonl", "*/*/subagents/agent-*.jsonl"])
+HELP = "hooks: ~/.claude/settings.json, tool: ~/.claude.json   ($CLAUDE_CONFIG_DIR)"
+IMPORT_HELP = "~/.claude/projects        ($CLAUDE_CONFIG_DIR)"
+
+
+def home_dir() -> str:
+    return home_from("CLAUDE_CONFIG_DIR", ".claude")
+
+
+def hooks_config() -> str:
+    import os
+
+    return os.path.join(home_dir(), "settings.json")
+
+
+def mcp_config() -> str:
+    """``$CLAUDE_CONFIG_DIR/.claude.json``, else ``~/.claude.json`` (not inside ~/.claude)."""
+    import os
+
+    d = os.environ.get("CLAUDE_CONFIG_DIR")
+    return os.path.join(os.path.expanduser(d), ".claude.json") if d else os.path.join(os.path.expanduser("~"), ".claude.json")
+
+
+def event_of(payload: dict, event: str | None = None) -> HookEvent:
+    ev = hook_event(NAME, expected_events(), payload, event)
+    ev.generated = ev.action == "recall" and generated_prompt(ev.prompt)
+    return ev
+
+
+def reply(text: str) -> str:
+    return context_reply("UserPromptSubmit", text)
+
+
+recall_text = context_of
+
+
+def sample_payload(event: str, session: str, cwd: str, prompt: str, answer: str) -> dict:
+    return sample(expected_events(), event, session, cwd, prompt, answer)

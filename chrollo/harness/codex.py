@@ -10,8 +10,9 @@ its byte offset, stable because rollouts are append-only.
 """
 from __future__ import annotations
 
-from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, skip_patterns,
-                     text_of, tool_call)
+from .common import (HookEvent, Transcript, Unit, context_of, context_reply, first_record, home_from, hook_event,
+                     is_injected, parse_time, read_jsonl, skip_patterns, text_of, tool_call)
+from .common import sample_payload as sample
 
 NAME = "codex"
 BINARY = "codex"   # the harness's command (`chrollo install --all` looks for it)
@@ -90,11 +91,10 @@ def package() -> dict | None:
     import os
     import tomllib
 
-    from . import home_dir
     from ..homedir import read_json
     from .common import package_record
 
-    base = home_dir(NAME)
+    base = home_dir()
     try:
         with open(os.path.join(base, "config.toml"), "rb") as fh:
             plugins = tomllib.load(fh).get("plugins")
@@ -115,3 +115,78 @@ def package() -> dict | None:
                               {"PLUGIN_ROOT": root}, f"codex plugin remove {pid}", mcp_file=".mcp.json",
                               trust_key=f"{pid}:hooks/hooks.json")
     return None
+
+# ----------------------------------------------------------------------------- profile
+
+ALIASES = ("codex-cli",)
+EVENTS = [("UserPromptSubmit", 30), ("Stop", 30)]  # timeouts in seconds
+HOOKS, MCP = "json", "toml"
+MCP_ENTRY: dict = {}
+TRANSCRIPTS = ("sessions", ["**/rollout-*.jsonl"])
+HELP = "hooks: ~/.codex/hooks.json, tool: ~/.codex/config.toml ($CODEX_HOME)"
+IMPORT_HELP = "~/.codex/sessions         ($CODEX_HOME)"
+# The legacy `notify` program's event names: it is called as `hook notify` whatever the
+# payload (a Stop-shaped one after notify_payload) says.
+_NOTIFY = ("notify", "agentturncomplete")
+
+
+def home_dir() -> str:
+    return home_from("CODEX_HOME", ".codex")
+
+
+def hooks_config() -> str:
+    import os
+
+    return os.path.join(home_dir(), "hooks.json")
+
+
+def mcp_config() -> str:
+    import os
+
+    return os.path.join(home_dir(), "config.toml")
+
+
+def event_of(payload: dict, event: str | None = None) -> HookEvent:
+    if "thread-id" in payload:
+        payload = notify_payload(payload)
+    return hook_event(NAME, expected_events(), payload, event, loose=_NOTIFY)
+
+
+def reply(text: str) -> str:
+    return context_reply("UserPromptSubmit", text)
+
+
+recall_text = context_of
+
+
+def sample_payload(event: str, session: str, cwd: str, prompt: str, answer: str) -> dict:
+    return sample(expected_events(), event, session, cwd, prompt, answer)
+
+
+def doctor_check(report: dict, hooks_path: str, is_ours, pkg: dict | None = None) -> None:
+    """Codex skips hooks the user has not trusted (silently, in `codex exec`): say so, and how.
+    A plugin's hooks (``pkg``: chrollo's Codex package) are trusted the same way, keyed by the
+    plugin's id."""
+    import os
+
+    from . import codex_hook_trust as trust
+
+    if pkg:
+        config = os.path.join(home_dir(), "config.toml")
+        report["trust"] = trust.status(os.path.join(pkg["root"], "hooks", "hooks.json"), config,
+                                       lambda c: "chrollo-hook" in (c or ""), key_source=pkg["trust_key"])
+    else:
+        config = os.path.join(os.path.dirname(hooks_path), "config.toml")
+        report["trust"] = trust.status(hooks_path, config, is_ours)
+    waiting = [t for t in report["trust"] if t["status"] != "trusted"]
+    if waiting:
+        names = ", ".join(f"{t['event']} ({t['status']})" for t in waiting)
+        report.update(status="untrusted", fix=f"{trust.HOW_TO_TRUST} Waiting: {names}. "
+                      f"Or add to {config}:\n{trust.toml_lines(waiting)}")
+
+
+def install_note(hooks_path: str, is_ours) -> str:
+    """What `chrollo install` says when Codex will not run the hooks yet ("" if it will)."""
+    from .codex_hook_trust import install_note
+
+    return install_note(hooks_path, is_ours)

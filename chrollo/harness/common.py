@@ -251,3 +251,110 @@ def package_record(pid: str, root: str, version, enabled: bool, placeholders: di
     and the harness's own command that removes it."""
     return {"id": pid, "root": root, "version": version if isinstance(version, str) else None,
             "enabled": bool(enabled), "placeholders": placeholders, "env": env, "remove": remove, **extra}
+
+# ----------------------------------------------------------------------------- hook events
+
+class Skip(Exception):
+    """A hook payload that cannot be acted on (logged at info level, not a bug)."""
+
+
+def normalise_event(event: str) -> str:
+    """``UserPromptSubmit``, ``user-prompt-submit`` and ``user_prompt_submit`` are one event."""
+    return "".join(ch for ch in str(event).lower() if ch.isalnum())
+
+
+_PLAIN_ID = None
+
+
+def plain_id(value) -> bool:
+    """A session or agent id chrollo accepts: 1-200 of letters, digits and ``._@:+-``, starting
+    with a letter or digit, no ``..`` — nothing that could name a path or break a header."""
+    global _PLAIN_ID
+    if _PLAIN_ID is None:
+        import re
+
+        _PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}")
+    return isinstance(value, str) and bool(_PLAIN_ID.fullmatch(value)) and ".." not in value
+
+
+class HookEvent:
+    """One hook call, normalised by its harness's adapter (``event_of``): what hook, capture
+    and recall need, and nothing of the harness's own payload shape.
+
+    ``action``: recall, capture, subagent or catchup (see :mod:`chrollo.harness`); ``reply``:
+    the agent's final message the payload carries; ``agent``/``agent_transcript``: a
+    subagent's id and transcript (SubagentStop); ``extra_units``: turns the payload itself
+    holds (pi's agent_end); ``abort_if_empty``: a capture with no answer is an aborted turn."""
+
+    __slots__ = ("harness", "name", "action", "session", "cwd", "prompt", "reply", "agent",
+                 "agent_transcript", "transcript", "extra_units", "abort_if_empty", "generated")
+
+    def __init__(self, harness: str, name: str, action: str, session: str, cwd: str = "",
+                 prompt: str | None = None, reply: str | None = None, transcript: str | None = None):
+        self.harness, self.name, self.action, self.session, self.cwd = harness, name, action, session, cwd
+        self.prompt, self.reply, self.transcript = prompt, reply, transcript
+        self.agent = self.agent_transcript = None
+        self.extra_units: list = []
+        self.abort_if_empty = False
+        self.generated = False  # the prompt is the harness's own (a task notification)
+
+
+def hook_event(harness: str, events: dict, payload: dict, event: str | None, loose: tuple = ()) -> HookEvent:
+    """The :class:`HookEvent` of ``payload`` by the common rules (each adapter's ``event_of``
+    starts here): the event is the argument, else the payload's ``hook_event_name``, and both
+    must agree (``loose``: argument events that stand for any payload event); Skip otherwise."""
+    said = payload.get("hook_event_name")
+    if event and isinstance(said, str) and normalise_event(said) != normalise_event(event):
+        if normalise_event(event) not in loose:
+            raise Skip(f"event {event!r} but the payload says {said!r}")
+    name = normalise_event(event or said or "")
+    action = events.get(name)
+    if action is None:
+        raise Skip(f"{harness} event {event or said!r} is not one chrollo handles")
+    sid = payload.get("session_id")
+    if not plain_id(sid):
+        raise Skip("session_id missing or not a plain id")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isabs(payload["cwd"]) else ""
+    prompt = payload.get("prompt") if isinstance(payload.get("prompt"), str) else None
+    final = payload.get("last_assistant_message", payload.get("prompt_response"))
+    ev = HookEvent(harness, name, action, sid, cwd, prompt, final if isinstance(final, str) else None,
+                   regular_file(payload.get("transcript_path")))
+    if action == "subagent":
+        ev.agent = payload.get("agent_id")
+        ev.agent_transcript = payload.get("agent_transcript_path")
+    return ev
+
+
+def context_reply(event_name: str, text: str) -> str:
+    """Recall text in the JSON channel Claude Code, Codex and Gemini CLI read ("" if none)."""
+    if not text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}},
+                      ensure_ascii=False) + "\n"
+
+
+def context_of(out: str) -> str | None:
+    """The recall text of a :func:`context_reply` reply, or None if it is not one."""
+    try:
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def home_from(env: str, default: str) -> str:
+    """A harness's data folder: ``$env`` if set, else ``~/<default>``."""
+    value = os.environ.get(env)
+    return os.path.expanduser(value) if value else os.path.join(os.path.expanduser("~"), default)
+
+
+def sample_payload(events: dict, event: str, session: str, cwd: str, prompt: str, answer: str,
+                   reply_key: str = "last_assistant_message") -> dict:
+    """A payload of ``event`` like the harness sends (``chrollo doctor`` fires its hooks with
+    it): a prompt for a recall event, the answer (under ``reply_key``) for a capture event."""
+    base = {"session_id": session, "transcript_path": None, "cwd": cwd, "hook_event_name": event}
+    action = events.get(normalise_event(event))
+    if action == "recall":
+        base["prompt"] = prompt
+    elif action == "capture":
+        base[reply_key] = answer
+    return base

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import os
 
-from .common import MAX_LINE, Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, tool_call
+from .common import (MAX_LINE, HookEvent, Transcript, Unit, context_of, context_reply, first_record, hook_event,
+                     is_injected, parse_time, read_jsonl, tool_call)
+from .common import sample_payload as sample
 
 NAME = "gemini"
 BINARY = "gemini"   # the harness's command (`chrollo install --all` looks for it)
@@ -142,11 +144,10 @@ def package() -> dict | None:
     """chrollo's Gemini CLI extension, if installed: ``extensions/chrollo/gemini-extension.json``,
     or, linked (``gemini extensions link``), the folder ``.gemini-extension-install.json``
     names; its ``mcpServers`` and ``hooks/hooks.json`` name that folder ``${extensionPath}``."""
-    from . import home_dir
     from ..homedir import read_json
     from .common import package_record
 
-    root = os.path.join(home_dir(NAME), "extensions", "chrollo")
+    root = os.path.join(home_dir(), "extensions", "chrollo")
     how = read_json(os.path.join(root, ".gemini-extension-install.json"))
     if how.get("type") == "link" and isinstance(how.get("source"), str):
         root = how["source"]
@@ -155,3 +156,43 @@ def package() -> dict | None:
         return None
     return package_record("chrollo", root, manifest.get("version"), True, {"${extensionPath}": root}, {},
                           "gemini extensions uninstall chrollo", mcp_file="gemini-extension.json")
+
+# ----------------------------------------------------------------------------- profile
+
+ALIASES = ("gemini-cli",)
+EVENTS = [("BeforeAgent", 10000), ("AfterAgent", 10000), ("SessionEnd", 5000)]  # timeouts in ms
+HOOKS, MCP = "json", "json"
+MCP_ENTRY: dict = {}
+NAMED_HOOKS = True  # each hook entry carries a "name" (chrollo-<event>)
+REPLY_KEY = "prompt_response"  # where AfterAgent carries the agent's answer
+TRANSCRIPTS = ("tmp", ["*/chats/session-*.json", "*/chats/session-*.jsonl"])
+HELP = "hooks and tool: ~/.gemini/settings.json   ($GEMINI_CLI_HOME/.gemini)"
+IMPORT_HELP = "~/.gemini/tmp             ($GEMINI_CLI_HOME/.gemini)"
+
+
+def home_dir() -> str:
+    """``$GEMINI_CLI_HOME/.gemini`` or ~/.gemini (Gemini CLI's variable names a home, not the folder)."""
+    base = os.environ.get("GEMINI_CLI_HOME", "").strip()
+    return os.path.join(os.path.expanduser(base) if base else os.path.expanduser("~"), ".gemini")
+
+
+def hooks_config() -> str:
+    return os.path.join(home_dir(), "settings.json")
+
+
+mcp_config = hooks_config
+
+
+def event_of(payload: dict, event: str | None = None) -> HookEvent:
+    return hook_event(NAME, expected_events(), payload, event)
+
+
+def reply(text: str) -> str:
+    return context_reply("BeforeAgent", text)
+
+
+recall_text = context_of
+
+
+def sample_payload(event: str, session: str, cwd: str, prompt: str, answer: str) -> dict:
+    return sample(expected_events(), event, session, cwd, prompt, answer, REPLY_KEY)

@@ -75,5 +75,8 @@ def session_of(path: str) -> dict:
     return {"session_id": ids[0], "sessions": ids, "more": more}
 
 
+TRANSCRIPTS = ("", ["**/*.jsonl"])  # (only ever under --source)
+
+
 def expected_events() -> dict:
     return {}

@@ -10,8 +10,9 @@ from the message itself (role, timestamp, content digest) and matches in both.
 """
 from __future__ import annotations
 
-from .common import (Transcript, Unit, digest, first_record, is_injected, parse_time, read_jsonl,
-                     skip_patterns, text_of, tool_call)
+from .common import (HookEvent, Transcript, Unit, digest, first_record, home_from, hook_event, is_injected,
+                     normalise_event, parse_time, read_jsonl, skip_patterns, text_of, tool_call)
+from .common import sample_payload as sample
 
 NAME = "pi"
 BINARY = "pi"   # the harness's command (`chrollo install --all` looks for it)
@@ -86,11 +87,10 @@ def package() -> dict | None:
     import os
     import re
 
-    from . import home_dir
     from ..homedir import read_json
     from .common import package_record
 
-    base = home_dir(NAME)
+    base = home_dir()
     for entry in read_json(os.path.join(base, "settings.json")).get("packages") or []:
         source = entry.get("source") if isinstance(entry, dict) else entry
         if not isinstance(source, str) or source.startswith("npm:"):
@@ -106,3 +106,73 @@ def package() -> dict | None:
             return package_record(source, root, manifest.get("version"), True, {}, {}, f"pi remove {source}",
                                   extension=os.path.normpath(os.path.join(root, extensions[0])))
     return None
+
+# ----------------------------------------------------------------------------- profile
+
+ALIASES: tuple = ()
+# pi has no hook configuration: chrollo's extension (chrollo/data/pi-extension.ts, written
+# whole into pi's extensions folder) fires these events and registers the tools itself.
+EVENTS = [("before_agent_start", None), ("agent_end", None), ("session_shutdown", None)]
+HOOKS, MCP = "extension", None
+NO_MCP = "its chrollo extension registers read_memory itself"
+EXTENSION_MARK = "chrollo-pi"  # in the extension's text: the file is chrollo's
+TRANSCRIPTS = ("sessions", ["*/*.jsonl"])
+HELP = "~/.pi/agent/extensions/chrollo.ts (hooks and tools)"
+IMPORT_HELP = "~/.pi/agent/sessions      ($PI_CODING_AGENT_DIR)"
+_COMMAND = 'const CHROLLO = ["chrollo"];'
+
+
+def home_dir() -> str:
+    import os
+
+    return home_from("PI_CODING_AGENT_DIR", os.path.join(".pi", "agent"))
+
+
+def hooks_config() -> str:
+    import os
+
+    return os.path.join(home_dir(), "extensions", "chrollo.ts")
+
+
+def extension_text(command: list) -> str:
+    """The extension as installed: the shipped one, running ``command`` as chrollo."""
+    import json
+    from importlib.resources import files
+
+    text = files("chrollo").joinpath("data", "pi-extension.ts").read_text("utf-8")
+    return text.replace(_COMMAND, f"const CHROLLO = {json.dumps(command)};")
+
+
+def extension_command(text: str) -> list:
+    """The chrollo command line an installed extension runs."""
+    import json
+    import re
+
+    m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
+    return json.loads(m.group(1)) if m else ["chrollo"]
+
+
+def event_of(payload: dict, event: str | None = None) -> HookEvent:
+    ev = hook_event(NAME, expected_events(), payload, event)
+    if ev.action == "capture":  # agent_end carries the turn's messages; none is an aborted turn
+        ev.extra_units = message_units(payload.get("messages"))
+        ev.abort_if_empty = True
+    return ev
+
+
+def reply(text: str) -> str:
+    return text or ""  # (the extension reads stdout as the text itself)
+
+
+def recall_text(out: str) -> str:
+    return out
+
+
+def sample_payload(event: str, session: str, cwd: str, prompt: str, answer: str) -> dict:
+    base = sample(expected_events(), event, session, cwd, prompt, answer)
+    base.update(shim=EXTENSION_MARK, shim_version=1, harness=NAME)
+    if expected_events().get(normalise_event(event)) == "capture":
+        base.pop("last_assistant_message", None)
+        base["messages"] = [{"role": "user", "content": [{"type": "text", "text": prompt}], "timestamp": 1},
+                            {"role": "assistant", "content": [{"type": "text", "text": answer}], "timestamp": 2}]
+    return base

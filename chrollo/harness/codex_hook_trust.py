@@ -98,12 +98,11 @@ def toml_lines(entries: list) -> str:
                    for e in entries).rstrip("\n")
 
 
-def install_note(hooks_path: str) -> str:
-    """What `chrollo install codex` says when codex will not run the hooks yet ("" if it will)."""
-    from .install import _is_ours
-
+def install_note(hooks_path: str, is_ours) -> str:
+    """What `chrollo install codex` says when codex will not run the hooks yet ("" if it will);
+    ``is_ours(command)``: whether a hook command is chrollo's."""
     config = os.path.join(os.path.dirname(os.path.abspath(hooks_path)), "config.toml")
-    waiting = [t for t in status(hooks_path, config, lambda c: _is_ours(c, "codex")) if t["status"] != "trusted"]
+    waiting = [t for t in status(hooks_path, config, is_ours) if t["status"] != "trusted"]
     if not waiting:
         return ""
     return (f"Codex will not run these hooks until you trust them ({len(waiting)} waiting). "
