@@ -15,8 +15,17 @@ TS_FMT = "%Y-%m-%d %H:%M:%S"
 # Header of one turn. Format 2 makes it a level-2 heading ("## [...] [User]") so turns show in
 # Obsidian's outline; legacy files may omit the date or put user text on the header line.
 HEADING = "## "
-HEADER_RE = re.compile(
-    r"^(?:## )?\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\](?:[ \t]+(\S.*))?[ \t\r]*$")
+# The header itself, once: (date, time, role). Every header pattern is built from it.
+HEADER = r"(?:## )?\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\]"
+HEADER_RE = re.compile("^" + HEADER + r"(?:[ \t]+(\S.*))?[ \t\r]*$")  # a whole header line
+# A line that starts like a header, or like one the writer escaped with a backslash (a user's
+# line that looked like a header): `forget --lines` never rewrites those.
+HEADER_START_RE = re.compile(r"^\\?" + HEADER)
+HEADER_BYTES_RE = re.compile(("^" + HEADER).encode(), re.M)  # headers in a file's bytes (stats)
+# The frontmatter's delimiters in a file's first bytes (search reads heads as bytes).
+FRONTMATTER_CLOSING = re.compile(rb"\n---\r*\n")
+FRONTMATTER_OPENING = re.compile(rb"---\r*(?:\n|\Z)")          # a first line "---" (trailing CRs aside)
+FRONTMATTER_CLOSING_LINE = re.compile(rb"\n---\r*(?:\n|\Z)")  # a later line "---"
 TOOL_LINE_RE = re.compile(r"^>?\s*<tool>.*</tool>\s*$")
 RECALL_MARKER = "[chrollo-recall]"
 # The first line of every recall block chrollo injects. Capture and import skip text that

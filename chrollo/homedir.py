@@ -30,17 +30,26 @@ def home() -> "Path":
     return Path(home_path())
 
 
+def walk_up(start: str, found, to_git_root: bool = False) -> str | None:
+    """The nearest folder at or above ``start`` for which ``found(folder)`` is true, or None.
+
+    The one upward walk (docs/design.md §3). Stop rules: the filesystem root; with
+    ``to_git_root``, the nearest folder holding ``.git`` — looked at, then not passed (a
+    repository's settings never come from the folders that hold it)."""
+    d = start
+    while True:
+        if found(d):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d or (to_git_root and os.path.exists(os.path.join(d, ".git"))):
+            return None
+        d = parent
+
+
 def nearest_holding(start: str, name: str, test=os.path.exists) -> str | None:
     """The nearest folder at or above ``start`` holding ``name`` (``test``: what must hold of
     it, e.g. os.path.isdir), or None."""
-    d = start
-    while True:
-        if test(os.path.join(d, name)):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    return walk_up(start, lambda d: test(os.path.join(d, name)))
 
 
 def git_root(start: str) -> str | None:
@@ -50,16 +59,9 @@ def git_root(start: str) -> str | None:
 def find_project(start: str) -> str | None:
     """The folder holding the nearest ``.chrollo`` (of any kind, links too) from the real path
     ``start`` up to its git root; ``~`` itself does not count (``~/.chrollo`` is the home)."""
-    stop = git_root(start)
     user_home = os.path.realpath(os.path.expanduser("~"))
-    d = start
-    while True:
-        if d != user_home and os.path.lexists(os.path.join(d, ".chrollo")):
-            return d
-        parent = os.path.dirname(d)
-        if d == stop or parent == d:
-            return None
-        d = parent
+    return walk_up(start, lambda d: d != user_home and os.path.lexists(os.path.join(d, ".chrollo")),
+                   to_git_root=True)
 
 
 def ensure_dir(path: Path) -> Path:

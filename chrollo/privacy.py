@@ -28,8 +28,9 @@ import json
 import os
 import re
 
-from . import vault as _vault
 from . import layout as _layout
+from . import vault as _vault
+from .fileformat import HEADER_START_RE
 
 MARKER = "[forgotten by chrollo]"
 PRIVATE_MARKER = "<private>[not stored]</private>"
@@ -38,7 +39,6 @@ REPO_OPT_OUT = ".chrollo-private"
 CAPTURE_ENV = "CHROLLO_CAPTURE"
 _OFF = {"0", "off", "no", "false", "never"}
 _PRIVATE_SPAN = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
-_HEADER = re.compile(r"^\\?(?:## )?\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]")
 
 _rules: "Rules | None" = None
 
@@ -104,7 +104,7 @@ class Rules:
             return text
         out = []
         for line in text.split("\n"):
-            out.append(forget_line(line) if not _HEADER.match(line) and any(p.search(line) for p in pats)
+            out.append(forget_line(line) if not HEADER_START_RE.match(line) and any(p.search(line) for p in pats)
                        else line)
         return "\n".join(out)
 
@@ -152,15 +152,9 @@ def repo_opt_out(cwd: str | None) -> str | None:
     """The ``.chrollo-private`` file that turns capture off for ``cwd``, if there is one."""
     if not cwd:
         return None
-    d = os.path.realpath(cwd)
-    while True:
-        marker = os.path.join(d, REPO_OPT_OUT)
-        if os.path.lexists(marker):
-            return marker
-        parent = os.path.dirname(d)
-        if os.path.exists(os.path.join(d, ".git")) or parent == d:
-            return None
-        d = parent
+    d = _vault.walk_up(os.path.realpath(cwd), lambda d: os.path.lexists(os.path.join(d, REPO_OPT_OUT)),
+                       to_git_root=True)
+    return os.path.join(d, REPO_OPT_OUT) if d else None
 
 
 def capture_off(session_id: str | None, cwd: str | None) -> str | None:

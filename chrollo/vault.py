@@ -23,7 +23,7 @@ from .layout import config_file, default_vault
 # (re-exported: callers ask the vault module; they live in homedir so that trust can use them too)
 from .homedir import (DIR_MODE, FILE_MODE, LOG_MAX, PEERS, append_log, ensure_dir, find_project,  # noqa: F401
                    git_root, home, home_path, iter_session_files, make_private_dirs,
-                   nearest_holding, open_lock, read_json, state_key, write_private)
+                   nearest_holding, open_lock, read_json, state_key, walk_up, write_private)
 
 TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the hot path too)
 if TYPE_CHECKING:

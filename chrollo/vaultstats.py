@@ -8,16 +8,14 @@ start, so the others are not even matched against).
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import vault as _vault
 from .catalog import project_of
-from .fileformat import parse_frontmatter
+from .fileformat import HEADER_BYTES_RE, parse_frontmatter
 
-_HEADER = re.compile(rb"^(?:## )?\[(\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(?:User|Agent)\]", re.M)
 ACTIVITY_SLACK_DAYS = 7
 DEFAULT_WEEKS = 12
 
@@ -94,7 +92,7 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
         meta = parse_frontmatter(head)[0]
         named = _vault.SESSION_NAME_RE.fullmatch(name)
         date = str(meta.get("date") or "") or (named.group(1) if named else None)
-        turns = len(_HEADER.findall(data))
+        turns = len(HEADER_BYTES_RE.findall(data))
         out.sessions += 1
         out.turns += turns
         out.bytes += len(data)
@@ -109,8 +107,8 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
             key = "" if by is None else str(meta.get("harness") or "unknown") if by == "harness" \
                 else (project_of(meta) or "unknown")
             fallback = (date or "")[:10].encode()
-            for stamp in _HEADER.findall(data):
-                day = (stamp[:10] or fallback).decode("ascii", "replace")
+            for stamp, _time, _role in HEADER_BYTES_RE.findall(data):
+                day = (stamp or fallback).decode("ascii", "replace")
                 if first_day <= day <= last_day:
                     days.setdefault(day, Counter())[key] += 1
     out.activity = _series(days, lo.date(), hi.date(), per, by)

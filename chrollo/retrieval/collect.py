@@ -21,13 +21,12 @@ from functools import reduce
 from itertools import filterfalse, repeat
 from operator import or_
 
+from ..fileformat import FRONTMATTER_CLOSING, FRONTMATTER_CLOSING_LINE, FRONTMATTER_OPENING
 from ..terms import Forms, _parts
 from . import tuning
 from .query import present
 
-_CLOSING = re.compile(rb"\n---\r*\n")
-_OPENING = re.compile(rb"---\r*(?:\n|\Z)")          # a first line "---" (trailing CRs aside)
-_CLOSING_LINE = re.compile(rb"\n---\r*(?:\n|\Z)")  # a later line "---"
+_CLOSING, _OPENING, _CLOSING_LINE = FRONTMATTER_CLOSING, FRONTMATTER_OPENING, FRONTMATTER_CLOSING_LINE
 INVERT_DIGITS = bytes.maketrans(b"0123456789", b"9876543210")
 
 
