@@ -247,7 +247,7 @@ def init(path, untrust, list_, as_json):
       chrollo init --list           # every trusted project and its state
       chrollo init --untrust        # back to the global vault for this project
     """
-    from . import trust
+    from . import project_trust as trust
 
     if untrust and list_:
         raise UsageError("--untrust and --list cannot be used together", kind="bad_usage")

@@ -124,7 +124,7 @@ def _privacy() -> dict:
 
 def _project_check() -> list:
     """The .chrollo/ of the project around the cwd, if any: used, or ignored and why."""
-    from . import trust
+    from . import project_trust as trust
 
     root = _vault.find_project(os.path.realpath(os.getcwd()))
     if root is None:

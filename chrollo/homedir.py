@@ -4,7 +4,7 @@
 and files written 0600, atomically; state keys, logs, lock files; the project a folder belongs
 to (its nearest ``.chrollo``, up to the git root); the session files of a folder.
 
-Below :mod:`chrollo.vault` (which vault is used) and :mod:`chrollo.trust` (whether a
+Below :mod:`chrollo.vault` (which vault is used) and :mod:`chrollo.project_trust` (whether a
 project's own vault may be): both build on this, so neither needs the other's internals and
 the two do not import each other. Stdlib only, cheap to import (the hooks load it on every call).
 """

@@ -71,7 +71,7 @@ def slug(title: str) -> str:
     return out or (words[0][:SLUG_CHARS] if words else "")
 
 
-def project_root(cwd: str) -> str:
+def git_project(cwd: str) -> str:
     """The project a cwd belongs to: its git root if it still exists on disk, else the cwd."""
     if not cwd:
         return ""
@@ -81,7 +81,7 @@ def project_root(cwd: str) -> str:
 
 def project_name(cwd: str) -> str:
     """The project's name as a link target and tag ("" without a cwd)."""
-    root = project_root(cwd)
+    root = git_project(cwd)
     name = os.path.basename(root.rstrip("/")) if root else ""
     return " ".join(_LINK_HOSTILE.sub(" ", name).split())
 
@@ -105,7 +105,7 @@ def find_previous(folder: str, before: str, cwd: str, names: list | None = None)
     newest come from the cached listing (chrollo/listing.py: no listing of 250,000 names
     for each new session), and the folder is listed only when they are not enough.
     """
-    root = project_root(cwd)
+    root = git_project(cwd)
     if not root:
         return None
     stamp = before[:17]  # YYYY-MM-DD_HHMMSS
@@ -128,7 +128,7 @@ def find_previous(folder: str, before: str, cwd: str, names: list | None = None)
         if meta.get("parent_session") or not isinstance(other, str):
             continue
         if other not in roots:
-            roots[other] = project_root(other)
+            roots[other] = git_project(other)
         if roots[other] == root:
             return name[:-3]
     return None

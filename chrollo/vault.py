@@ -5,7 +5,7 @@
 * ``CHROLLO_MEMORIES_DIR`` overrides the vault folder.
 * Otherwise the nearest ``.chrollo/`` folder walking up from the cwd (stopping at the
   git root) makes ``<root>/.chrollo/memories`` the project vault — only if the user trusted
-  it (``chrollo init``, see :mod:`chrollo.trust`); else the global vault:
+  it (``chrollo init``, see :mod:`chrollo.project_trust`); else the global vault:
   ``$CHROLLO_HOME/memories``, or the folder ``chrollo config vault PATH`` set (e.g. inside
   an Obsidian vault; state/, logs and keys stay in ``$CHROLLO_HOME``).
 * Files from peers live in ``<vault>/peers/<peer>/``.
@@ -39,11 +39,11 @@ SESSION_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})_(\d{6})_([^/\\\x00-\x1f\x7f]+
 
 def project_vault_path(cwd: str | os.PathLike | None = None) -> str | None:
     """``<dir>/.chrollo/memories`` for the nearest ``.chrollo/`` up to the git root — if the
-    user trusted it and it is safe to use (:mod:`chrollo.trust`); None otherwise."""
+    user trusted it and it is safe to use (:mod:`chrollo.project_trust`); None otherwise."""
     root = find_project(os.path.realpath(os.fspath(cwd) if cwd else os.getcwd()))
     if root is None:
         return None
-    from . import trust
+    from . import project_trust as trust
 
     state, why = trust.status(root)
     if state != trust.TRUSTED:

@@ -12,7 +12,8 @@ import pytest
 from conftest import run, run_json, write_session
 from hookkit import hook, ok
 
-from chrollo import trust, vault
+from chrollo import project_trust as trust
+from chrollo import vault
 
 PROMPT = "how do we deploy the webhook relay service to staging?"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from chrollo import trust, vault
+from chrollo import project_trust as trust
+from chrollo import vault
 
 
 def test_home_and_global_vault(home):

@@ -120,10 +120,10 @@ def session_of(path: str) -> dict:
     sid = doc.get("sessionId") if isinstance(doc, dict) else None
     if not isinstance(sid, str):
         raise ValueError("no sessionId: not a Gemini CLI chat file")
-    return {"session_id": sid, "cwd": project_root(path)}
+    return {"session_id": sid, "cwd": chat_cwd(path)}
 
 
-def project_root(chat_path: str) -> str | None:
+def chat_cwd(chat_path: str) -> str | None:
     """The folder a chat was held in: ``<tmp>/<project>/.project_root`` beside ``chats/``
     (what Gemini CLI writes there; None where an older version wrote none)."""
     p = os.path.join(os.path.dirname(os.path.dirname(chat_path)), ".project_root")

@@ -92,7 +92,7 @@ def _forget_note(root: str) -> None:
         pass
 
 
-def project_root(path: str | None = None) -> str:
+def init_root(path: str | None = None) -> str:
     """The project ``chrollo init`` acts on from ``path``: the folder of the nearest
     ``.chrollo`` up to the git root, else the git root, else ``path`` itself (real paths)."""
     start = os.path.realpath(path or os.getcwd())
@@ -104,7 +104,7 @@ def project_root(path: str | None = None) -> str:
 def trust(path: str | None = None) -> dict:
     """Make the project at ``path`` use its own vault: create ``.chrollo/memories`` (owner-only,
     with a ``.gitignore`` that keeps it out of git) if missing, and record the trust."""
-    root = project_root(path)
+    root = init_root(path)
     if root == os.path.realpath(os.path.expanduser("~")):
         raise ChrolloError("not_a_project", "your home folder is not a project: outside projects "
                            "the global vault ($CHROLLO_HOME/memories) is used",
@@ -136,7 +136,7 @@ def untrust(path: str | None = None) -> dict:
     """Stop using the project vault at ``path`` (its files stay where they are)."""
     start = os.path.realpath(path or os.getcwd())
     records = _records()
-    root = start if start in records else project_root(start)
+    root = start if start in records else init_root(start)
     was = records.pop(root, None) is not None
     if was:
         _save(records)
