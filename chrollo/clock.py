@@ -1,4 +1,4 @@
-"""The one clock (docs/design.md, "Clock"): what "now" is for capture, search, recall and forget.
+"""The one clock (docs/design.md §12): what "now" is for capture, search, recall and forget.
 
 ``CHROLLO_NOW`` freezes it (tests, reproducible runs) in any ISO 8601 form Python reads:
 ``2026-11-25T10:00:00`` (naive: the machine's wall clock, as it always meant),

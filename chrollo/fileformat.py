@@ -1,4 +1,4 @@
-"""The on-disk format's primitives (DESIGN §4): turn headers, tool lines, frontmatter.
+"""The on-disk format's primitives (docs/design.md §4): turn headers, tool lines, frontmatter.
 
 Kept apart from the session writer so that search, which only needs to recognise headers
 and read frontmatter, imports nothing more.

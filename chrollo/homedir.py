@@ -1,4 +1,4 @@
-"""chrollo's home and the owner-only primitives every module shares (DESIGN §3).
+"""chrollo's home and the owner-only primitives every module shares (docs/design.md §3).
 
 ``CHROLLO_HOME`` (default ``~/.chrollo``) and its ``state/`` and ``logs/``; folders made 0700
 and files written 0600, atomically; state keys, logs, lock files; the project a folder belongs

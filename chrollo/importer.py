@@ -100,7 +100,7 @@ def discover(harness: str, root: Path) -> list:
                                                      and left_out(p.stem[len("agent-"):])))
     # In the order live capture met them: a session before its subagents, older sessions
     # first. Format 2 links a session to its parent's file and to the project's previous
-    # session as they exist when it is created (DESIGN §4), so this order is what makes an
+    # session as they exist when it is created (docs/design.md §4), so this order is what makes an
     # import write the same bytes as live capture. A session's order is when it started (its
     # transcript's first timestamp), not the file's mtime: a session resumed after the next
     # one began, or transcripts copied from another machine, have mtimes out of that order.

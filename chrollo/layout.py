@@ -3,7 +3,7 @@
 No other module joins a ``state/`` path or spells a state or settings file's name: each asks a
 function here (``tests/test_state_layout.py`` fails otherwise), so renaming a record or a lock
 cannot silently break whoever else takes it (``chrollo forget`` takes capture's and the session
-writer's locks by the names below). See docs/design.md, "Home and state".
+writer's locks by the names below). See docs/design.md §3.
 
 ``$CHROLLO_HOME`` (default ``~/.chrollo``)::
 

@@ -1,4 +1,4 @@
-"""``chrollo mcp``: the memory as MCP tools over stdio (DESIGN §9), on the standard library.
+"""``chrollo mcp``: the memory as MCP tools over stdio (docs/design.md §9), on the standard library.
 
 Harnesses send their first model request without waiting for slow MCP servers (Claude Code
 ``-p`` connects in the background, Codex ``exec`` does not wait), so a server that is not up

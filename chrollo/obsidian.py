@@ -1,4 +1,4 @@
-"""What Obsidian browses by (format 2, DESIGN §4): titles, file-name slugs, links, the view.
+"""What Obsidian browses by (format 2, docs/design.md §4): titles, file-name slugs, links, the view.
 
 Computed once, when a session's file is created (see :class:`chrollo.session.SessionWriter`):
 

@@ -1,4 +1,4 @@
-"""Privacy: what chrollo must not keep, and must never bring back (DESIGN §3).
+"""Privacy: what chrollo must not keep, and must never bring back (docs/design.md §3).
 
 Rules, all consulted by capture (live hooks and import alike) before anything is written:
 

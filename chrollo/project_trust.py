@@ -1,4 +1,4 @@
-"""Project vaults are opted in (DESIGN §3): a ``.chrollo/`` folder is used only once trusted.
+"""Project vaults are opted in (docs/design.md §3): a ``.chrollo/`` folder is used only once trusted.
 
 A cloned repository can ship a ``.chrollo/`` folder. If chrollo used it as is, the repo's
 planted "memories" would be injected into the agent's prompt and the user's conversation

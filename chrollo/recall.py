@@ -53,7 +53,7 @@ LINE_CHARS = 400           # one injected line at most
 MAX_LINES = 24             # lines of one excerpt at most
 SEARCH_TIMEOUT = 10.0
 DEADLINE = 0.4             # seconds from the hook's start: the search answers from the newest
-                           # sessions by then, however large the vault (DESIGN §10: ≤ 0.4 s at 100 MB)
+                           # sessions by then, however large the vault (docs/design.md §10: ≤ 0.4 s at 100 MB)
 MIN_DEADLINE = 0.05        # (a hook slow to start still searches; the newest sessions always are)
 MAX_REMEMBERED = 500       # injected excerpts remembered per session
 TRIVIAL = {

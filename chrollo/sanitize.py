@@ -1,4 +1,4 @@
-"""The one sanitizer for text that comes out of a session file (DESIGN §3, §5, §6).
+"""The one sanitizer for text that comes out of a session file (docs/design.md §3, §5, §6).
 
 A session file may have come from a peer or a cloned repository, so its text, its
 frontmatter values and even its file name are untrusted data. Everything chrollo prints or

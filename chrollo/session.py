@@ -1,4 +1,4 @@
-"""One session file (DESIGN §4): naming, frontmatter, the locked atomic writer, the reader.
+"""One session file (docs/design.md §4): naming, frontmatter, the locked atomic writer, the reader.
 
 File layout (format 2; format 1 is the same without the first block of properties and
 with plain ``[...] [User]`` paragraphs instead of headings)::

@@ -1,4 +1,4 @@
-"""Where memory lives (DESIGN §3): which vault is used, peers, confinement, safe reads.
+"""Where memory lives (docs/design.md §3): which vault is used, peers, confinement, safe reads.
 
 * ``CHROLLO_HOME`` (default ``~/.chrollo``) holds ``memories/``, ``state/``, ``logs/`` (its
   primitives are in :mod:`chrollo.homedir`, re-exported here).

@@ -36,3 +36,35 @@ def test_documented_error_kinds_exist_in_the_code():
     src = "".join(p.read_text("utf-8") for p in (ROOT / "chrollo").rglob("*.py"))
     for k in kinds:
         assert f'"{k}"' in src, f"error kind {k} documented but never raised"
+
+
+def layout_entries() -> list:
+    """The paths the README's Layout block names (its first column)."""
+    block = README.split("## Layout", 1)[1].split("```", 2)[1]
+    return [ln.split()[0] for ln in block.splitlines() if ln.strip() and not ln.startswith(" ")]
+
+
+def test_the_layout_table_matches_the_tree():
+    named = layout_entries()
+    assert "chrollo/layout.py" in named and "tests/" in named
+    for entry in named:
+        assert (ROOT / entry).exists(), f"the README's Layout names {entry}, which is not in the tree"
+    modules = {f"chrollo/{p.name}" for p in (ROOT / "chrollo").glob("*.py") if p.name != "__init__.py"}
+    packages = {f"chrollo/{p.name}/" for p in (ROOT / "chrollo").iterdir() if (p / "__init__.py").exists()}
+    missing = sorted((modules | packages) - set(named))
+    assert missing == [], f"modules missing from the README's Layout: {missing}"
+    folders = {f"{p.name}/" for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")
+               and p.name not in ("chrollo", "build", "dist") and not p.name.endswith(".egg-info")}
+    assert sorted(folders - set(named)) == []
+
+
+def test_the_code_cites_the_design_in_the_repository():
+    design = (ROOT / "docs" / "design.md").read_text("utf-8")
+    sections = set(re.findall(r"^## (\d+)\. ", design, re.M))
+    cited = []
+    for p in list((ROOT / "chrollo").rglob("*.py")) + list((ROOT / "tests").glob("*.py")):
+        text = p.read_text("utf-8")
+        assert "DESIGN " + "§" not in text, f"{p.name} cites a design that is not in the repository"
+        for group in re.findall(r"docs/design\.md ((?:§\d+(?:, )?)+)", text):
+            cited += re.findall(r"§(\d+)", group)
+    assert cited and set(cited) <= sections, set(cited) - sections

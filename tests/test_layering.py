@@ -1,4 +1,4 @@
-"""The flow is one-way (DESIGN §2): nothing in the library imports the command line."""
+"""The flow is one-way (docs/design.md §2): nothing in the library imports the command line."""
 from __future__ import annotations
 
 import ast

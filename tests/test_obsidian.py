@@ -1,4 +1,4 @@
-"""Format 2 as Obsidian shows it (DESIGN §4), chrollo.base, and search unchanged by the frontmatter.
+"""Format 2 as Obsidian shows it (docs/design.md §4), chrollo.base, and search unchanged by the frontmatter.
 
 What Obsidian shows is checked with the tools it agrees with: PyYAML for the properties
 (Obsidian's frontmatter is YAML), a CommonMark renderer (markdown-it-py) for the outline.

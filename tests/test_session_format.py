@@ -1,4 +1,4 @@
-"""The session file format (DESIGN §4): byte-exact output, frontmatter, lazy creation, readers."""
+"""The session file format (docs/design.md §4): byte-exact output, frontmatter, lazy creation, readers."""
 from __future__ import annotations
 
 import datetime as dt

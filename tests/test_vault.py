@@ -1,4 +1,4 @@
-"""Where memory lives (DESIGN §3)."""
+"""Where memory lives (docs/design.md §3)."""
 from __future__ import annotations
 
 import subprocess

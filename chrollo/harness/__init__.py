@@ -3,7 +3,7 @@
 A module of this package is a harness's adapter if it defines ``EVENTS``; its file name is
 its ``NAME`` with ``-`` as ``_`` (``claude-code`` → ``claude_code.py``). ``hook``,
 ``install``, ``doctor``, ``importer`` and the CLI ask this registry and name no harness
-(``tests/test_harness_profiles.py``). An adapter holds (docs/design.md, "Harness profiles"):
+(``tests/test_harness_profiles.py``). An adapter holds (docs/design.md §6):
 
 * ``NAME``, ``ALIASES``; ``home_dir()`` (its data folder, honouring its variable);
 * ``EVENTS``: ``[(event, timeout)]`` install registers (``None``: the harness's own

@@ -1,4 +1,4 @@
-"""The mesh: paired nodes swap session files so one agent can recall what another did (DESIGN §8).
+"""The mesh: paired nodes swap session files so one agent can recall what another did (docs/design.md §8).
 
 Trust layer (knows no transport): ``identity`` (key pair, certificate, node ID = fingerprint),
 ``config`` (this node's name, paired peers and their switches), ``trust`` (signed manifests

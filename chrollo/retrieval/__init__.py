@@ -1,4 +1,4 @@
-"""Retrieval (DESIGN §5): query → scan → collect → rank → hits, one module per step.
+"""Retrieval (docs/design.md §5): query → scan → collect → rank → hits, one module per step.
 
     options   SearchOptions (what a search is asked) → Scope (checked, resolved)
     query     the terms and each spelling ("form") of them, as bit masks

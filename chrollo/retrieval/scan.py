@@ -28,7 +28,7 @@ class ScanSpec:
                  "filtering")
 
     def __init__(self, scope: Scope, warnings: list):
-        # (unanchored: a vault's only folders named "peers" are its peers/ — see DESIGN §3)
+        # (unanchored: a vault's only folders named "peers" are its peers/ — see docs/design.md §3)
         folder, vault = scope.folder, scope.vault
         globs = ["*.md"] if scope.include_peers or folder != vault else ["*.md", f"!{_vault.PEERS}/"]
         if scope.include_peers and folder == vault:
