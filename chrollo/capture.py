@@ -45,6 +45,21 @@ MIN_PROMPT = 3   # prompts shorter than this ("k", "?") are not stored
 ANSWER_WAIT = 3.0  # seconds a capture waits for a lagging transcript to show the turn's answer
 
 
+def policy(session_id: str, cwd: str, prompt: str | None) -> tuple:
+    """What may be kept of a session a hook is called for, decided once (docs/design.md §11):
+    (why nothing may be captured now — None: capture it —, whether this prompt made the
+    session private). A prompt asking for privacy forgets the session here and now (its
+    tombstone first, then its files): nothing more of it is kept."""
+    from . import privacy
+
+    private = prompt is not None and privacy.asks_private(prompt)
+    if private:
+        from .forget import forget_ids
+
+        forget_ids([session_id])
+    return privacy.capture_off(session_id, cwd or None), private
+
+
 class Capture:
     """One capture pass over a session (use as a context manager: holds the session lock)."""
 
@@ -64,6 +79,14 @@ class Capture:
         self.state: dict = {}
         self._other_vaults: dict = {}
         self._lock_fd: int | None = None
+
+    def payload_prompt(self, text: str | None) -> None:
+        """The prompt a capture event's payload carries: the turn's prompt unless one is
+        pending already (its ``<private>`` spans withheld)."""
+        if text is not None and text.strip() and "pending" not in self.state:
+            from .privacy import scrub_private
+
+            self.state["pending"] = {"text": scrub_private(text), "from": "payload"}
 
     # -- lock + state ---------------------------------------------------------
     def __enter__(self) -> "Capture":
@@ -316,8 +339,11 @@ class Capture:
         vault = self.vault
         from pathlib import Path
 
+        from .privacy import writer_scrub
+
         path = SessionWriter(meta, Path(vault), fsync=self.fsync, index=self._index(vault),
-                             known=self.state.get("file"), record=False).append(turns, before=self._intend)
+                             known=self.state.get("file"), record=False,
+                             scrub=writer_scrub).append(turns, before=self._intend)
         self.state.pop("intent", None)
         if path is not None:
             self.state["file"] = str(path)

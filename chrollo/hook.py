@@ -143,13 +143,11 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
     mod = _adapter(name)
     ev = mod.event_of(payload, event)
     from . import privacy
+    from .capture import policy
 
-    if ev.prompt is not None and privacy.asks_private(ev.prompt):
-        from .forget import forget_ids
-
-        forget_ids([ev.session])  # the whole session is private now: what was kept of it goes too
+    off, private = policy(ev.session, ev.cwd, ev.prompt)  # (what may be kept: capture decides)
+    if private:
         log(name, event, "session marked private: forgotten, nothing more is kept")
-    off = privacy.capture_off(ev.session, ev.cwd or None)
     out = ""
     if ev.action == "recall":
         if ev.generated:
@@ -216,11 +214,7 @@ def _capture(mod, ev: HookEvent) -> None:
     with Capture(sid, name, cwd) as cap:
         units = cap.read_transcript(mod, transcript, answer=final if capture else None) or []
         if capture:
-            said = ev.prompt  # Gemini AfterAgent / Codex notify carry the prompt too
-            if said is not None and said.strip() and "pending" not in cap.state:
-                from .privacy import scrub_private
-
-                cap.state["pending"] = {"text": scrub_private(said), "from": "payload"}
+            cap.payload_prompt(ev.prompt)  # Gemini AfterAgent / Codex notify carry the prompt too
             units = units + ev.extra_units
         if ev.action == "recall":
             written = cap.run(units, prompt=ev.prompt or None)

@@ -244,7 +244,7 @@ class Server:
 
         excerpt = read(path, line, before=before, after=after, roots=[self.root()])
         if excerpt.peer is not None:
-            from .mesh.config import hidden_peer
+            from .vault import hidden_peer
 
             if hidden_peer(excerpt.path, self.root()):  # what search leaves out, reading does too
                 raise ToolError("that file is from a peer switched off for search "

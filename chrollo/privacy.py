@@ -211,6 +211,19 @@ def excluded_file(path: str) -> bool:
 
 # ----------------------------------------------------------------------------- writing the rules
 
+def writer_scrub():
+    """What a turn goes through before it is written (the session writer calls this under its
+    lock): lines ``chrollo forget --lines`` removed stay removed, and with redact-capture on,
+    secrets are redacted (the detector is imported only then)."""
+    scrub = rules(reload=True).scrub_lines
+    if rules().redact_capture:
+        from .redact import Redactor
+
+        redact = Redactor.from_config(_vault.home_path()).redact
+        scrub = (lambda text, s=scrub: redact(s(text))[0])
+    return scrub
+
+
 def _update_tombstones(change) -> None:
     """Apply ``change(dict)`` to the tombstones under a lock (two forgets never lose each other's)."""
     import fcntl

@@ -179,9 +179,7 @@ def _recallable(result):
     """Peer hits only from peers whose recall switch is on (off by default: see the README's
     mesh section), removed before the gates so a peer's line never sets the bar for ours."""
     if any(h.peer for h in result.hits):
-        from .mesh.config import peer_settings
-
-        on = {name for name, s in peer_settings().items() if s["recall"]}
+        on = {name for name, s in _vault.peer_switches().items() if s["recall"]}
         result.hits = [h for h in result.hits if not h.peer or h.peer in on]
     return result
 

@@ -216,11 +216,15 @@ class SessionWriter:
 
     def __init__(self, meta: SessionMeta, vault: Path | None = None, fsync: bool = True,
                  index: "VaultIndex | None" = None, known: str | None = None, record: bool = True,
-                 fmt: int = FORMAT_VERSION):
+                 fmt: int = FORMAT_VERSION, scrub=None):
         # ``known``/``record``: a caller that keeps the file's path itself (capture keeps it in
         # its own state) spares the per-session record file — one file creation fewer, which
         # is most of an import's cost per session on a slow disk.
         self.meta, self.index, self.known, self.record = meta, index, known, record
+        # ``scrub()``: the caller's policy (chrollo.capture hands privacy's), asked under the
+        # lock for the text filter to apply — read there, an append that waited on a running
+        # `forget --lines` scrubs what that forget just added. The writer knows no policy.
+        self.scrub = scrub
         self.vault = Path(vault) if vault else _vault.memories_dir(meta.cwd or None)
         self.fsync = fsync
         self._listed: list | None = None  # the vault's top-level names (see _vault_names)
@@ -244,20 +248,11 @@ class SessionWriter:
         turns = [t for t in turns if t.has_content()]
         if not turns:
             return None
-        from .privacy import rules
-
         lock_fd = _vault.open_lock(self._lock)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             self._listed = None  # (listed afresh under each lock: a forget may rename the file)
-            # Lines `chrollo forget --lines` removed stay removed; read under the lock, so an
-            # append that waited on a running forget scrubs what that forget just added.
-            scrub = rules(reload=True).scrub_lines
-            if rules().redact_capture:  # off by default: the detector is imported only then
-                from .redact import Redactor
-
-                redact = Redactor.from_config(_vault.home_path()).redact
-                scrub = (lambda text, s=scrub: redact(s(text))[0])
+            scrub = self.scrub() if self.scrub is not None else None
             path = self._locate()
             if path is None or not path.exists():
                 body = _encode(turns, self.fmt >= 2, scrub)  # (the title comes from this scrubbed body)
@@ -471,7 +466,7 @@ def _alive(pid: int) -> bool:
 
 
 def _encode(turns: list, heading: bool, scrub=None) -> bytes:
-    """Turns as stored; ``scrub``: the privacy rules' line filter (forgotten lines)."""
+    """Turns as stored; ``scrub``: the caller's text filter (forgotten lines, redaction)."""
     text = "".join(render_turn(t, heading) for t in turns)
     text = scrub(text) if scrub else text
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")

@@ -29,6 +29,13 @@ TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the h
 if TYPE_CHECKING:
     from pathlib import Path
 
+# A peer's local name (its folder under peers/): 1-32 of a-z, 0-9, '-'; use with fullmatch.
+PEER_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+# Peers are searchable by default (the agent asks, and every hit names its peer); they are not
+# injected into prompts unasked until the user says so: ambient recall puts another machine's
+# text into the agent's context with no request, the one place a crafted file can steer it.
+PEER_DEFAULTS = {"searchable": True, "recall": False, "quota_mb": 512}
+
 # Use with fullmatch (``\Z``, not ``$``: "$" would also accept a trailing newline).
 SESSION_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})_(\d{6})_([^/\\\x00-\x1f\x7f]+?)\.md\Z")
 
@@ -135,6 +142,39 @@ def memories_dir(cwd: str | os.PathLike | None = None) -> "Path":
     from pathlib import Path
 
     return Path(memories_path(cwd))
+
+
+def peer_switches() -> dict:
+    """{peer name: its settings (``searchable``, ``recall``, ``quota_mb``)} from the mesh's
+    config — cheap, for the search and recall hot path, which never import the mesh; an
+    unreadable or missing config gives {} (callers apply PEER_DEFAULTS to unknown peers)."""
+    import json
+
+    from .layout import mesh_config_file
+
+    def valid(name) -> bool:
+        return isinstance(name, str) and bool(PEER_NAME_RE.fullmatch(name)) and name != PEERS
+
+    try:
+        with open(mesh_config_file(), encoding="utf-8") as fh:
+            data = json.load(fh)
+        former = data.get("former") if isinstance(data.get("former"), dict) else {}
+        out = {k: dict(PEER_DEFAULTS, **v) for k, v in former.items() if valid(k) and isinstance(v, dict)}
+        out.update({p["name"]: dict(PEER_DEFAULTS, **p) for p in data.get("peers", [])
+                    if isinstance(p, dict) and valid(p.get("name"))})
+        return out
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return {}
+
+
+def hidden_peer(path, vault) -> str | None:
+    """The peer whose files are switched off for search (``--no-searchable``) if ``path`` is
+    one of them (``<vault>/peers/<name>/…``), else None."""
+    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(vault)).split(os.sep)
+    if len(rel) < 3 or rel[0] != PEERS:
+        return None
+    s = peer_switches().get(rel[1])
+    return rel[1] if s is not None and not s["searchable"] else None
 
 
 def peer_of(path: str | os.PathLike, vault: str | os.PathLike) -> str | None:

@@ -62,3 +62,18 @@ def test_no_two_modules_import_each_other_even_lazily():
                     seen.add(t)
                     stack.append((t, path + [t]))
     assert circles == []
+
+
+def test_search_and_recall_never_import_the_mesh():
+    """The peer switches are read through chrollo.vault: the search and recall path imports
+    nothing of chrollo.mesh (not even lazily)."""
+    graph = _imports()
+    starts = [m for m in graph if m == "chrollo.recall" or m.split(".")[:2] == ["chrollo", "retrieval"]]
+    assert "chrollo.recall" in starts
+    seen, stack = set(), list(starts)
+    while stack:
+        for t in graph.get(stack.pop(), ()):
+            if t not in seen:
+                seen.add(t)
+                stack.append(t)
+    assert sorted(m for m in seen if m.startswith("chrollo.mesh")) == []

@@ -17,13 +17,10 @@ from .. import layout as _layout
 from ..errors import ChrolloError, UsageError
 from .identity import parse_id
 
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+NAME_RE = _vault.PEER_NAME_RE
 DEFAULT_PORT = 47470
-DEFAULT_QUOTA_MB = 512
-# Peers are searchable by default (the agent asks, and every hit names its peer); they are not
-# injected into prompts unasked until the user says so: ambient recall puts another machine's
-# text into the agent's context with no request, the one place a crafted file can steer it.
-DEFAULTS = {"searchable": True, "recall": False, "quota_mb": DEFAULT_QUOTA_MB}
+DEFAULT_QUOTA_MB = _vault.PEER_DEFAULTS["quota_mb"]
+DEFAULTS = _vault.PEER_DEFAULTS
 
 MIGRATE_HINT = ("This node still holds the old shared swarm key (chrollo-mesh-v1), which gave every "
                 "member every other member's powers. Run `chrollo mesh init --force` to make this "
@@ -161,26 +158,5 @@ def init(name: str | None, force: bool = False):
     return cfg, ident
 
 
-def peer_settings() -> dict:
-    """{peer name: its settings} from the config — cheap, for the search and recall hot path;
-    an unreadable or missing config gives {} (callers apply DEFAULTS to unknown peers)."""
-    try:
-        with open(_layout.mesh_config_file(), encoding="utf-8") as fh:
-            data = json.load(fh)
-        former = data.get("former") if isinstance(data.get("former"), dict) else {}
-        out = {k: dict(DEFAULTS, **v) for k, v in former.items() if valid_name(k) and isinstance(v, dict)}
-        out.update({p["name"]: dict(DEFAULTS, **p) for p in data.get("peers", [])
-                    if isinstance(p, dict) and valid_name(p.get("name"))})
-        return out
-    except (OSError, ValueError, AttributeError, KeyError, TypeError):
-        return {}
-
-
-def hidden_peer(path, vault) -> str | None:
-    """The peer whose files are switched off for search (``--no-searchable``) if ``path`` is
-    one of them (``<vault>/peers/<name>/…``), else None."""
-    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(vault)).split(os.sep)
-    if len(rel) < 3 or rel[0] != _vault.PEERS:
-        return None
-    s = peer_settings().get(rel[1])
-    return rel[1] if s is not None and not s["searchable"] else None
+# The peers' switches are read in chrollo.vault (search and recall never import the mesh).
+peer_settings, hidden_peer = _vault.peer_switches, _vault.hidden_peer

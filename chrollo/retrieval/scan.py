@@ -52,9 +52,7 @@ def _unsearchable_peers(vault: str) -> list:
 def _unsearchable_names(vault: str) -> frozenset:
     if not os.path.isdir(os.path.join(vault, _vault.PEERS)):
         return frozenset()
-    from ..mesh.config import peer_settings
-
-    return frozenset(name for name, s in peer_settings().items() if not s["searchable"])
+    return frozenset(name for name, s in _vault.peer_switches().items() if not s["searchable"])
 
 
 def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, list]:
