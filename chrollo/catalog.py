@@ -17,10 +17,9 @@ from . import listing as _listing
 from . import vault as _vault
 from .dates import name_stamp
 from .errors import ChrolloError
-from .fileformat import parse_frontmatter
+from .fileformat import HEADER_BYTES_RE, parse_frontmatter
 
 HEAD = 8192
-_TURN = re.compile(rb"^(?:## )?\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}\] \[(User|Agent)\]", re.M)
 _STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})_(\d{2})(\d{2})(\d{2})")
 _LINK = re.compile(r"\[\[([^\]|#]*)")
 MIN_PREFIX = 4  # an id prefix shorter than this names too many sessions to be useful
@@ -206,7 +205,7 @@ def _row(root: str, key: str, f: Filters) -> Row | None:
     started = _started(name, meta)
     return Row(path=path, id=_name_id(name), session_id=_str(meta.get("session_id")), started=started,
                title=_title(meta, data), project=project_of(meta) or None, cwd=_str(meta.get("cwd")),
-               harness=_str(meta.get("harness")), turns=len(_TURN.findall(data)), bytes=len(data),
+               harness=_str(meta.get("harness")), turns=len(HEADER_BYTES_RE.findall(data)), bytes=len(data),
                peer=peer, parent=_str(meta.get("parent_session")))
 
 

@@ -20,7 +20,7 @@ def _patterns(path) -> list:
     for n in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)):
             v = n.value.decode("latin-1") if isinstance(n.value, bytes) else n.value
-            if "User|Agent" in v or "---\\r" in v:
+            if "User|Agent" in v or "---\\r*" in v:
                 out.append((n.lineno, v))
     return out
 
