@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 
 from chrollo import __version__
-from chrollo.install import HOOK_EVENTS
+from chrollo.harness import adapter
 
 PACKAGES = {"claude-code": ("hooks/claude-code", '"${CLAUDE_PLUGIN_ROOT}/bin/chrollo-hook"'),
             "codex": ("hooks/codex", '"$PLUGIN_ROOT/bin/chrollo-hook"'),
@@ -27,7 +27,7 @@ def test_package_hooks_are_the_events_chrollo_install_writes(harness):
     folder, shim = PACKAGES[harness]
     hooks = json.loads((ROOT / folder / "hooks" / "hooks.json").read_text())["hooks"]
     got = {e: [(h["command"], h["timeout"]) for g in groups for h in g["hooks"]] for e, groups in hooks.items()}
-    assert got == {e: [(f"{shim} {harness} {e}", t)] for e, t in HOOK_EVENTS[harness]}
+    assert got == {e: [(f"{shim} {harness} {e}", t)] for e, t in adapter(harness).EVENTS}
 
 
 @pytest.mark.parametrize("harness", list(PACKAGES))
