@@ -95,3 +95,12 @@ def make_session(home):
 
 
 __all__ = ["ToolCall", "run", "run_json", "write_session", "SHARED", "ROOT", "NOW"]
+
+
+def docstring_ids(tree) -> set:
+    """ids of the docstring nodes of a parsed module (the AST checks leave docs aside)."""
+    import ast
+
+    return {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}

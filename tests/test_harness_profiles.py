@@ -9,15 +9,9 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT, cli_env
+from conftest import ROOT, cli_env, docstring_ids
 
 from chrollo.harness import adapter, canonical, names, profiles
-
-
-def _docstrings(tree) -> set:
-    return {id(n.body[0].value) for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
 
 
 def harness_literals(package) -> list:
@@ -29,7 +23,7 @@ def harness_literals(package) -> list:
         if "harness" in p.relative_to(package).parts[:1]:
             continue
         tree = ast.parse(p.read_text("utf-8"))
-        docs = _docstrings(tree)
+        docs = docstring_ids(tree)
         for n in ast.walk(tree):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs \
                     and n.value.strip().lower() in spelled:

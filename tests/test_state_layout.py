@@ -3,23 +3,17 @@ from __future__ import annotations
 
 import ast
 
-from conftest import ROOT
+from conftest import ROOT, docstring_ids
 
 LAYOUT = ROOT / "chrollo" / "layout.py"
 # (file, name): the same name for something that is not in $CHROLLO_HOME
 ELSEWHERE = {("chrollo/thesaurus.py", "thesaurus.json")}  # the bundled chrollo/data/thesaurus.json
 
 
-def _docstrings(tree) -> set:
-    return {id(n.body[0].value) for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-
-
 def _strings(path) -> list:
     """(node, its parent) for every string constant of ``path`` that is not a docstring."""
     tree = ast.parse(path.read_text("utf-8"))
-    docs = _docstrings(tree)
+    docs = docstring_ids(tree)
     parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
     return [(n, parents.get(id(n))) for n in ast.walk(tree)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
