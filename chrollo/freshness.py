@@ -8,7 +8,6 @@ with the newest transcript in the harness's own data folder.
 """
 from __future__ import annotations
 
-import os
 import time
 
 from . import vault as _vault

@@ -271,7 +271,7 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
 
 def _unrecognised(h: str, path: str) -> str:
     """Why a file gave no turns, naming the source that does read it if one does."""
-    from .harness import adapter
+    from .harness import adapter, names
 
     why = f"no {h} turns recognised in it"
     try:
@@ -279,7 +279,7 @@ def _unrecognised(h: str, path: str) -> str:
             return why
     except OSError:
         return why
-    for other in HARNESS_SOURCES + ("jsonl",):
+    for other in names() + ("jsonl",):
         if other == h:
             continue
         try:

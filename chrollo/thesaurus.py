@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 
-from . import vault as _vault
 
 PER_QUERY = 12    # synonyms tried per query: a hard cap on the patterns expansion adds
 
