@@ -15,7 +15,7 @@ _EXPORTS = {
     "search": "retrieval", "Hit": "retrieval", "SearchResult": "retrieval",
     "read": "excerpt", "Excerpt": "excerpt",
     "stats": "vaultstats", "Stats": "vaultstats",
-    "append_turns": "session", "read_session": "session", "SessionMeta": "session",
+    "append_turns": "capture", "read_session": "session", "SessionMeta": "session",
     "SessionWriter": "session", "Turn": "session", "ToolCall": "session",
     "ChrolloError": "errors", "UsageError": "errors",
     "home": "vault", "memories_dir": "vault",

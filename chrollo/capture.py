@@ -45,6 +45,15 @@ MIN_PROMPT = 3   # prompts shorter than this ("k", "?") are not stored
 ANSWER_WAIT = 3.0  # seconds a capture waits for a lagging transcript to show the turn's answer
 
 
+def append_turns(meta, turns: list, vault=None):
+    """Library entry point: append ``turns`` (:class:`chrollo.session.Turn`) to the session's
+    file, through the privacy filter capture applies (forgotten lines; redaction when asked)."""
+    from .privacy import writer_scrub
+    from .session import SessionWriter
+
+    return SessionWriter(meta, vault, scrub=writer_scrub).append(turns)
+
+
 def policy(session_id: str, cwd: str, prompt: str | None) -> tuple:
     """What may be kept of a session a hook is called for, decided once (docs/design.md §11):
     (why nothing may be captured now — None: capture it —, whether this prompt made the

@@ -525,11 +525,6 @@ def find_session_file(vault: Path, session_id: str, index: VaultIndex | None = N
     return None
 
 
-def append_turns(meta: SessionMeta, turns: list[Turn], vault: Path | None = None) -> Path | None:
-    """Library entry point for capture: append ``turns`` to the session's file."""
-    return SessionWriter(meta, vault).append(turns)
-
-
 # ----------------------------------------------------------------------------- reader
 
 class ParsedTurn:

@@ -86,7 +86,9 @@ def write_session(vault: Path, sid: str, start: str, turns: list, harness: str =
         ts = dt.datetime.fromisoformat(when) if len(when) > 8 else dt.datetime.combine(t0.date(), dt.time.fromisoformat(when))
         parts = body if isinstance(body, list) else [body]
         out.append(Turn(role, ts, parts))
-    return SessionWriter(meta, vault, fsync=False, fmt=fmt).append(out)
+    from chrollo.privacy import writer_scrub  # (what capture hands the writer)
+
+    return SessionWriter(meta, vault, fsync=False, fmt=fmt, scrub=writer_scrub).append(out)
 
 
 @pytest.fixture

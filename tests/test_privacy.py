@@ -186,10 +186,11 @@ def test_a_forgotten_pattern_stays_out_of_later_captures_and_imports(home, tmp_p
 CONCURRENT = textwrap.dedent("""
     import datetime as dt, sys
     from pathlib import Path
+    from chrollo.privacy import writer_scrub
     from chrollo.session import SessionMeta, SessionWriter, Turn
     who, n, vault, secret = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
     meta = SessionMeta("busy-session-0001", dt.datetime(2026, 6, 10, 14, 0, 0), "claude-code", "/w")
-    w = SessionWriter(meta, vault, fsync=False)
+    w = SessionWriter(meta, vault, fsync=False, scrub=writer_scrub)  # (as capture writes)
     t = dt.datetime(2026, 6, 10, 14, 0, 0)
     for j in range(n):
         w.append([Turn.user(f"writer {who} turn {j}" + (f" key {secret}" if j % 5 == 0 else ""), t),
