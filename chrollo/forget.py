@@ -8,7 +8,6 @@ so a live session loses no turn; every other byte stays as it was.
 """
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
 import os
 from pathlib import Path

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 from functools import reduce
 from itertools import filterfalse, repeat
 from operator import or_
