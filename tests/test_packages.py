@@ -117,7 +117,7 @@ def _doctor(home, cfg, **env):
 def test_doctor_fires_the_plugin_s_own_hooks_and_reports_a_version_mismatch(home, tmp_path):
     report = _doctor(home, _claude_plugin(tmp_path, __version__))
     assert report["status"] == "ok", report
-    assert {f["event"] for f in report["fired"]} == {e for e, _ in HOOK_EVENTS["claude-code"]}
+    assert {f["event"] for f in report["fired"]} == {e for e, _ in adapter("claude-code").EVENTS}
     assert report["mcp"]["ok"] and report["package"]["id"] == "chrollo@chrollo"
     old = _doctor(home, _claude_plugin(tmp_path / "old", "0.0.9"))
     assert old["status"] == "mismatch" and "0.0.9" in old["fix"] and __version__ in old["fix"], old
