@@ -80,7 +80,7 @@ class Filters:
         return not ((self.lo and stamp < self.lo) or (self.hi and stamp > self.hi))
 
     def meta_ok(self, meta: dict) -> bool:
-        if self.harness and str(meta.get("harness") or "") != self.harness:
+        if self.harness and str(meta.get("harness") or "").lower() != self.harness.lower():
             return False
         if self.project_name and project_of(meta).casefold() != self.project_name:
             cwd = meta.get("cwd")
