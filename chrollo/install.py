@@ -464,13 +464,17 @@ def _read(path: Path) -> str | None:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else _vault.FILE_MODE
-    tmp = path.with_name(f".{path.name}.chrollo-{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = path.stat().st_mode & 0o777 if path.exists() else _vault.FILE_MODE
+        tmp = path.with_name(f".{path.name}.chrollo-{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as e:  # (a folder that cannot be written: /proc, read-only, a name too long)
+        raise ChrolloError("bad_config", f"cannot write {path}: {e.strerror}",
+                           "Pass a config file in a folder you can write.") from None
 
 
 def _sha(text: str | None) -> str | None:

@@ -248,10 +248,18 @@ def use_vault(path: str | None) -> dict:
     Returns what a user needs to know: the folder, whether Obsidian can see it, whether
     ``chrollo.base`` was written, and how many sessions stay behind in the previous folder.
     """
-    old = _vault.global_vault_path()[0]
-    new = _vault.set_global_vault(path)
-    _vault.make_private_dirs(new)
-    written = ensure_base(new)
+    old, source = _vault.global_vault_path()
+    new = path
+    try:
+        new = _vault.set_global_vault(path)
+        _vault.make_private_dirs(new)
+        written = ensure_base(new)
+    except OSError as e:  # (a name too long, a file in the way, /proc…): the setting goes back
+        _vault.set_global_vault(old if source == "config" else None)
+        from .errors import ChrolloError
+
+        raise ChrolloError("bad_vault", f"cannot keep memory in {new}: {e.strerror}",
+                           "Pick a folder you can create and write.") from None
     behind = 0
     if os.path.realpath(old) != os.path.realpath(new) and os.path.isdir(old):
         behind = sum(1 for n in os.listdir(old) if _vault.SESSION_NAME_RE.match(n))

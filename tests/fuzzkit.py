@@ -358,10 +358,17 @@ def check(args: list, r: Result, *, hook_harness: str | None = None) -> str | No
     return None
 
 
+VALUE_OPTIONS = {"-n", "--limit", "-C", "--context", "--since", "--until", "--project", "--harness", "--peer",
+                 "--dir", "-B", "--before", "-A", "--after", "--config", "--vault", "--source", "--as", "--lines",
+                 "--name", "--id", "--quota", "--address", "--folder", "--git", "--keep", "--budget", "--join"}
+
+
 def options_of(args: list) -> list:
-    """The arguments that can be options: after ``--`` everything is an argument (a query
-    term `--json` is a word to search for, not the flag)."""
-    return args[:args.index("--")] if "--" in args else args
+    """The arguments that are options: after ``--`` everything is an argument (a query term
+    `--json` is a word to search for, not the flag), and so is an option's value
+    (`--since --json`: the date is "--json")."""
+    args = args[:args.index("--")] if "--" in args else args
+    return [a for i, a in enumerate(args) if i == 0 or args[i - 1] not in VALUE_OPTIONS]
 
 
 def _json_help(args: list) -> bool:

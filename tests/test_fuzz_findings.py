@@ -89,3 +89,15 @@ def test_import_with_an_empty_since_is_a_usage_error(tmp_path):
     src.write_text('{"role": "user", "content": "hi", "session_id": "s-1"}\n')
     p = _chrollo(tmp_path / "home", "import", "jsonl", "--source", str(src), "--since", "", "--json")
     assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_date", p.stdout + p.stderr
+
+
+def test_unwritable_config_and_vault_paths_are_clear_errors(tmp_path):
+    """Long run: `install … --config /proc/x` (FileNotFoundError for its temp file) and
+    `config vault <a 300-character name>` (OSError: File name too long) were tracebacks."""
+    home = tmp_path / "home"
+    p = _chrollo(home, "install", "claude-code", "--config", "/proc/x", "--json")
+    assert p.returncode == 1 and json.loads(p.stdout)["error"]["kind"] == "bad_config", p.stdout + p.stderr
+    p = _chrollo(home, "config", "vault", str(tmp_path / ("y" * 300)), "--json")
+    assert p.returncode == 1 and json.loads(p.stdout)["error"]["kind"] == "bad_vault", p.stdout + p.stderr
+    p = _chrollo(home, "config", "vault", "--json")
+    assert json.loads(p.stdout)["source"] == "default"  # the failed setting was not kept
