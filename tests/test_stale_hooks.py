@@ -33,7 +33,7 @@ def test_doctor_and_stats_warn_when_the_harness_is_active_but_nothing_is_capture
     assert "no turn captured from claude-code ever" in r["fix"] and "chrollo import claude-code" in r["fix"]
     human = run(["doctor", "--harness", "claude-code"], home, **env)
     assert "STALE" in human.stdout and "last capture: never" in human.stdout
-    (home / "memories").mkdir(parents=True)
+    assert (home / "memories").is_dir()  # install made the (empty) vault (#33 item 21)
     _, st = run_json(["stats"], home, **env)
     assert st["hooks"]["claude-code"]["stale"] and st["hooks"]["claude-code"]["last_capture"] is None
     plain = run(["stats"], home, **env)
