@@ -16,18 +16,16 @@ Small API (reused by the privacy features)::
    ``pass:`` …), config files (``.netrc``, ``.pgpass``, XML ``<password>``, connection strings,
    ``APP_KEY``, npm ``_auth``, docker ``"auth"``, ``client-key-data``), key material (PEM and
    PuTTY blocks, base64 DER bodies without headers, a JWK's private members);
-2. gitleaks' published rule set (``chrollo/data/secret_rules.json``, built from its
-   ``gitleaks.toml`` by ``secret_rules/build.py``): id, regex, keywords, entropy floor, secret
-   group, allowlists and stopwords, applied as gitleaks applies them;
-3. the regex detectors of **detect-secrets** (imported on first use);
-4. ``$CHROLLO_HOME/redact.json`` (or ``mesh/redact.json``): ``{"extra": {"id": "regex"},
+   and vendors' documented token formats (Doppler, PlanetScale, Dynatrace, Sentry, …);
+2. the regex detectors of **detect-secrets** (imported on first use);
+3. ``$CHROLLO_HOME/redact.json`` (or ``mesh/redact.json``): ``{"extra": {"id": "regex"},
    "disable": ["id", …]}``.
 
 **One pass for every keyword.** Every rule names literals one of which each match holds (its
 keywords). One Aho-Corasick automaton over all of them (``ahocorasick-rs``) finds, in a single
 pass over the lowercased text, where each occurs; then only the rules whose keyword occurred
 run, and only on the lines that hold it — or, for a rule whose regex starts at its keyword
-(gitleaks' ``key = value`` rules, chrollo's assignments), only *at* the keyword. A rule whose
+(chrollo's assignments), only *at* the keyword. A rule whose
 regex starts with a literal needs no keyword (the regex engine's own literal search is as fast).
 Most text holds no secret; this is what makes redaction cost little.
 
@@ -44,10 +42,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
-from collections import Counter
 
 # chrollo's own rules: id -> (regex, keywords[, options]). A group 1, when present, is the secret
 # (options "group": n names another). options: "at": the regex starts at a keyword (it is tried
@@ -108,6 +104,27 @@ RULES = {
     "npm-token": (r"\b(npm_[A-Za-z0-9]{30,})", ("npm_",)),
     "huggingface-token": (r"\b(hf_[A-Za-z0-9]{30,})", ("hf_",)),
     "docker-pat": (r"\b(dckr_pat_[A-Za-z0-9_\-]{20,})", ("dckr_pat_",)),
+    # vendors' documented token prefixes (each vendor's API-token documentation)
+    "doppler-token": (r"\b(dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44})", ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit.")),
+    "planetscale-token": (r"\b(pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-=.]{32,64})", ("pscale_",)),
+    "onepassword-sa-token": (r"\b(ops_eyJ[A-Za-z0-9+/=]{250,})", ("ops_eyj",)),
+    "shippo-token": (r"\b(shippo_(?:live|test)_[a-f0-9]{40})", ("shippo_",)),
+    "dynatrace-token": (r"\b(dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64})", ("dt0c01.",)),
+    "easypost-key": (r"\b(EZ[AT]K[A-Za-z0-9]{54})", ("ezak", "eztk")),
+    "flutterwave-key": (r"\b(FLW(?:SECK|PUBK)(?:_TEST)?-[a-h0-9]{32}-X)", ("flwseck", "flwpubk")),
+    "artifactory-key": (r"\b(AKCp[A-Za-z0-9]{69})", ("akcp",)),
+    "prefect-key": (r"\b(pnu_[A-Za-z0-9]{36})", ("pnu_",)),
+    "readme-key": (r"\b(rdme_[a-z0-9]{70})", ("rdme_",)),
+    "rubygems-key": (r"\b(rubygems_[a-f0-9]{48})", ("rubygems_",)),
+    "clojars-token": (r"\b(CLOJARS_[a-z0-9]{60})", ("clojars_",)),
+    "frameio-token": (r"\b(fio-u-[A-Za-z0-9_=\-]{64})", ("fio-u-",)),
+    "infracost-key": (r"\b(ico-[A-Za-z0-9]{32})\b", ("ico-",)),
+    "duffel-token": (r"\b(duffel_(?:test|live)_[A-Za-z0-9_\-=]{43})", ("duffel_",)),
+    "sentry-user-token": (r"\b(sntry[us]_[A-Za-z0-9+/=_\-]{40,})", ("sntryu_", "sntrys_")),
+    "datadog-app-key": (r"(?i)\b(?:dd|datadog)_?app(?:lication)?_?key[\"']?\s*[:=]\s*[\"']?([a-f0-9]{40})\b",
+                        ("dd_app", "ddapp", "datadog_app", "datadogapp"), {"at": True}),
+    "algolia-admin-key": (r"(?i)\balgolia[\w.\-]{0,20}?(?:key|secret)[\"']?\s*[:=]\s*[\"']?([a-f0-9]{32})\b",
+                          ("algolia",), {"at": True}),
     "pypi-token": (r"\b(pypi-AgE[A-Za-z0-9_\-]{50,})", ("pypi-",)),
     "azure-storage-key": (r"(?i)AccountKey=([A-Za-z0-9+/=]{40,})", ("accountkey=",)),
     "azure-sas": (r"[?&]sig=([A-Za-z0-9%+/=]{30,})", ("sig=",)),
@@ -246,42 +263,12 @@ def detect_secrets_rules() -> dict:
     return out
 
 
-# gitleaks keywords too short to gate anything (a keyword found in most text gates nothing):
-# jwt's "ey" (a JWT starts eyJ), the legacy Vault "s." token (said next to "vault"), Twilio's "sk"
-# (its regex starts with the literal SK, which the regex engine finds as fast: no keyword)
-GITLEAKS_KEYWORDS = {"jwt": ("eyj",), "vault-service-token": ("hvs.", "vault"), "twilio-api-key": ()}
-
-
-def gitleaks_rules() -> tuple[dict, dict]:
-    """(the global allowlist, {id: rule dict}) of the bundled gitleaks rule set."""
-    path = os.path.join(os.path.dirname(__file__), "data", "secret_rules.json")
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    return data.get("allow") or {}, {r["id"]: r for r in data["rules"]}
-
-
-# gitleaks' "key = value" rules begin `(?i)[\w.-]{0,50}?(?:kw|…)`: the prefix only stretches the
-# match leftwards, so without it the regex is tried at each keyword and finds the same secret
-_SEMI_GENERIC = re.compile(r"^(\(\?i\))?\[\\w\.-\]\{0,50\}\?(?=\(\?:)")
-
-
-def _starts_with_keyword(rx: str, keywords) -> bool:
-    """Whether every match of rx begins with one of its keywords (then it is tried only there)."""
-    head = re.sub(r"^(?:\(\?i\)|\\b|\((?:\?:)?)*", "", rx)[:40].replace("\\", "").lower()
-    return len(keywords) == 1 and head.startswith(keywords[0]) and not re.search(r"[|?*]", head[:len(keywords[0]) + 1])
-
-
-def _entropy(s: str) -> float:
-    n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in Counter(s).values()) if n else 0.0
-
-
 class _Rule:
-    __slots__ = ("id", "rx", "keywords", "group", "at", "multiline", "entropy", "allow", "check")
+    __slots__ = ("id", "rx", "keywords", "group", "at", "multiline", "check")
 
-    def __init__(self, rid, rx, keywords, group=None, at=False, multiline=False, entropy=None, allow=(), check=None):
+    def __init__(self, rid, rx, keywords, group=None, at=False, multiline=False, check=None):
         self.id, self.rx, self.keywords, self.group = rid, rx, keywords, group
-        self.at, self.multiline, self.entropy, self.allow, self.check = at, multiline, entropy, allow, check
+        self.at, self.multiline, self.check = at, multiline, check
 
     def secret(self, m, line: str):
         """The (start, end) of the secret in m, or None when the match is allowed."""
@@ -289,30 +276,9 @@ class _Rule:
         a, b = m.span(g)
         if a < 0:
             return None
-        s = m.group(g)
-        if self.entropy and _entropy(s) < self.entropy:
+        if self.check and not self.check(m.group(g)):
             return None
-        if self.check and not self.check(s):
-            return None
-        for regexes, target, stopwords in self.allow:
-            subject = {"match": m.group(0), "line": line}.get(target, s)
-            if any(r.search(subject) for r in regexes):
-                return None
-            if stopwords and stopwords.find_matches_as_indexes(s.lower()):
-                return None
         return a, b
-
-
-def _compile_allow(allow: dict | list) -> list:
-    out = []
-    for a in ([allow] if isinstance(allow, dict) else allow):
-        words = a.get("stopwords") or ()
-        if words:
-            import ahocorasick_rs
-
-            words = ahocorasick_rs.AhoCorasick(list(words))
-        out.append(([re.compile(r) for r in a.get("regexes", ())], a.get("target", "secret"), words or None))
-    return out
 
 
 def _config(home: str) -> dict:
@@ -334,36 +300,23 @@ def _config(home: str) -> dict:
 
 class Redactor:
     def __init__(self, extra: dict | None = None, disable=(), use_detect_secrets: bool = True,
-                 use_gitleaks: bool = True, cache: str | None = None):
+                 cache: str | None = None):
         rules: dict = {}
         for rid, (rx, kws, *opt) in RULES.items():
             o = opt[0] if opt else {}
             rules[rid] = _Rule(rid, re.compile(rx), kws, o.get("group"), o.get("at", False),
                                o.get("multiline", False), check=o.get("check"))
-        if use_gitleaks:
-            gallow, grules = gitleaks_rules()
-            glob = _compile_allow(gallow)
-            for rid, r in grules.items():
-                rx, kws = r["regex"], tuple(GITLEAKS_KEYWORDS.get(rid, r.get("keywords") or ()))
-                at = bool(_SEMI_GENERIC.match(rx))
-                if at:
-                    rx = _SEMI_GENERIC.sub(lambda m: m.group(1) or "", rx)
-                else:
-                    at = _starts_with_keyword(rx, kws)
-                rules["gitleaks-" + rid if rid in rules else rid] = _Rule(
-                    rid, re.compile(rx), kws or None, r.get("group"), at,
-                    "\\s\\S" in rx or "[\\r\\n]" in rx, r.get("entropy"), glob + _compile_allow(r.get("allow", [])))
         for rid, (rx, kws) in (detect_secrets_rules() if use_detect_secrets else {}).items():
             rules["ds-" + rid if rid in rules else rid] = _Rule(rid, re.compile(rx), kws)
         for rid, rx in (extra or {}).items():
             rules[str(rid)] = _Rule(str(rid), re.compile(rx), None)
-        for rid in disable:  # an id names the rule of that id in every set (jwt: gitleaks' too)
-            for key in (rid, "gitleaks-" + str(rid), "ds-" + str(rid)):
+        for rid in disable:  # an id names the rule of that id in every set
+            for key in (rid, "ds-" + str(rid)):
                 rules.pop(key, None)
         for rid, r in rules.items():
             r.id = rid
         self.rules = list(rules.values())
-        ident = [(r.id, r.rx.pattern, r.keywords, r.group, r.entropy) for r in self.rules]
+        ident = [(r.id, r.rx.pattern, r.keywords, r.group) for r in self.rules]
         ident.append(_ds_version() if use_detect_secrets else None)
         self.digest = hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:16]
         self._always = [i for i, r in enumerate(self.rules) if not r.keywords]
