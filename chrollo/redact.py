@@ -263,6 +263,9 @@ def detect_secrets_rules() -> dict:
     return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class _Rule:
     __slots__ = ("id", "rx", "keywords", "group", "at", "multiline", "check")
 
@@ -356,7 +359,13 @@ class Redactor:
         at: dict = {}      # rule index -> keyword positions (rules tried at their keyword)
         lines: dict = {}   # rule index -> keyword positions (rules tried on the lines holding one)
         kind = self._at
-        for w, s, _e in self._automaton.find_matches_as_indexes(low, overlapping=True):
+        try:
+            matches = self._automaton.find_matches_as_indexes(low, overlapping=True)
+        except UnicodeEncodeError:
+            # undecodable bytes read with surrogateescape (forget scrubs raw files): the automaton
+            # takes UTF-8 only, and a surrogate is no keyword's letter (positions stay the same)
+            matches = self._automaton.find_matches_as_indexes(_SURROGATE.sub("\ufffd", low), overlapping=True)
+        for w, s, _e in matches:
             for i, d in self._word_rules[w]:
                 (at if kind[i] else lines).setdefault(i, []).append(s + d)
         found = []

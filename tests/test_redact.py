@@ -224,3 +224,11 @@ def test_forget_leaves_nothing_of_a_session_in_the_cache(home):
                        text=True, env=cli_env(home), timeout=60)
     assert p.returncode == 0, p.stderr
     assert not f.exists() and phrase.encode() not in open(cache, "rb").read()
+
+
+def test_text_with_undecodable_bytes_is_redacted_not_a_crash(redactor):
+    """forget --secrets reads raw files with surrogateescape: a lone surrogate is no keyword
+    letter, and the secret next to it still goes (the fuzzer's UnicodeEncodeError)."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    out, counts = redactor.redact("\udcff\udcfe junk then token " + token + " \udc80")
+    assert token not in out and counts and out.startswith("\udcff\udcfe junk")
