@@ -68,7 +68,10 @@ def _mentions_chrollo(home: Path) -> list:
             continue
         if p.is_dir() and not any(p.iterdir()):      # (an empty folder a harness left holds nothing)
             continue
-        if "chrollo" in p.name or p.is_file() and any(w in p.read_bytes() for w in (b"chrollo", str(ROOT).encode())):
+        # pi records a local package's path relative to its settings file ("../../../../ci" for a
+        # clone at /tmp/ci): the checkout is named either way
+        names = (b"chrollo", str(ROOT).encode(), os.path.relpath(ROOT, p.parent).encode())
+        if "chrollo" in p.name or p.is_file() and any(w in p.read_bytes() for w in names):
             out.append(str(p.relative_to(home)))
     return out
 
