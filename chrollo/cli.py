@@ -125,7 +125,7 @@ def read(target, before, after, turn, last, dir_, as_json, raw, no_pager):
     from .excerpt import conversation, read as run, split_target
     from .vault import memories_dir
 
-    roots = [Path(dir_).expanduser().resolve()] if dir_ else [memories_dir()]
+    roots = [Path(os.path.expanduser(dir_)).resolve()] if dir_ else [memories_dir()]
     _, line = split_target(target)
     if line is not None:
         if last is not None:
@@ -1076,6 +1076,10 @@ def main(argv=None) -> None:
         sys.exit(0)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as e:  # the system refused a file the user named (too long a name, a folder…)
+        what = f": {os.fsdecode(e.filename)}" if isinstance(e.filename, (str, bytes)) else ""
+        _fail(ChrolloError("os_error", f"{e.strerror or type(e).__name__}{what}",
+                           "Check the path you gave (it may be too long, a folder, or not readable)."), as_json)
     except Exception as e:  # a bug: say so plainly, keep the envelope promise
         if as_json:
             _fail(ChrolloError("internal", f"{type(e).__name__}: {e}",

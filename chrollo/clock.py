@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 
 
 def now(strict: bool = True) -> dt.datetime:
@@ -18,7 +19,7 @@ def now(strict: bool = True) -> dt.datetime:
     env = os.environ.get("CHROLLO_NOW")
     if env:
         try:
-            t = dt.datetime.fromisoformat(env)
+            t = dt.datetime.fromisoformat(_calendar(env))
             if not 1 < t.year < 9999:  # (a day from the ends of datetime's range: offsets and
                 raise ValueError       # local time would overflow past them, in astimezone or later)
         except ValueError:
@@ -30,6 +31,18 @@ def now(strict: bool = True) -> dt.datetime:
         else:
             return t if t.tzinfo else t.astimezone()
     return dt.datetime.now().astimezone()
+
+
+def _calendar(text: str) -> str:
+    """An ISO 8601 ordinal date (``2026-330``, ``2026330T10:00``) as a calendar date, the one
+    ISO form Python 3.11's ``fromisoformat`` does not read; anything else unchanged."""
+    m = re.match(r"(\d{4})-?(\d{3})(?=$|T)", text)
+    if not m or not 1 <= int(m.group(2)) <= 366:
+        return text
+    day = dt.date(int(m.group(1)), 1, 1) + dt.timedelta(days=int(m.group(2)) - 1)
+    if day.year != int(m.group(1)):  # day 366 of a common year
+        return text
+    return day.isoformat() + text[m.end():]
 
 
 def local(when: dt.datetime) -> dt.datetime:

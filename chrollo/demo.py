@@ -1,6 +1,7 @@
 """``chrollo demo``: a guided tour over the bundled sample memory (no setup needed)."""
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -51,7 +52,7 @@ KEEP_HINT = "Give --keep a folder you can write to (it is created if missing), e
 def keep_folder(keep: str) -> Path:
     """``--keep``'s folder, created; a path where no folder can be is a usage error (2), one
     that cannot be created or written a runtime error (1)."""
-    dest = Path(keep).expanduser().absolute()
+    dest = Path(os.path.expanduser(keep)).absolute()
     up = dest
     while not up.exists() and up.parent != up:
         up = up.parent

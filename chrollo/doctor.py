@@ -174,7 +174,7 @@ def _read(path: Path) -> str | None:
 def _harness(h: str, config, tmp: Path) -> dict:
     from . import packages
 
-    path = Path(config).expanduser() if config else _install.hooks_config_path(h)
+    path = Path(os.path.expanduser(config)) if config else _install.hooks_config_path(h)
     text = _read(path)
     events = _install.installed_events(h, text)
     mod = adapter(h)

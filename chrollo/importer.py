@@ -144,12 +144,12 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
     summary = Summary(harnesses, dry_run)
     started = time.monotonic()
     if source == "chrollo-vault":
-        _adopt_vault(Path(root).expanduser(), summary, dry_run)
+        _adopt_vault(Path(os.path.expanduser(root)), summary, dry_run)
         summary.seconds = time.monotonic() - started
         return summary
     jobs = []
     for h in harnesses:
-        base = Path(root).expanduser() if root is not None else default_root(h)
+        base = Path(os.path.expanduser(root)) if root is not None else default_root(h)
         if root is not None and not base.exists():
             raise ChrolloError("source_not_found", f"no such file or folder: {base}",
                                "Pass the folder that holds the transcripts (or one file).")

@@ -142,7 +142,11 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
         except OSError:
             continue
         with it:
-            for e in it:
+            try:  # a folder can fail mid-listing (/proc's per-process folders: EINVAL)
+                entries = list(it)
+            except OSError:
+                continue
+            for e in entries:
                 name = e.name
                 try:
                     if e.is_dir(follow_symlinks=False):

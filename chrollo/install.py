@@ -144,7 +144,7 @@ def mcp_config_path(harness: str) -> Path:
 
 
 def install_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
-    path = Path(config).expanduser() if config else mcp_config_path(harness)
+    path = Path(os.path.expanduser(config)) if config else mcp_config_path(harness)
     was = _read(path)
     change = _install("mcp", harness, path, lambda text: _add(harness, text, path))
     if change.action == "installed" and was and SERVER_NAME in _servers(was, harness):
@@ -153,7 +153,7 @@ def install_mcp(harness: str, config: str | os.PathLike | None = None) -> Change
 
 
 def uninstall_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
-    path = Path(config).expanduser() if config else mcp_config_path(harness)
+    path = Path(os.path.expanduser(config)) if config else mcp_config_path(harness)
     return _uninstall("mcp", harness, path, lambda text: SERVER_NAME in _servers(text, harness),
                       lambda text: _toml_remove(text) if _profile(harness).MCP == "toml" else _json_remove(text, path))
 
@@ -180,7 +180,7 @@ def hooks_config_path(harness: str) -> Path:
 
 
 def install_hooks(harness: str, config: str | os.PathLike | None = None) -> Change:
-    path = Path(config).expanduser() if config else hooks_config_path(harness)
+    path = Path(os.path.expanduser(config)) if config else hooks_config_path(harness)
     mod = _profile(harness)
     if mod.HOOKS == "extension":
         return _install("hooks", harness, path, lambda text: mod.extension_text(chrollo_command()))
@@ -188,7 +188,7 @@ def install_hooks(harness: str, config: str | os.PathLike | None = None) -> Chan
 
 
 def uninstall_hooks(harness: str, config: str | os.PathLike | None = None) -> Change:
-    path = Path(config).expanduser() if config else hooks_config_path(harness)
+    path = Path(os.path.expanduser(config)) if config else hooks_config_path(harness)
     mod = _profile(harness)
     if mod.HOOKS == "extension":
         # Only a file that is still chrollo's is deleted; an edited one is left to its owner.

@@ -26,6 +26,7 @@ come back as tool results with ``isError``; the server itself keeps running.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from . import __version__
@@ -199,6 +200,8 @@ class Server:
             return _tool_result(clean(str(e)), error=True)
         except ChrolloError as e:  # may quote a path or a query: sanitized like every output
             return _tool_result(clean(f"{e.message} ({e.hint})" if e.hint else e.message), error=True)
+        except OSError as e:  # the system refused the path the model gave (too long a name…)
+            return _tool_result(clean(f"cannot read that path: {e.strerror or type(e).__name__}"), error=True)
 
     # ------------------------------------------------------------------ tools
 
@@ -208,7 +211,7 @@ class Server:
 
             from .vault import memories_dir
 
-            self._root = (Path(self.dir).expanduser() if self.dir else memories_dir()).resolve()
+            self._root = (Path(os.path.expanduser(self.dir)) if self.dir else memories_dir()).resolve()
         return self._root
 
     def read_memory(self, args: dict) -> str:

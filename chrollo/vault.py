@@ -223,7 +223,7 @@ def confine(path: str | os.PathLike, roots: list) -> "Path":
     from pathlib import Path
 
     roots = [Path(r) for r in roots]
-    p = Path(path).expanduser()
+    p = Path(os.path.expanduser(path))
     candidates = [p] if p.is_absolute() else [Path.cwd() / p] + [r / p for r in roots]
     real_roots = [r.resolve() for r in roots]
     for c in candidates:

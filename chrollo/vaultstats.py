@@ -67,7 +67,7 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     first_day, last_day = lo.date().isoformat(), hi.date().isoformat()
     look_from = (lo.date() - dt.timedelta(days=ACTIVITY_SLACK_DAYS)).isoformat()
     days: dict = {}  # day -> Counter(by key)
-    root = Path(dir).expanduser().resolve() if dir else _vault.memories_dir()
+    root = Path(os.path.expanduser(dir)).resolve() if dir else _vault.memories_dir()
     _vault.require_dir(root, "memory folder" if dir else "vault")
     out = Stats(vault=str(root))
     per_h: dict = {}

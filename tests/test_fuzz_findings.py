@@ -101,3 +101,65 @@ def test_unwritable_config_and_vault_paths_are_clear_errors(tmp_path):
     assert p.returncode == 1 and json.loads(p.stdout)["error"]["kind"] == "bad_vault", p.stdout + p.stderr
     p = _chrollo(home, "config", "vault", "--json")
     assert json.loads(p.stdout)["source"] == "default"  # the failed setting was not kept
+
+
+# ---- the lead's long run at the end of the #33 stop (bench/fuzz.py --scale 25 --seed 7)
+
+def test_a_dir_naming_an_unknown_user_is_a_path_not_a_crash(tmp_path):
+    """`--dir '~nosuchuser'`: Path.expanduser raised RuntimeError ("Could not determine home
+    directory"); os.path.expanduser leaves it as written, and it is then simply not found."""
+    for args in (["read", "x.md", "--dir", "~\udc80"], ["search", "x", "--dir", "~nosuchuserzz", "--json"]):
+        p = _chrollo(tmp_path / "home", *args)
+        assert p.returncode == 1 and b"Traceback" not in p.stderr, p.stderr
+
+
+def test_a_folder_whose_listing_fails_midway_is_skipped(tmp_path, monkeypatch):
+    """`stats --dir /`: a /proc/<pid> folder whose process ended mid-walk fails while being
+    listed (EINVAL); the index's walk skipped only folders it could not open, and the OSError
+    escaped. (The race cannot be made on demand: the failing listing is simulated.)"""
+    from chrollo import index
+
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "a.md").write_text("x")
+    (tmp_path / "gone").mkdir()
+    real = os.scandir
+
+    class Failing:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def __iter__(self):
+            raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr(index.os, "scandir", lambda d: Failing() if d.endswith(b"gone") else real(d))
+    assert [p for p, _e in index.walk(str(tmp_path))] == [os.fsencode(str(tmp_path / "ok" / "a.md"))]
+
+
+def test_paths_the_system_refuses_are_clear_errors(tmp_path):
+    """A 300-character file name (ENAMETOOLONG) and --config naming the folder --vault makes
+    (EISDIR) were tracebacks; they are `os_error` (exit 1), and MCP answers a tool error."""
+    home, long = tmp_path / "home", "x" * 300
+    p = _chrollo(home, "import", "claude-code", "--source", long, "--json")
+    assert p.returncode == 1 and json.loads(p.stdout)["error"]["kind"] == "os_error", p.stdout
+    same = str(tmp_path / "same")
+    p = _chrollo(home, "install", "claude-code", "--config", same, "--vault", same, "--json")
+    assert p.returncode == 1 and b"Traceback" not in p.stderr and "error" in json.loads(p.stdout), p.stdout
+    req = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_memory_file", "arguments": {"path": long}}}
+    p = _chrollo(home, "mcp", stdin=json.dumps(req).encode() + b"\n")
+    reply = json.loads(p.stdout.splitlines()[0])
+    assert "error" not in reply and reply["result"]["isError"], reply
+
+
+def test_an_ordinal_date_is_a_clock_too(tmp_path):
+    """CHROLLO_NOW=2026-330 (ISO 8601 ordinal: 26 November) was refused as bad_clock, so the
+    recall hook logged an error; Python 3.11's fromisoformat reads every other ISO form."""
+    from chrollo import clock
+
+    env = dict(os.environ, CHROLLO_NOW="2026-330")
+    got = subprocess.run([sys.executable, "-c", "from chrollo import clock; print(clock.now().date())"],
+                         capture_output=True, text=True, env=env, cwd=ROOT)
+    assert got.stdout.strip() == "2026-11-26", got.stderr
+    assert clock._calendar("2025-366") == "2025-366"  # no day 366 in a common year: still refused
