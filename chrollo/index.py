@@ -126,6 +126,18 @@ def form_terms(form: str) -> list | None:
     return runs or None
 
 
+def _needed_terms(forms) -> list | None:
+    """Each form's index terms (:func:`form_terms`), or None when one form has none (then the
+    index cannot narrow the scan)."""
+    need = []
+    for f in forms:
+        t = form_terms(f)
+        if t is None:
+            return None
+        need.append(t)
+    return need
+
+
 # ----------------------------------------------------------------------------- the walk
 
 def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = frozenset()) -> list:
@@ -574,12 +586,9 @@ def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
     Every file in scope is stat'ed (a file changed by anything since it was indexed is read
     directly); ``memo`` (a dict a search keeps for its passes) spares doing it twice.
     """
-    need = []
-    for f in forms:
-        t = form_terms(f)
-        if t is None:
-            return None
-        need.append(t)
+    need = _needed_terms(forms)
+    if need is None:
+        return None
     memo = {} if memo is None else memo
     key = ("scope", folder, exclude_peers, unsearchable)
     con = open_reader(vault)
@@ -750,12 +759,9 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
     search` checks every file). Files older than ``newest`` that the index does not hold are
     listed and read last (``older_batches(keys)``). None: no usable index, scan as before.
     """
-    need = []
-    for f in forms:
-        t = form_terms(f)
-        if t is None:
-            return None
-        need.append(t)
+    need = _needed_terms(forms)
+    if need is None:
+        return None
     con = open_reader(folder)
     if con is None:
         return None
