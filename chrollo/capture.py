@@ -277,8 +277,12 @@ class Capture:
         fresh: list = []
         user_texts = set()
         last_turn_text: list = []  # agent text after the last user unit, written or not
+        asked = now  # when the prompt in flight was asked
         if prompt is not None and units and units[-1].role == "user" and norm(units[-1].text) == norm(prompt):
-            units = units[:-1]  # the prompt in flight, already recorded: it is written with its answer
+            # The prompt in flight, already in the transcript: it is written with its answer, at
+            # the transcript's time (as an import writes it), not this hook's a moment later.
+            asked = units[-1].when or now
+            units = units[:-1]
         recent_user = st.setdefault("recent_user", [])    # digests of prompts the transcript
         recent_agent = st.setdefault("recent_agent", [])  # showed lately, and of answer texts
         for u in units:
@@ -334,7 +338,7 @@ class Capture:
                 del st["pending"]
         turns = to_turns(fresh)
         if prompt is not None and prompt.strip():
-            st["pending"] = {"text": prompt, "when": now.isoformat()}
+            st["pending"] = {"text": prompt, "when": asked.isoformat()}
         if turns and not self.dry_run:
             self._append(turns)
         self.save()

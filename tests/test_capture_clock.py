@@ -90,3 +90,24 @@ def replay_lagging(name: str, tmp: Path, home: Path) -> Path:
 def test_live_capture_takes_turn_times_from_the_transcript_like_import(name, home, tmp_path):
     replay_lagging(name, tmp_path, home)
     assert_import_equals_live(name, tmp_path, home)
+
+
+def test_a_prompt_already_in_the_transcript_keeps_its_transcript_time(home, tmp_path):
+    """Claude Code may flush the prompt before ``UserPromptSubmit`` runs: the hook sets it aside
+    to write with its answer, and writes it at the transcript's second (what import writes), not
+    at the hook's — the e2e compact/resume import check failed across a second boundary."""
+    from chrollo.capture import Capture
+    from chrollo.harness.common import Unit
+
+    asked = dt.datetime(2026, 11, 25, 13, 3, 29, 900000)
+    prompt = "say: the schema migration adds a tenants table"
+    sid = "5ca1e000-0000-4000-8000-000000000002"
+    vault = tmp_path / "vault"
+    with Capture(sid, "claude-code", str(tmp_path), vault=str(vault)) as cap:
+        assert cap.run([Unit("user", asked, [prompt], "u1")], prompt=prompt,
+                       when=asked + dt.timedelta(seconds=0.3)) == []
+    with Capture(sid, "claude-code", str(tmp_path), vault=str(vault)) as cap:
+        turns = cap.run([], final="the schema migration adds a tenants table",
+                        when=asked + dt.timedelta(seconds=1))
+    assert [(t.role, t.when.replace(microsecond=0)) for t in turns] == [
+        ("user", asked.replace(microsecond=0)), ("agent", dt.datetime(2026, 11, 25, 13, 3, 30))]
