@@ -909,7 +909,7 @@ def mesh_peers_remove(peer, keep_files, dir_, as_json):
     (<vault>/peers/NAME/) are deleted unless --keep-files."""
     from . import vault as _v
     from .mesh.config import MeshConfig
-    from .mesh.trust import drop_peer
+    from .mesh.manifests import drop_peer
 
     cfg = MeshConfig.load()
     gone = cfg.remove_peer(peer)
@@ -1024,7 +1024,7 @@ def mesh_sync(peer, all_, remote, folder, dir_, timeout, as_json):
 def mesh_status(as_json):
     """Per peer: last sync, files, bytes, errors."""
     from .mesh.config import MeshConfig
-    from .mesh.trust import status
+    from .mesh.manifests import status
 
     st = status(MeshConfig.load())
     if as_json:

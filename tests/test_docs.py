@@ -58,6 +58,36 @@ def test_the_layout_table_matches_the_tree():
     assert sorted(folders - set(named)) == []
 
 
+def layout_row(entry: str) -> str:
+    """The Layout block's text for one entry (its first line and the indented lines under it)."""
+    block = README.split("## Layout", 1)[1].split("```", 2)[1]
+    rows, current = {}, None
+    for ln in block.splitlines():
+        if ln.strip() and not ln.startswith(" "):
+            current = ln.split()[0]
+            rows[current] = ln[len(current):]
+        elif current:
+            rows[current] += " " + ln.strip()
+    return rows[entry]
+
+
+def test_the_mesh_and_harness_rows_name_each_of_their_modules():
+    """The two packages whose Layout row lists its modules list every one, by its file's name
+    (a module renamed — mesh/trust.py became mesh/manifests.py — is renamed there too)."""
+    for pkg in ("mesh", "harness"):
+        row = layout_row(f"chrollo/{pkg}/")
+        files = sorted(p.stem for p in (ROOT / "chrollo" / pkg).glob("*.py") if p.stem != "__init__")
+        assert files and [f for f in files if not re.search(rf"\b{f}\b", row)] == [], pkg
+
+
+def test_trust_names_one_thing_each():
+    """#29 item 6: project opt-in, Codex's hook hashes and the mesh's signed manifests live in
+    modules whose names tell them apart; no module is called just ``trust``."""
+    names = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "chrollo").rglob("*trust*.py"))
+    assert names == ["chrollo/harness/codex_hook_trust.py", "chrollo/project_trust.py"]
+    assert (ROOT / "chrollo" / "mesh" / "manifests.py").is_file()
+
+
 def test_the_code_cites_the_design_in_the_repository():
     design = (ROOT / "docs" / "design.md").read_text("utf-8")
     sections = set(re.findall(r"^## (\d+)\. ", design, re.M))

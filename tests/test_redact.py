@@ -75,7 +75,7 @@ def test_changing_the_rules_invalidates_the_published_manifest(tmp_path, monkeyp
     """A manifest hash computed under old rules would make peers refuse the file: new rules,
     new hashes (and a new sequence number)."""
     from chrollo.mesh.identity import Identity
-    from chrollo.mesh.trust import publish
+    from chrollo.mesh.manifests import publish
 
     home, vault = tmp_path / "home", tmp_path / "home" / "memories"
     vault.mkdir(parents=True)

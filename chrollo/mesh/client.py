@@ -1,4 +1,4 @@
-"""The LAN client: a :class:`~.trust.Source` that fetches a peer's envelope and files over
+"""The LAN client: a :class:`~.manifests.Source` that fetches a peer's envelope and files over
 TLS 1.3, presenting this node's certificate and pinning the peer's ID before a byte of a
 request is sent. Every connection has an idle timeout per read and a deadline for the whole
 request (a timer shuts the socket): a server that drips bytes cannot hold a sync.
@@ -14,7 +14,7 @@ import time
 from . import identity as _identity
 from .config import parse_address
 from .files import MAX_FILE, Refused
-from .trust import MAX_CERT, MAX_MANIFEST, Source, TransportError
+from .manifests import MAX_CERT, MAX_MANIFEST, Source, TransportError
 
 CONNECT_TIMEOUT = 10.0
 IDLE_TIMEOUT = 30.0

@@ -17,7 +17,7 @@ import stat
 
 from .. import vault as _vault
 from .files import MAX_OUTER, Refused, make_dir_at, open_dir, read_at, valid_blob_name, write_at
-from .trust import Source, TransportError
+from .manifests import Source, TransportError
 
 MANIFEST = "manifest.json"
 

@@ -20,7 +20,7 @@ import tempfile
 from .. import vault as _vault
 from ..errors import ChrolloError
 from .files import MAX_OUTER, Refused, valid_blob_name
-from .trust import Source, TransportError
+from .manifests import Source, TransportError
 
 BRANCH = "chrollo-mesh"
 REF = f"refs/remotes/origin/{BRANCH}"

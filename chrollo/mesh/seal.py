@@ -28,7 +28,7 @@ import os
 from .. import vault as _vault
 from . import identity as _identity
 from .files import MAX_CERT, MAX_OUTER, MAX_RECIPIENTS, Refused, bounded_json
-from .trust import Publication, Source
+from .manifests import Publication, Source
 
 MAGIC = b"CHS2"
 OUTER_FIELDS = {"v", "sealed", "cert", "keys", "box", "names"}
@@ -100,7 +100,7 @@ def blob_name(key: bytes, name: str) -> str:
 
 
 class SealedPublication:
-    """A :class:`~.trust.Publication` as it goes onto a shared medium."""
+    """A :class:`~.manifests.Publication` as it goes onto a shared medium."""
 
     def __init__(self, pub: Publication, ident, certs: dict):
         from ..privacy import rules

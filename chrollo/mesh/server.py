@@ -127,7 +127,7 @@ class MeshServer(ThreadingHTTPServer):
         return self._paired
 
     def publication(self, fresh: bool):
-        from .trust import publish
+        from .manifests import publish
 
         with self.pub_lock:
             if fresh or self.pub is None:

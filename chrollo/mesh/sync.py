@@ -1,6 +1,6 @@
 """`chrollo mesh sync`: one entry point over the three transports.
 
-Publishing (folder, git) and pulling go through the trust layer (:mod:`.trust`); the transport
+Publishing (folder, git) and pulling go through the trust layer (:mod:`.manifests`); the transport
 only moves bytes. Each paired peer is pulled on its own: a peer that fails is reported and the
 others still sync.
 """
@@ -13,7 +13,7 @@ from ..errors import UsageError
 from .config import MeshConfig, mesh_dir
 from .identity import Identity
 from .files import Refused
-from .trust import PEER_DEADLINE, TransportError, publish, pull
+from .manifests import PEER_DEADLINE, TransportError, publish, pull
 
 
 def sync(which: str | None = None, *, folder: str | None = None, remote: str | None = None,

@@ -1,4 +1,5 @@
-"""The trust layer: what this node publishes and what it accepts. Knows no transport.
+"""Signed manifests, the heart of the mesh's trust layer: what this node publishes and what it
+accepts against a peer's manifest. Knows no transport.
 
 **Publishing.** A node publishes its own sessions only (top level of its vault, never
 ``peers/``), redacted of secrets, listed in a manifest ``{"v": 2, "id", "name", "seq", "time",
