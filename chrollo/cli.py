@@ -315,9 +315,9 @@ def _harness_command(name: str, doc: str):
         if vault:  # before the hooks: a hook that fires meanwhile already writes there
             from .obsidian import use_vault
 
-            moved = use_vault(vault)
-            click.echo(f"memory: {moved['vault']}", err=True)
-            click.echo(_obsidian_line(moved["obsidian"]), err=True)
+            from .output import install_vault_notes
+
+            _echo([], install_vault_notes(use_vault(vault)))
         only = "mcp" if mcp_ else "hooks" if no_mcp else None
         if all_:
             _harness_all(name, only, as_json)
@@ -406,9 +406,9 @@ def _config_files(key, value, unset, as_json):
     if as_json:
         _dump({"files": rows})
         return
-    for r in rows:
-        click.echo(f"{r['file']}{'' if r['exists'] else ' (not yet written)'}\n"
-                   f"    {r['holds']} — {r['changed_by']}")
+    from .output import settings_files_lines
+
+    _echo(settings_files_lines(rows))
 
 
 def _config_vault(path, unset, as_json):
@@ -426,20 +426,9 @@ def _config_vault(path, unset, as_json):
     if as_json:
         _dump(report)
         return
-    click.echo(report["vault"])
-    click.echo(_obsidian_line(report["obsidian"]), err=True)
-    if report.get("left_behind"):
-        click.echo(f"{report['left_behind']} sessions stay in {report['previous_vault']}; "
-                   f"move the *.md files to {report['vault']} to keep them together.", err=True)
+    from .output import vault_lines
 
-
-def _obsidian_line(v: dict) -> str:
-    if v["visible"]:
-        return f"Obsidian shows it: vault {v['obsidian_vault']}, folder {v['relative']}"
-    if v["obsidian_vault"]:
-        return (f"inside the Obsidian vault {v['obsidian_vault']}, but hidden by the dot-folder "
-                f"{v['hidden_by'][0]} (Obsidian never shows those)")
-    return "not inside an Obsidian vault (open this folder as a vault, or pick a folder inside yours)"
+    _echo(*vault_lines(report))
 
 
 @cli.command()
@@ -642,7 +631,9 @@ def exclude(action, paths, as_json):
     if as_json:
         _dump({"exclude": current})
     else:
-        click.echo("\n".join(current) if current else "no excluded projects")
+        from .output import exclude_lines
+
+        _echo(exclude_lines(current))
 
 
 # the settings `chrollo config` changes (privacy.json): name -> (key, kind)
@@ -696,7 +687,9 @@ def config(key, value, unset, files, as_json):
 
                 n = clear()
                 if n:
-                    click.echo(f"removed the recall log ({n} receipts)", err=True)
+                    from .output import recall_log_removed
+
+                    _echo([], [recall_log_removed(n)])
         else:
             try:
                 number = float(value)
@@ -719,7 +712,9 @@ def config(key, value, unset, files, as_json):
     if as_json:
         _dump(shown)
     else:
-        click.echo("\n".join(f"{k} {v}" for k, v in shown.items()))
+        from .output import settings_lines
+
+        _echo(settings_lines(shown))
 
 
 @cli.group()

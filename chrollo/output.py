@@ -526,6 +526,54 @@ def trust_lines(r: dict) -> tuple:
     return out, notes
 
 
+def settings_files_lines(rows: list) -> list:
+    """`chrollo config --files`: each settings file (and whether it is written yet), then what
+    it holds and the command that changes it."""
+    return [f"{r['file']}{'' if r['exists'] else ' (not yet written)'}\n    {r['holds']} — {r['changed_by']}"
+            for r in rows]
+
+
+def settings_lines(shown: dict) -> list:
+    """`chrollo config [KEY]`: one ``name value`` line per setting."""
+    return [f"{k} {v}" for k, v in shown.items()]
+
+
+def recall_log_removed(n: int) -> str:
+    """`chrollo config recall-log off`'s note when it removed a log."""
+    return f"removed the recall log ({n} receipts)"
+
+
+def obsidian_line(v: dict) -> str:
+    """Whether Obsidian shows a vault (obsidian.visibility's answer), in words."""
+    if v["visible"]:
+        return f"Obsidian shows it: vault {v['obsidian_vault']}, folder {v['relative']}"
+    if v["obsidian_vault"]:
+        return (f"inside the Obsidian vault {v['obsidian_vault']}, but hidden by the dot-folder "
+                f"{v['hidden_by'][0]} (Obsidian never shows those)")
+    return "not inside an Obsidian vault (open this folder as a vault, or pick a folder inside yours)"
+
+
+def vault_lines(report: dict) -> tuple:
+    """`chrollo config vault [PATH]`: (stdout: the vault, stderr: whether Obsidian shows it and
+    what stayed in the previous one)."""
+    notes = [obsidian_line(report["obsidian"])]
+    if report.get("left_behind"):
+        notes.append(f"{report['left_behind']} sessions stay in {report['previous_vault']}; "
+                     f"move the *.md files to {report['vault']} to keep them together.")
+    return [report["vault"]], notes
+
+
+def install_vault_notes(moved: dict) -> list:
+    """`chrollo install --vault PATH`'s notes (stderr): where memory lives now, whether Obsidian
+    shows it."""
+    return [f"memory: {moved['vault']}", obsidian_line(moved["obsidian"])]
+
+
+def exclude_lines(current: list) -> list:
+    """`chrollo exclude [list]`: one excluded project a line."""
+    return list(current) if current else ["no excluded projects"]
+
+
 def _part_name(part: str, harness: str) -> str:
     from .harness import adapter
 
