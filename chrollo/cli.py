@@ -180,12 +180,6 @@ def stats(since, until, per, by, dir_, as_json):
     emit_rows(rows)
 
 
-def _size(n: int) -> str:
-    from .output import size
-
-    return size(n)
-
-
 @cli.command()
 @click.option("-n", "--limit", type=click.IntRange(0), default=20, show_default=True,
               help="Most sessions to show (0: all).")
@@ -218,12 +212,10 @@ def sessions(limit, project, harness, peer, no_peers, since, until, dir_, as_jso
         return
     from .output import emit_rows, sessions_lines
 
+    from .output import sessions_notes
+
     emit_rows(sessions_lines(listing))
-    if not listing.rows:
-        click.echo(f"no sessions{' match' if (project or harness or peer or since or until) else ''} "
-                   f"in {listing.vault}", err=True)
-    elif listing.more:
-        click.echo(f"(more: -n {2 * limit}, or -n 0 for all)", err=True)
+    _echo([], sessions_notes(listing, bool(project or harness or peer or since or until), limit))
 
 
 @cli.command()
@@ -470,29 +462,15 @@ def index_(rebuild, dir_, as_json):
     from . import index as _index
     from .retrieval import resolve_roots
 
-    vault, _folder = resolve_roots(dir_)
-    bar = None
-    if not as_json and sys.stderr.isatty():
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    from .output import index_line, progress_bar
 
-        bar = Progress(TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                       transient=True)
-        task = bar.add_task("index", total=None)
-        bar.start()
-    try:
-        summary = _index.build(vault, rebuild=rebuild, progress=None if bar is None else (
-            lambda done, total: bar.update(task, completed=done, total=total)))
-    finally:
-        if bar is not None:
-            bar.stop()
+    vault, _folder = resolve_roots(dir_)
+    with progress_bar("indexing", show=not as_json) as progress:
+        summary = _index.build(vault, rebuild=rebuild, progress=progress)
     if as_json:
         _dump(summary)
         return
-    from .sanitize import clean
-
-    click.echo(clean(f"indexed {summary['files']} files of {summary['vault']} "
-                     f"({summary['read']} read now, {_size(summary['bytes_read'])} in "
-                     f"{summary['seconds']:.1f} s); index {_size(summary['index_bytes'])}"))
+    click.echo(index_line(summary))
 
 
 def _import_sources() -> list:
@@ -532,28 +510,13 @@ _IMPORT_HELP = """Backfill memory from transcripts the harnesses already keep.
 def import_(source, root, since, dry_run, as_harness, as_json):
     """Backfill memory from transcripts the harnesses already keep (help: _IMPORT_HELP)."""
     from .importer import run_import
-    from .output import import_lines
+    from .output import emit, import_lines, progress_bar
 
-    bar = None
-    if not as_json and sys.stderr.isatty():
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-        bar = Progress(TextColumn("importing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                       TextColumn("{task.fields[name]}"), transient=True)
-        task = bar.add_task("import", total=None, name="")
-        bar.start()
-    try:
-        summary = run_import(source, root, since, dry_run, as_harness, progress=None if bar is None else (
-            lambda done, total, path: bar.update(task, completed=done, total=total,
-                                                 name=os.path.basename(path)[:40])))
-    finally:
-        if bar is not None:
-            bar.stop()
+    with progress_bar("importing", show=not as_json, named=True) as progress:
+        summary = run_import(source, root, since, dry_run, as_harness, progress=progress)
     if as_json:
         _dump(summary.to_json())
     else:
-        from .output import emit
-
         emit(import_lines(summary))
 
 
@@ -593,8 +556,9 @@ def forget(sessions, since, until, project, lines, regex, secrets, dir_, dry_run
 
     if not (dry_run or yes or as_json or lines is not None or secrets) and sys.stdin.isatty():
         preview = run(sessions, since, until, project, lines, regex, dir_, dry_run=True)
-        if preview.sessions and not click.confirm(
-                f"Forget {len(preview.sessions)} session file(s) for good?", err=True):
+        from .output import forget_question
+
+        if preview.sessions and not click.confirm(forget_question(preview), err=True):
             raise click.exceptions.Abort()
     report = run(sessions, since, until, project, lines, regex, dir_, dry_run=dry_run, secrets=secrets)
     if as_json:
@@ -743,11 +707,10 @@ def recall_log(limit, all_, as_json):
         return
     from .output import emit, receipt_lines
 
+    from .output import receipt_notes
+
     emit(receipt_lines(rows))
-    if not conf["enabled"]:
-        click.echo("the recall log is off (chrollo config recall-log on)", err=True)
-    elif not rows:
-        click.echo(f"nothing injected yet ({receipts.log_path()})", err=True)
+    _echo([], receipt_notes(conf["enabled"], rows, receipts.log_path()))
 
 
 @recall.command("why")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
+from contextlib import contextmanager
 
 from .fileformat import HEADER_RE
 from .sanitize import clean
@@ -189,6 +190,45 @@ def import_lines(summary) -> list:
     return out
 
 
+def index_line(summary: dict) -> str:
+    """`chrollo index`'s summary: files indexed, what was read now and how long, the index's size."""
+    return clean(f"indexed {summary['files']} files of {summary['vault']} "
+                 f"({summary['read']} read now, {size(summary['bytes_read'])} in "
+                 f"{summary['seconds']:.1f} s); index {size(summary['index_bytes'])}")
+
+
+@contextmanager
+def progress_bar(label: str, show: bool = True, named: bool = False):
+    """A transient progress bar while the body runs, when ``show`` and stderr is a terminal
+    (`chrollo index`, `chrollo import`): yields the callback the library reports to —
+    ``(done, total)``, or ``(done, total, path)`` with ``named`` (the file's name shown) — or
+    None when there is no bar."""
+    if not (show and sys.stderr.isatty()):
+        yield None
+        return
+    import os
+
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn(label), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                   *([TextColumn("{task.fields[name]}")] if named else []), transient=True)
+    task = bar.add_task(label, total=None, **({"name": ""} if named else {}))
+    bar.start()
+    try:
+        if named:
+            yield lambda done, total, path: bar.update(task, completed=done, total=total,
+                                                       name=os.path.basename(path)[:40])
+        else:
+            yield lambda done, total: bar.update(task, completed=done, total=total)
+    finally:
+        bar.stop()
+
+
+def forget_question(preview) -> str:
+    """What `chrollo forget` asks on a terminal before removing whole sessions."""
+    return f"Forget {len(preview.sessions)} session file(s) for good?"
+
+
 def forget_lines(report) -> list:
     """`chrollo forget`'s report: what went (or would go), then a one-line total."""
     would = report.dry_run
@@ -231,6 +271,14 @@ def sessions_lines(listing) -> list:
             parts += [("", "  " if i else ""), (style, text.rjust(w) if i in (4, 5) else text.ljust(w))]
         out.append(parts)
     return out
+
+
+def sessions_notes(listing, filtered: bool, limit: int) -> list:
+    """`chrollo sessions`' note on stderr: none found (none ``match`` when ``filtered``), or
+    how to see the rest."""
+    if not listing.rows:
+        return [f"no sessions{' match' if filtered else ''} in {listing.vault}"]
+    return [f"(more: -n {2 * limit}, or -n 0 for all)"] if listing.more else []
 
 
 def emit_rows(rows: list, stream=None) -> None:
@@ -360,6 +408,13 @@ def receipt_lines(rows: list) -> list:
                 out.append(("", f"    {_home_short(str(x.get('path')))}:{x.get('line')}  "
                                 f"(lines {x.get('start')}-{x.get('end')}, {x.get('chars')} chars)"))
     return out
+
+
+def receipt_notes(enabled: bool, rows: list, log: str) -> list:
+    """`chrollo recall log`'s note on stderr: the log is off, or nothing was injected yet."""
+    if not enabled:
+        return ["the recall log is off (chrollo config recall-log on)"]
+    return [] if rows else [f"nothing injected yet ({log})"]
 
 
 def why_lines(trace: dict) -> list:
