@@ -782,9 +782,9 @@ def mesh_init(name, force, as_json):
     if as_json:
         _dump({"name": cfg.name, "id": ident.id})
         return
-    click.echo(ident.id)
-    click.echo(f"node {cfg.name!r} ready. On each peer: chrollo mesh peers add [HOST:PORT] --id {ident.id} "
-               f"--name {cfg.name}", err=True)
+    from .output import mesh_init_lines
+
+    _echo(*mesh_init_lines(cfg.name, ident.id))
 
 
 @mesh.command("id")
@@ -810,9 +810,10 @@ def mesh_key():
 def mesh_serve(bind, port, dir_, announce):
     """Serve this node's sessions to paired peers over TLS 1.3 (until Ctrl-C)."""
     from .mesh.server import serve
+    from .output import serving_line
 
     def ready(host, real_port, node_id):
-        click.echo(f"chrollo mesh: serving on {host}:{real_port} as {node_id}", err=True)
+        click.echo(serving_line(host, real_port, node_id), err=True)
         sys.stderr.flush()
 
     serve(bind, port, dir_, ready, announce)
@@ -854,7 +855,12 @@ def mesh_peers_add(address, node_id, name, as_json):
     cfg = MeshConfig.load()
     peer = cfg.add_peer(node_id, name, address)
     cfg.save()
-    _dump(peer) if as_json else click.echo(f"peer {peer['name']} ({peer['id']}) paired")
+    if as_json:
+        _dump(peer)
+        return
+    from .output import peer_added_line
+
+    click.echo(peer_added_line(peer))
 
 
 @mesh_peers.command("remove")
@@ -875,10 +881,10 @@ def mesh_peers_remove(peer, keep_files, dir_, as_json):
     gone = dict(gone, files_removed=drop_peer(gone, dir_ or _v.memories_path(), _v.home_path(), keep_files))
     if as_json:
         _dump(gone)
-    else:
-        click.echo(f"peer {gone['name']} removed" + ("" if keep_files else
-                   f"; {gone['files_removed']} {'file' if gone['files_removed'] == 1 else 'files'} "
-                   f"received from it deleted"))
+        return
+    from .output import peer_removed_line
+
+    click.echo(peer_removed_line(gone, keep_files))
 
 
 @mesh_peers.command("set")
@@ -890,19 +896,17 @@ def mesh_peers_remove(peer, keep_files, dir_, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the peer as JSON.")
 def mesh_peers_set(peer, searchable, recall, quota_mb, address, as_json):
     """Change a peer's switches: searchable, recall, quota, address."""
-    from .mesh.config import MeshConfig, parse_address
+    from .mesh.config import MeshConfig
 
     cfg = MeshConfig.load()
-    p = cfg.find_peer(peer)
-    for k, v in (("searchable", searchable), ("recall", recall), ("quota_mb", quota_mb)):
-        if v is not None:
-            p[k] = v
-    if address:
-        host, port = parse_address(address)
-        p["address"] = f"{host}:{port}"
+    p = cfg.set_peer(peer, searchable=searchable, recall=recall, quota_mb=quota_mb, address=address)
     cfg.save()
-    _dump(p) if as_json else click.echo(f"peer {p['name']}: search {'on' if p['searchable'] else 'off'} · "
-                                        f"recall {'on' if p['recall'] else 'off'} · quota {p['quota_mb']} MB")
+    if as_json:
+        _dump(p)
+        return
+    from .output import peer_set_line
+
+    click.echo(peer_set_line(p))
 
 
 @mesh_peers.command("discover")
@@ -933,12 +937,9 @@ def mesh_peers_discover(timeout, add, as_json):
     if as_json:
         _dump({"found": found, "added": add})
     else:
-        for f in found:
-            click.echo(f"{f['address']}\t{f['node']}\t{f.get('id')}\t" + ("not paired" if not f["paired"] else
-                       "paired" if "verified" not in f else "paired, address recorded" if f["verified"] else
-                       "paired ID, but another node answers there: not recorded"))
-        if not found:
-            click.echo("no chrollo node announced itself (start one with `chrollo mesh serve --announce`)", err=True)
+        from .output import discover_lines
+
+        _echo(*discover_lines(found))
 
 
 @mesh.command("sync")

@@ -670,12 +670,52 @@ def install_all_lines(command: str, done: dict) -> list:
     return out
 
 
+def mesh_init_lines(name: str, node_id: str) -> tuple:
+    """`chrollo mesh init`: (stdout: the node ID, stderr: what each peer runs to pair it)."""
+    return [node_id], [f"node {name!r} ready. On each peer: chrollo mesh peers add [HOST:PORT] --id {node_id} "
+                       f"--name {name}"]
+
+
+def serving_line(host: str, port: int, node_id: str) -> str:
+    """`chrollo mesh serve`'s line on stderr once it listens."""
+    return f"chrollo mesh: serving on {host}:{port} as {node_id}"
+
+
+def _switches(p: dict) -> str:
+    return (f"search {'on' if p['searchable'] else 'off'} · recall {'on' if p['recall'] else 'off'} "
+            f"· quota {p['quota_mb']} MB")
+
+
 def peers_lines(peers: list) -> tuple:
     """`chrollo mesh peers list`: (stdout lines, stderr notes)."""
-    out = [f"{p['name']}\t{p['id']}\t{p.get('address') or '-'}\t"
-           f"search {'on' if p['searchable'] else 'off'} · recall {'on' if p['recall'] else 'off'} "
-           f"· quota {p['quota_mb']} MB" for p in peers]
+    out = [f"{p['name']}\t{p['id']}\t{p.get('address') or '-'}\t{_switches(p)}" for p in peers]
     return out, [] if peers else ["no peers yet: chrollo mesh peers add [HOST:PORT] --id ID --name NAME"]
+
+
+def peer_added_line(peer: dict) -> str:
+    """`chrollo mesh peers add`."""
+    return f"peer {peer['name']} ({peer['id']}) paired"
+
+
+def peer_set_line(peer: dict) -> str:
+    """`chrollo mesh peers set`: the peer's switches as they are now."""
+    return f"peer {peer['name']}: {_switches(peer)}"
+
+
+def peer_removed_line(gone: dict, keep_files: bool) -> str:
+    """`chrollo mesh peers remove`: the peer, and how many of its files went with it."""
+    return f"peer {gone['name']} removed" + ("" if keep_files else
+                                             f"; {plural(gone['files_removed'], 'file')} received from it deleted")
+
+
+def discover_lines(found: list) -> tuple:
+    """`chrollo mesh peers discover`: (stdout: each node found — address, name, ID, whether it
+    is paired and its address recorded; stderr: a note when none was). ``found`` is sanitized."""
+    out = [f"{f['address']}\t{f['node']}\t{f.get('id')}\t" + (
+        "not paired" if not f["paired"] else "paired" if "verified" not in f else
+        "paired, address recorded" if f["verified"] else "paired ID, but another node answers there: not recorded")
+        for f in found]
+    return out, [] if found else ["no chrollo node announced itself (start one with `chrollo mesh serve --announce`)"]
 
 
 def sync_lines(result: dict, where: str) -> list:

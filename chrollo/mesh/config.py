@@ -125,6 +125,18 @@ class MeshConfig:
                 return p
         raise UsageError(f"no peer {which!r}", "`chrollo mesh peers` lists them.", kind="peer_not_found")
 
+    def set_peer(self, which: str, *, searchable: bool | None = None, recall: bool | None = None,
+                 quota_mb: int | None = None, address: str | None = None) -> dict:
+        """Change a peer's switches (None: leave one as it is); returns the peer."""
+        p = self.find_peer(which)
+        for k, v in (("searchable", searchable), ("recall", recall), ("quota_mb", quota_mb)):
+            if v is not None:
+                p[k] = v
+        if address:
+            host, port = parse_address(address)
+            p["address"] = f"{host}:{port}"
+        return p
+
     def remove_peer(self, which: str) -> dict:
         p = self.find_peer(which)
         self.peers.remove(p)
