@@ -210,13 +210,17 @@ class Sandbox:
     # -------------------------------------------------------------- path pools
 
     def read_paths(self):
-        """Paths a command may read, never write: the vault's files and everything hostile."""
+        """Paths a command may read, never write: the vault's files and everything hostile.
+
+        Folders outside the sandbox are small system ones (/etc, /proc): not ``/``, whose
+        markdown is whatever the machine holds (650,000 files of benchmark vaults here), so a
+        complete ``search``/``stats --dir /`` is minutes of real work, not a hang to find."""
         v, o = self.vault, self.outside
         fixed = [str(p) for p in sorted(v.iterdir())] + [
             str(v / "peers" / "alice"), str(v), "2026-09-01_101500_" + SID[:8] + ".md", SID, SID[:8], SID[:7],
             "abc1", str(o / "secret.txt"), str(o / "dir"), str(o / "fifo.md"), str(o / "etc-link"),
             str(o / "2026-01-01_100000_outside_5f1c2a9e.md"), str(o / "transcript.jsonl"),
-            "/etc/passwd", "/proc/self/status", "/proc/x", "/proc", "/dev/null", "/dev/zero", "/", ".", "..",
+            "/etc/passwd", "/proc/self/status", "/proc/x", "/proc", "/dev/null", "/dev/zero", "/etc", ".", "..",
             "~", "~nobody", "", "../../../../etc/passwd", "nonexistent.md", "peers/alice", "x" * 5000,
             str(v) + "/../../outside/secret.txt"]
         return st.one_of(st.sampled_from(fixed), text(30),
