@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Mesh sync throughput (figures for closing notes): two paired nodes, real processes.
 
-    python bench/mesh.py [--mb 100] [--files 1000] [--transports lan,folder,git]
+    python bench/mesh.py [--mb 100] [--files 1000] [--transports lan,folder,git] [--vault DIR]
     python bench/mesh.py --redaction [--mb 20] [--before REV] [--rounds 3]
 
 Node B's vault gets --files session files totalling --mb megabytes (realistic turns, a few
-secrets sprinkled in so redaction does work). Per transport, A takes everything (first
-sync), then re-syncs with nothing new. LAN: B runs `chrollo mesh serve` (TLS 1.3), A runs
-`sync --all`. Folder / git: B publishes (`sync --folder|--git`, timed separately), A takes.
-Baseline: `cp -r` of the vault in the same run.
+secrets sprinkled in so redaction does work), or with --vault DIR real session files copied
+from DIR up to --mb. Per transport, B starts cold (no redaction cache, no manifest cache: its
+first publication redacts everything), then: A takes everything (first sync), re-syncs with
+nothing new, and takes one new turn appended to B's newest session. LAN: B runs `chrollo mesh
+serve` (TLS 1.3), A runs `sync --all` (the server's redaction is inside A's time). Folder /
+git: B publishes (`sync --folder|--git`), A takes; each timed, and both together. Seconds
+and CPU seconds of both nodes (the share of a loaded machine's cores a run got does not
+count, what it did does). Baseline: `cp -r` of the vault in the same run.
 
 --redaction: publishing's redaction alone, in this process, on two texts of --mb each, split into
 files of --mb/--files: "mesh" (the sessions above) and "dense" (turns of the ordinary developer
@@ -155,6 +159,7 @@ def main() -> None:
     ap.add_argument("--redaction", action="store_true", help="time redaction alone (see above)")
     ap.add_argument("--before", default="dd97a3df", help="the revision whose chrollo/redact.py is 'before'")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--vault", help="sync these real session files (*.md, up to --mb) instead of generated ones")
     a = ap.parse_args()
     if a.redaction:
         a.mb, a.files = a.mb or 20, a.files or 200
@@ -174,28 +179,26 @@ def main() -> None:
         return p
 
     def timed(node, *args):
-        t0 = time.perf_counter()
+        """(seconds, --json output, CPU seconds of the command and of the LAN server meanwhile)"""
+        c0, s0, t0 = _cpu(), _proc_cpu(server), time.perf_counter()
         p = run(node, *args, "--json")
-        return time.perf_counter() - t0, json.loads(p.stdout)
+        return time.perf_counter() - t0, json.loads(p.stdout), _cpu() - c0 + _proc_cpu(server) - s0
     try:
         ids = {n: run(n, "mesh", "init", "--name", n).stdout.strip() for n in ("a", "b")}
         vault = work / "b" / "memories"
         vault.mkdir(parents=True)
-        rnd = random.Random(0)
-        each = int(a.mb * 1e6 / a.files)
-        total = 0
-        for i in range(a.files):
-            text = session(i, each, rnd)
-            (vault / f"2026-10-01_{i // 60 % 24:02d}{i % 60:02d}00_b{i:07d}.md").write_text(text)
-            total += len(text.encode())
+        total = _fill(vault, a)
         t0 = time.perf_counter()
         shutil.copytree(vault, work / "cp-baseline")
         cp = time.perf_counter() - t0
         run("b", "mesh", "peers", "add", "--id", ids["a"], "--name", "a")
         rows = []
+        newest = max(vault.glob("*.md"))
         for tr in ap_transports:
-            for d in ("peers", "state"):
-                shutil.rmtree(work / "a" / ("memories/peers" if d == "peers" else "state/mesh/peers"), ignore_errors=True)
+            for d in ("memories/peers", "state/mesh/peers"):
+                shutil.rmtree(work / "a" / d, ignore_errors=True)
+            for f in ("redacted.sqlite", "manifest-cache.json"):  # each transport's first sync starts cold
+                (work / "b" / "state" / "mesh" / f).unlink(missing_ok=True)
             if tr == "lan":
                 server = subprocess.Popen(cmd + ["mesh", "serve", "--port", "0"], env=envs["b"],
                                           stderr=subprocess.PIPE, text=True)
@@ -211,26 +214,68 @@ def main() -> None:
                     subprocess.run(["git", "init", "-q", "--bare", str(work / "remote.git")], check=True)
                     where = ["--git", str(work / "remote.git")]
                 run("a", "mesh", "sync", *where)  # a publishes its certificate
-                dt, _ = timed("b", "mesh", "sync", *where)
-                rows.append((f"{tr}: B publishes (redact, seal, write)", dt, None))
-            for label in ("first sync", "re-sync (nothing new)"):
-                dt, out = timed("a", "mesh", "sync", *where)
-                rows.append((f"{tr}: A {label}", dt, out["peers"][0]))
+            for label in ("first sync", "re-sync (nothing new)", "one new turn"):
+                if label == "one new turn":
+                    with open(newest, "a") as fh:
+                        fh.write(f"\n[2026-10-01 12:00:{len(rows) % 60:02d}] [User]\none more {tr} turn: "
+                                 + " ".join(WORDS) + "\n\n")
+                took = 0.0, 0.0
+                if tr != "lan":
+                    dt, _, dc = timed("b", "mesh", "sync", *where)
+                    rows.append((f"{tr}, {label}: B publishes (redact, seal, write)", dt, dc, None))
+                    took = dt, dc
+                dt, out, dc = timed("a", "mesh", "sync", *where)
+                rows.append((f"{tr}, {label}: A takes", dt, dc, out["peers"][0]))
+                if tr != "lan":
+                    rows.append((f"**{tr}, {label}: both**", dt + took[0], dc + took[1], None))
             if server:
                 server.kill()
                 server.wait()
                 server = None
-        print(f"{a.files} files, {total / 1e6:.1f} MB in B's vault; {' '.join(cmd)}; cp -r baseline {cp:.2f} s")
-        print("\n| run | seconds | × cp -r | files taken | MB taken | MB/s of vault |\n|---|---|---|---|---|---|")
-        for label, dt, r in rows:
+        print(f"{a.files} files, {total / 1e6:.1f} MB in B's vault ({a.vault or 'generated sessions'}); "
+              f"{' '.join(cmd)}; cp -r baseline {cp:.2f} s; load average {os.getloadavg()[0]:.1f} on "
+              f"{os.cpu_count()} cores")
+        print("\n| run | seconds | × cp -r | CPU seconds (both nodes) | files taken | MB taken | MB/s of vault |\n"
+              "|---|---|---|---|---|---|---|")
+        for label, dt, dc, r in rows:
             took = f"{r['downloaded']} | {r['bytes'] / 1e6:.1f}" if r else "- | -"
-            print(f"| {label} | {dt:.2f} | {dt / cp:.1f} | {took} | {total / 1e6 / dt:.1f} |")
+            print(f"| {label} | {dt:.2f} | {dt / cp:.1f} | {dc:.2f} | {took} | {total / 1e6 / dt:.1f} |")
         got = work / "a" / "memories" / "peers" / "b"
         print(f"\nA holds {len(list(got.glob('*.md')))} files from b")
     finally:
         if server:
             server.kill()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _fill(vault: Path, a) -> int:
+    """B's vault: --files generated sessions of --mb in all, or (--vault DIR) real session files
+    copied from DIR, newest first, up to --mb. Returns the bytes written."""
+    total = 0
+    if a.vault:
+        for f in sorted(Path(a.vault).glob("*.md"), reverse=True):
+            if total >= a.mb * 1e6:
+                break
+            shutil.copyfile(f, vault / f.name)
+            total += f.stat().st_size
+        a.files = len(list(vault.glob("*.md")))
+        return total
+    rnd = random.Random(0)
+    each = int(a.mb * 1e6 / a.files)
+    for i in range(a.files):
+        text = session(i, each, rnd)
+        (vault / f"2026-10-01_{i // 60 % 24:02d}{i % 60:02d}00_b{i:07d}.md").write_text(text)
+        total += len(text.encode())
+    return total
+
+
+def _proc_cpu(proc) -> float:
+    """CPU seconds a running process (the LAN server) has used (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (AttributeError, OSError, ValueError, IndexError):
+        return 0.0
 
 
 if __name__ == "__main__":

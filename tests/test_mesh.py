@@ -85,6 +85,27 @@ def test_grown_file_is_updated_and_manifest_sequence_grows(mesh, tmp_path):
     assert b"dynamodb lock tables" in a.peer_files("bravo")[f.name]
 
 
+
+def test_a_copy_changed_or_deleted_here_is_taken_again_and_an_untouched_one_is_not(mesh, tmp_path):
+    """A re-sync no longer reads every copy to hash it (a copy whose size, mtime and inode are
+    the ones recorded when it was written is unchanged); one edited here — even to the same
+    size — or deleted is still taken again."""
+    a, b = two(mesh)
+    b.session("bbbb0002-x", "bravo tunes the kafka consumer lag alerts", start="2026-10-02T10:00:00")
+    args = transport_args("folder", tmp_path)
+    introduce(args, a, b)
+    copies = a.vault / "peers" / "bravo"
+    first, second = sorted(copies.iterdir())
+    original = first.read_bytes()
+    first.write_bytes(original.replace(b"postgres", b"POSTGRES"))  # same size, other bytes
+    second.unlink()
+    p, out = a.sync(*args)
+    assert out["peers"][0]["downloaded"] == 2 and out["peers"][0]["unchanged"] == 0, out
+    assert first.read_bytes() == original and second.exists()
+    p, out = a.sync(*args)
+    assert out["peers"][0]["downloaded"] == 0 and out["peers"][0]["unchanged"] == 2, out
+
+
 # ------------------------------------------------------------------------------- the attacks
 
 def _clone(remote, tmp_path) -> Path:

@@ -45,6 +45,7 @@ class LanSource(Source):
             raw = socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT)
         except OSError as e:
             raise TransportError(f"cannot reach {self.peer['address']}: {e}") from None
+        nodelay(raw)
         timer = threading.Timer(CONNECT_TIMEOUT, _shut, [raw])  # a handshake dripped byte by byte ends too
         timer.daemon = True
         timer.start()
@@ -159,6 +160,15 @@ def probe(address: str, timeout: float = CONNECT_TIMEOUT) -> str | None:
         return _identity.node_id(der) if der else None
     except Exception:  # noqa: BLE001 — unreachable or not a chrollo node: not verified
         return None
+
+
+def nodelay(sock) -> None:
+    """No Nagle delay: a request or an answer goes out whole at once (with it, each small
+    last segment waited for the peer's delayed ACK: ~20 ms per file, 20 s for 1,000 files)."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:
+        pass
 
 
 def _shut(sock) -> None:

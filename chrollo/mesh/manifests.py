@@ -263,6 +263,16 @@ def _blocks(size: int) -> int:
     return max(1, -(-size // BLOCK)) * BLOCK
 
 
+def _stamp(fd: int, name: str) -> list:
+    """[size, mtime ns, inode] of ``name`` in ``fd`` ([] if it is not there): a copy whose
+    stamp is the one recorded when it was written has not been touched since."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns, st.st_ino] if stat.S_ISREG(st.st_mode) else []
+
+
 def _held(fd: int) -> dict:
     """{name: size} of the session files in a peer's folder (links and others ignored)."""
     out = {}
@@ -358,12 +368,16 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                 out["errors"].append(f"deadline of {timeout:.0f} s for this peer reached: the rest waits "
                                      "for the next sync")
                 break
-            # what we hold: [the peer's sha256, the sha256 of our copy] — they differ where a
-            # `forget --lines` pattern was applied to the copy (an old state holds one sha)
+            # what we hold: [the peer's sha256, the sha256 of our copy, our copy's stat stamp]
+            # — the shas differ where a `forget --lines` pattern was applied to the copy (an old
+            # state holds one sha, or no stamp). A copy whose stamp is unchanged is not read
+            # again (hashing every copy made each sync read the whole peer folder)
             got = have.get(name)
-            theirs, ours = (got, got) if isinstance(got, str) else (got or [None, None])[:2]
-            if theirs == sha and sha_at(fd, name) == ours:
+            theirs, ours, *stamp = [got, got] if isinstance(got, str) else (got or [None, None])
+            now = _stamp(fd, name)
+            if theirs == sha and now and (stamp == now or sha_at(fd, name) == ours):
                 out["unchanged"] += 1
+                have[name] = [theirs, ours, *now]
                 continue
             try:
                 body = source.file(peer["id"], name, e["size"])
@@ -376,7 +390,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             except (Refused, TransportError, OSError) as err:
                 out["errors"].append(str(err))
                 continue
-            have[name] = [sha, sha if kept is body else hashlib.sha256(kept).hexdigest()]
+            have[name] = [sha, sha if kept is body else hashlib.sha256(kept).hexdigest(), *_stamp(fd, name)]
             out["downloaded"] += 1
             out["bytes"] += len(body)
         if out["skipped_quota"]:

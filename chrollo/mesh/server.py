@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .. import vault as _vault
 from . import identity as _identity
+from .client import nodelay
 from .files import Refused, valid_file_name
 
 MAX_CONNECTIONS = 64      # paired nodes at once
@@ -161,6 +162,7 @@ class MeshServer(ThreadingHTTPServer):
         timer.start()
         tls, slot = None, False
         try:
+            nodelay(request)
             request.settimeout(HANDSHAKE_TIMEOUT)
             try:
                 tls = self.ctx.wrap_socket(request, server_side=True)

@@ -70,7 +70,8 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
                 out["peers"].append(pull(cfg.name, p, source, vault, home, "lan", timeout))
             finally:
                 source.close()
-    os.sync()  # received files are renamed into place unsynced; one flush for the whole run
+    if any(p.get("downloaded") for p in out["peers"]):
+        os.sync()  # received files are renamed into place unsynced; one flush for the whole run
     from ..index import ensure
 
     ensure(vault, under="peers")  # (what was received goes into the search index, if there is one)
