@@ -135,14 +135,7 @@ def sessions(dir: str | None = None, filters: Filters | None = None, limit: int 
     rows: list = []
     more = False
     newest, total = _listing.cached(root, include_peers)
-    undated: list = []
-    for key in _walk(root, newest, total, include_peers):
-        name, _, rel = key.partition("\0")
-        if not _STAMP.match(name):
-            undated.append(key)
-            continue
-        if f.lo and name[:17] < f.lo:
-            break  # every name from here on is older
+    for key in _keys(root, newest, total, include_peers, f.lo):
         row = _row(root, key, f)
         if row is None:
             continue
@@ -150,16 +143,22 @@ def sessions(dir: str | None = None, filters: Filters | None = None, limit: int 
             more = True
             break
         rows.append(row)
-    else:
-        for key in sorted(undated):
-            row = _row(root, key, f)
-            if row is None:
-                continue
-            if limit and len(rows) >= limit:
-                more = True
-                break
-            rows.append(row)
     return Listing(root, rows, more, total)
+
+
+def _keys(root: str, newest: list, total: int, include_peers: bool, lo: str | None):
+    """Session keys to list, newest first, then the undated names (no timestamp) sorted; none
+    older than ``lo`` — and then no undated ones either, as a ``--since`` asks for dates."""
+    undated: list = []
+    for key in _walk(root, newest, total, include_peers):
+        name = key.partition("\0")[0]
+        if not _STAMP.match(name):
+            undated.append(key)
+        elif lo and name[:17] < lo:
+            return  # every name from here on is older
+        else:
+            yield key
+    yield from sorted(undated)
 
 
 def _walk(root: str, newest: list, total: int, include_peers: bool):
