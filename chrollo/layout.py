@@ -34,6 +34,7 @@ writer's locks by the names below). See docs/design.md §3.
     forgotten.json           tombstones (NOT disposable)
     mesh/...                 the mesh's caches, its peers' manifests and its status
     mesh/redacted.sqlite     publishing's redaction cache: content sha256 -> redacted bytes
+    mesh/detect-secrets-rules.json   detect-secrets' detector regexes as data (its version's)
     locks/                   capture-XX, write-XX (256 shards each), forgotten
 
 **Lock order.** A process holding several of these locks takes them in this order and never
@@ -124,6 +125,12 @@ def redaction_cache_file(home: str | None = None) -> str:
     """Redacted output of each published file, keyed by the hash of its raw bytes and the rules
     (chrollo/redact.py): an unchanged file is never redacted twice. Holds redacted text only."""
     return _state("mesh", "redacted.sqlite", home=home)
+
+
+def redaction_rule_sets_file(home: str | None = None) -> str:
+    """detect-secrets' detector regexes as data, for its installed version (chrollo/redact.py):
+    a process that finds them here never imports detect-secrets. Disposable."""
+    return _state("mesh", "detect-secrets-rules.json", home=home)
 
 
 def redact_rule_files(home: str | None = None) -> list:

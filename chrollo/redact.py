@@ -235,9 +235,30 @@ DS_KEYWORDS = {
 }
 
 
-def detect_secrets_rules() -> dict:
-    """{"<detector>[-<n>]": (compiled regex, keywords)} from detect-secrets' regex detectors
-    ({} if it is not installed: the other rules still apply)."""
+def detect_secrets_rules(cache: str | None = None) -> dict:
+    """{"<detector>[-<n>]": (regex, flags, keywords)} from detect-secrets' regex detectors
+    ({} if it is not installed: the other rules still apply). With ``cache`` (a JSON file), the
+    detectors' regexes are kept there as data for the installed version, so a process that
+    finds them there never imports detect-secrets (~0.15-0.25 s: it imports requests)."""
+    version = _ds_version()
+    if version is None:
+        return {}
+    found = _read_ds_cache(cache, version) if cache else None
+    if found is None:
+        found = _ds_detectors()
+        if cache and found:
+            _write_ds_cache(cache, version, found)
+    out = {}
+    for name, rid, patterns in found:
+        if name in SKIP_DETECTORS:
+            continue
+        for i, (rx, flags) in enumerate(patterns):
+            out[f"{rid}-{i + 1}" if i else rid] = (rx, flags, DS_KEYWORDS.get(name))
+    return out
+
+
+def _ds_detectors() -> list:
+    """[(class name, rule id, [(regex, flags), …])] of detect-secrets' regex detectors."""
     try:
         import importlib
         import inspect
@@ -246,32 +267,65 @@ def detect_secrets_rules() -> dict:
         import detect_secrets.plugins as plugins
         from detect_secrets.plugins.base import RegexBasedDetector
     except ImportError:
-        return {}
-    out = {}
+        return []
+    out = []
     for m in pkgutil.iter_modules(plugins.__path__):
         try:
             mod = importlib.import_module(f"detect_secrets.plugins.{m.name}")
         except Exception:  # noqa: BLE001 — one broken detector never costs the others
             continue
         for name, cls in inspect.getmembers(mod, inspect.isclass):
-            if (cls.__module__ != mod.__name__ or not issubclass(cls, RegexBasedDetector)
-                    or cls is RegexBasedDetector or name in SKIP_DETECTORS):
+            if cls.__module__ != mod.__name__ or not issubclass(cls, RegexBasedDetector) or cls is RegexBasedDetector:
                 continue
             rid = re.sub(r"[^a-z0-9]+", "-", str(getattr(cls, "secret_type", name)).lower()).strip("-")
-            for i, rx in enumerate(getattr(cls, "denylist", ())):
-                out[f"{rid}-{i + 1}" if i else rid] = (rx, DS_KEYWORDS.get(name))
-    return out
+            pats = [(rx.pattern, rx.flags) if hasattr(rx, "pattern") else (str(rx), 0)
+                    for rx in getattr(cls, "denylist", ())]
+            out.append((name, rid, [(p, f) for p, f in pats if isinstance(p, str)]))
+    return sorted(out)
+
+
+def _read_ds_cache(path: str, version: str):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if data.get("detect-secrets") != version:
+            return None
+        return [(str(n), str(r), [(str(p), int(f)) for p, f in pats]) for n, r, pats in data["detectors"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # missing or damaged: made again
+
+
+def _write_ds_cache(path: str, version: str, found: list) -> None:
+    from .homedir import write_private
+
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        write_private(path, json.dumps({"detect-secrets": version, "detectors": found}))
+    except OSError:
+        pass  # a cache: never fatal
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Rule:
-    __slots__ = ("id", "rx", "keywords", "group", "at", "multiline", "check")
+    __slots__ = ("id", "pattern", "flags", "_rx", "keywords", "group", "at", "multiline", "check")
 
-    def __init__(self, rid, rx, keywords, group=None, at=False, multiline=False, check=None):
-        self.id, self.rx, self.keywords, self.group = rid, rx, keywords, group
-        self.at, self.multiline, self.check = at, multiline, check
+    def __init__(self, rid, pattern, keywords, group=None, at=False, multiline=False, check=None, flags=0):
+        self.id, self.pattern, self.flags, self._rx, self.keywords = rid, pattern, flags, None, keywords
+        self.group, self.at, self.multiline, self.check = group, at, multiline, check
+
+    @property
+    def rx(self):
+        """The compiled regex, compiled the first time it is needed (most text needs few rules:
+        compiling all ~130 cost a re-publish ~0.1 s for nothing)."""
+        if self._rx is None:
+            self._rx = re.compile(self.pattern, self.flags)
+        return self._rx
+
+    @rx.setter
+    def rx(self, value):
+        self._rx = value
 
     def secret(self, m, line: str):
         """The (start, end) of the secret in m, or None when the match is allowed."""
@@ -303,24 +357,26 @@ def _config(home: str) -> dict:
 
 class Redactor:
     def __init__(self, extra: dict | None = None, disable=(), use_detect_secrets: bool = True,
-                 cache: str | None = None):
+                 cache: str | None = None, rule_sets: str | None = None):
         rules: dict = {}
         for rid, (rx, kws, *opt) in RULES.items():
             o = opt[0] if opt else {}
-            rules[rid] = _Rule(rid, re.compile(rx), kws, o.get("group"), o.get("at", False),
+            rules[rid] = _Rule(rid, rx, kws, o.get("group"), o.get("at", False),
                                o.get("multiline", False), check=o.get("check"))
-        for rid, (rx, kws) in (detect_secrets_rules() if use_detect_secrets else {}).items():
-            rules["ds-" + rid if rid in rules else rid] = _Rule(rid, re.compile(rx), kws)
+        ds = detect_secrets_rules(rule_sets) if use_detect_secrets else {}
+        for rid, (rx, flags, kws) in ds.items():
+            rules["ds-" + rid if rid in rules else rid] = _Rule(rid, rx, kws, flags=flags)
         for rid, rx in (extra or {}).items():
-            rules[str(rid)] = _Rule(str(rid), re.compile(rx), None)
+            rules[str(rid)] = _Rule(str(rid), re.compile(rx), None)  # (compiled now: a bad one is told at once)
+            rules[str(rid)].pattern = rules[str(rid)].rx.pattern
         for rid in disable:  # an id names the rule of that id in every set
             for key in (rid, "ds-" + str(rid)):
                 rules.pop(key, None)
         for rid, r in rules.items():
             r.id = rid
         self.rules = list(rules.values())
-        ident = [(r.id, r.rx.pattern, r.keywords, r.group) for r in self.rules]
-        ident.append(_ds_version() if use_detect_secrets else None)
+        ident = [(r.id, r.pattern, r.keywords, r.group) for r in self.rules]
+        ident.append(_ds_version() or "?" if use_detect_secrets else None)
         self.digest = hashlib.sha256(json.dumps(ident, default=str).encode()).hexdigest()[:16]
         self._always = [i for i, r in enumerate(self.rules) if not r.keywords]
         words: dict = {}
@@ -336,7 +392,7 @@ class Redactor:
 
     @classmethod
     def from_config(cls, home: str) -> "Redactor":
-        from .layout import redaction_cache_file
+        from .layout import redaction_cache_file, redaction_rule_sets_file
 
         cfg = _config(home)
         extra, disable = cfg.get("extra") or {}, cfg.get("disable") or []
@@ -344,7 +400,7 @@ class Redactor:
             from .errors import ChrolloError
 
             raise ChrolloError("bad_config", "redact.json: extra must be an object, disable a list")
-        return cls(extra, disable, cache=redaction_cache_file(home))
+        return cls(extra, disable, cache=redaction_cache_file(home), rule_sets=redaction_rule_sets_file(home))
 
     def _find(self, text: str):
         """[(start, end, rule index)] of every secret in text."""
@@ -513,10 +569,20 @@ def forget_cached(home: str, contents) -> None:
         pass
 
 
-def _ds_version() -> str:
-    try:
-        from importlib.metadata import version
+def _ds_version() -> str | None:
+    """The installed detect-secrets' version (None if it is not installed), read from its
+    ``__version__.py``: importlib.metadata costs ~0.1 s of imports, this nothing."""
+    import importlib.util
 
-        return version("detect-secrets")
-    except Exception:  # noqa: BLE001
+    try:
+        spec = importlib.util.find_spec("detect_secrets")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    try:
+        with open(os.path.join(os.path.dirname(spec.origin), "__version__.py"), encoding="utf-8") as fh:
+            m = re.search(r"""VERSION\s*=\s*['"]([^'"]+)['"]""", fh.read())
+        return m.group(1) if m else "?"
+    except OSError:
         return "?"

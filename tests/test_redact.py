@@ -179,6 +179,31 @@ def test_every_match_of_chrollos_rules_holds_a_keyword():
             assert any(k in low for k in kws), (rid, m.group(0)[:80])
 
 
+
+def test_a_publisher_that_has_the_rule_sets_as_data_never_imports_detect_secrets(tmp_path):
+    """Making a Redactor imported detect-secrets (~0.2 s: it imports requests) and compiled
+    every rule (~0.1 s) — the whole cost of a re-publish or one new turn on a folder. Now the
+    detectors' regexes are kept as data for the installed version, rules compile when their
+    keyword first occurs, and detect-secrets' rules still apply."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "h"
+    home.mkdir()
+    probe = ("import sys; from chrollo.redact import Redactor; r = Redactor.from_config(sys.argv[1]); "
+             "d = r.digest; print(r.redact('mailchimp key 0123456789abcdef0123456789abcdef-us12 ok')[0]); "
+             "print('detect_secrets' in sys.modules, sum(x._rx is not None for x in r.rules), d == r.digest)")
+    runs = [subprocess.run([sys.executable, "-c", probe, str(home)], capture_output=True, text=True, timeout=60)
+            for _ in range(2)]
+    for p in runs:
+        assert p.returncode == 0, p.stderr
+        assert "0123456789abcdef0123456789abcdef" not in p.stdout and "[REDACTED:" in p.stdout
+    assert runs[0].stdout.split()[-3] == "True"  # the first one reads detect-secrets itself
+    imported, compiled, same = runs[1].stdout.split()[-3:]
+    assert imported == "False" and same == "True" and int(compiled) < 10, runs[1].stdout
+    assert Redactor.from_config(str(home)).digest == Redactor().digest
+
+
 # ----------------------------------------------------------------------------- the cache
 
 def test_redacted_output_is_cached_by_content_hash_and_holds_no_secret(tmp_path, monkeypatch):
