@@ -29,7 +29,7 @@ class Row:
     """One session as ``sessions`` lists it (see :meth:`to_json` for the stable schema)."""
 
     __slots__ = ("path", "id", "session_id", "started", "title", "project", "cwd", "harness",
-                 "turns", "bytes", "peer", "parent")
+                 "turns", "bytes", "peer", "parent", "repository")
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -52,17 +52,22 @@ class Listing:
 
 
 class Filters:
-    """What ``sessions`` and ``search`` select by: project (a name, or a path: that folder and
-    below), harness, peer / no peers, started in [since, until] (naive local datetimes)."""
+    """What ``sessions`` and ``search`` select by: project (a name; or a path: that folder and
+    below, and — a repository's root folder, or a remote URL — every session recorded in that
+    repository, on any machine), harness, peer / no peers, started in [since, until] (naive
+    local datetimes)."""
 
     def __init__(self, project: str | None = None, harness: str | None = None, peer: str | None = None,
                  peers: bool = True, since=None, until=None):
         self.harness, self.peer, self.peers = harness, peer, peers and True
         self.since, self.until = since, until
-        self.project_name = self.project_path = None
+        self.project_name = self.project_path = self.project_repo = None
         if project:
             if os.sep in project or project in (".", "..") or project.startswith("~"):
+                from .repository import key_for
+
                 self.project_path = os.path.realpath(os.path.expanduser(project))
+                self.project_repo = key_for(project)
             else:
                 self.project_name = project.casefold()
         self.lo = name_stamp(since) if since else None
@@ -86,12 +91,20 @@ class Filters:
             cwd = meta.get("cwd")
             if not (isinstance(cwd, str) and os.path.basename(cwd.rstrip("/")).casefold() == self.project_name):
                 return False
-        if self.project_path:
-            cwd = meta.get("cwd")
-            root = self.project_path.rstrip("/")
-            if not (isinstance(cwd, str) and (cwd == root or cwd.startswith(root + "/"))):
-                return False
+        if self.project_path and not in_project(meta, self.project_path, self.project_repo):
+            return False
         return True
+
+
+def in_project(meta: dict, path: str, repository: str | None = None) -> bool:
+    """Was the session ``meta`` describes captured in the folder ``path`` (or below it), or —
+    ``repository`` given — in that repository on any machine? (``--project PATH``,
+    ``forget --project``)"""
+    if repository and meta.get("repository") == repository:
+        return True
+    cwd = meta.get("cwd")
+    root = path.rstrip("/")
+    return isinstance(cwd, str) and (cwd == root or cwd.startswith(root + "/"))
 
 
 def filters(project=None, harness=None, peer=None, no_peers: bool = False, since=None, until=None) -> Filters:
@@ -108,11 +121,16 @@ def filters(project=None, harness=None, peer=None, no_peers: bool = False, since
 
 
 def project_of(meta: dict) -> str:
-    """A session's project: its ``project`` link's name (format 2), else its cwd's folder name."""
+    """A session's project: its ``project`` link's name (format 2), else its repository's name,
+    else its cwd's folder name."""
     p = meta.get("project")
     if isinstance(p, str) and p:
         m = _LINK.search(p)
         return (m.group(1) if m else p).strip()
+    from .repository import name_of
+
+    if name := name_of(meta.get("repository")):
+        return name
     cwd = meta.get("cwd")
     return os.path.basename(cwd.rstrip("/")) if isinstance(cwd, str) and cwd.strip("/") else ""
 
@@ -205,7 +223,7 @@ def _row(root: str, key: str, f: Filters) -> Row | None:
     return Row(path=path, id=_name_id(name), session_id=_str(meta.get("session_id")), started=started,
                title=_title(meta, data), project=project_of(meta) or None, cwd=_str(meta.get("cwd")),
                harness=_str(meta.get("harness")), turns=len(HEADER_BYTES_RE.findall(data)), bytes=len(data),
-               peer=peer, parent=_str(meta.get("parent_session")))
+               peer=peer, parent=_str(meta.get("parent_session")), repository=_str(meta.get("repository")))
 
 
 def _str(v) -> str | None:

@@ -58,7 +58,8 @@ def cli():
               "2026-06-01T14:30+02:00).")
 @click.option("--until", metavar="DATE", help="Only turns on or before DATE (a day: the whole day).")
 @click.option("--project", metavar="NAME|PATH", help="Only sessions of this project: its name, or a folder "
-              "(sessions started there or below).")
+              "(sessions started there or below; a repository's folder or remote URL: its sessions "
+              "on every machine).")
 @click.option("--harness", metavar="NAME", help=f"Only sessions captured from this harness ({', '.join(_harnesses())}).")
 @click.option("--peer", metavar="NAME", help="Only files received from this mesh peer.")
 @click.option("--no-peers", is_flag=True, help="Leave out files received from mesh peers.")
@@ -184,7 +185,8 @@ def stats(since, until, per, by, dir_, as_json):
 @click.option("-n", "--limit", type=click.IntRange(0), default=20, show_default=True,
               help="Most sessions to show (0: all).")
 @click.option("--project", metavar="NAME|PATH", help="Only sessions of this project: its name, or a folder "
-              "(sessions started there or below).")
+              "(sessions started there or below; a repository's folder or remote URL: its sessions "
+              "on every machine).")
 @click.option("--harness", metavar="NAME", help="Only sessions captured from this harness.")
 @click.option("--peer", metavar="NAME", help="Only sessions received from this mesh peer.")
 @click.option("--no-peers", is_flag=True, help="Leave out sessions received from mesh peers.")
@@ -524,7 +526,8 @@ def import_(source, root, since, dry_run, as_harness, as_json):
 @click.argument("sessions", nargs=-1, metavar="[SESSION]...")
 @click.option("--since", metavar="DATE", help="Sessions started on or after DATE (2026-06-01, yesterday, 7d, 2w, 3m…).")
 @click.option("--until", metavar="DATE", help="Sessions started on or before DATE (the whole day).")
-@click.option("--project", metavar="PATH", help="Sessions whose working directory is inside PATH.")
+@click.option("--project", metavar="PATH|URL", help="Sessions whose working directory is inside PATH, or "
+              "(PATH a repository's folder, or its remote URL) that ran in that repository on any machine.")
 @click.option("--lines", metavar="PATTERN", help="Only the lines holding PATTERN (e.g. a leaked key), in every file "
               "or in the sessions named; each becomes a marker and later captures scrub it too.")
 @click.option("--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax), not literal text.")
@@ -571,14 +574,16 @@ def forget(sessions, since, until, project, lines, regex, secrets, dir_, dry_run
 
 @cli.command()
 @click.argument("action", type=click.Choice(["add", "remove", "list"]), default="list")
-@click.argument("paths", nargs=-1, metavar="[PATH|GLOB]...")
+@click.argument("paths", nargs=-1, metavar="[PATH|GLOB|URL]...")
 @click.option("--json", "as_json", is_flag=True, help="Print the excluded projects as JSON.")
 def exclude(action, paths, as_json):
     """Keep projects out of memory: `add`, `remove` or `list` (default).
 
     A session whose working directory is inside an excluded project (a folder, or a glob
     such as '~/clients/*') is never captured and gets no recall, and sessions kept before
-    it was excluded are never injected. `chrollo forget --project PATH` removes those.
+    it was excluded are never injected. A repository's folder excludes that repository on
+    every machine too (a peer's sessions of it; its remote URL alone does the same).
+    `chrollo forget --project PATH` removes those.
     """
     from .forget import exclude as run
     from .privacy import rules

@@ -116,6 +116,11 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
                                "Pass a session file (as `chrollo search` prints it) or a session id.")
     if lo or hi or project:
         root = os.path.realpath(os.path.expanduser(project)) if project else None
+        if project:
+            from .catalog import in_project
+            from .repository import key_for
+
+            repo = key_for(project)  # a repository's root folder or a remote URL: on any machine
         for p in files:  # (peers' copies too: they are sessions in your vault, README "Forget")
             if p in chosen:
                 continue
@@ -129,8 +134,7 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
                 continue
             if hi and (day is None or day > hi):
                 continue
-            cwd = meta.get("cwd")
-            if root and not (isinstance(cwd, str) and (cwd == root or cwd.startswith(root.rstrip("/") + "/"))):
+            if root and not in_project(meta, root, repo):
                 continue
             chosen.append(p)
     # a session goes with its subagents (their files name it as parent)
@@ -423,20 +427,30 @@ def _ids(meta: dict) -> tuple:
 
 def exclude(paths: list, remove: bool = False) -> list:
     """Add (or remove) excluded projects; returns the list in force. Paths are stored
-    absolute and resolved; a glob (``*``, ``?``, ``[``) is stored as given, made absolute."""
+    absolute and resolved; a glob (``*``, ``?``, ``[``) is stored as given, made absolute. A
+    repository's root folder brings its repository's key along (its sessions on every machine
+    are excluded too, and removing the folder removes the key); a remote URL that is no
+    folder here is stored as the key alone (chrollo.repository)."""
+    from .repository import key_for
+
     current = list(privacy.rules(reload=True).exclude)
     for raw in paths:
         if not raw.strip():
             raise UsageError("an empty path cannot be excluded", kind="bad_usage")
         path = os.path.expanduser(raw)
         glob = any(ch in path for ch in "*?[")
-        path = os.path.abspath(path) if glob else os.path.realpath(path)
+        key = None if glob else key_for(raw)
+        if key and not os.path.isdir(path):
+            rules = [key]  # a repository named by its URL
+        else:
+            path = os.path.abspath(path) if glob else os.path.realpath(path)
+            rules = [path] + ([key] if key else [])
         if remove:
-            if path not in current:
-                raise ChrolloError("not_excluded", f"{path} is not an excluded project",
+            if rules[0] not in current:
+                raise ChrolloError("not_excluded", f"{rules[0]} is not an excluded project",
                                    "`chrollo exclude list` shows them.")
-            current.remove(path)
-        elif path not in current:
-            current.append(path)
+            current = [r for r in current if r not in rules]
+        else:
+            current += [r for r in rules if r not in current]
     privacy.set_excludes(current)
     return current

@@ -314,10 +314,12 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
         # the tombstones outrank an import of any source: a forgotten session stays forgotten,
         # a forgotten line stays the marker, an excluded project's session is not taken
         data = p.read_bytes()
-        cwd = parse_frontmatter(data[:16384].decode("utf-8", "replace").split("\n"))[0].get("cwd")
+        head = parse_frontmatter(data[:16384].decode("utf-8", "replace").split("\n"))[0]
+        cwd, repository = head.get("cwd"), head.get("repository")
         if forgotten_file(p.name, data):
             r.status, r.reason = "skipped", "forgotten (chrollo forget)"
-        elif isinstance(cwd, str) and tombstones.excluded(cwd):
+        elif tombstones.excluded(cwd if isinstance(cwd, str) else None,
+                                 repository if isinstance(repository, str) else ""):
             r.status, r.reason = "skipped", "excluded project"
         elif (dest / p.name).exists():
             same = (dest / p.name).read_bytes() == keep_forgotten(data)

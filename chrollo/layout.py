@@ -28,6 +28,7 @@ writer's locks by the names below). See docs/design.md §3.
     install/<kind>-<key>.json   what install wrote into a harness config
     obsidian/<key>           chrollo.base was written once into that vault
     ignored-projects/<key>   an untrusted project vault was logged once
+    repositories/<key>.json  a repository's root commit, as git named it once (chrollo/repository.py)
     listing/                 cached vault listings (<key>.json), creation journals (<key>.created[.lock])
     index/<key>.sqlite       the search index of a vault (docs/index.md; -journal beside it mid-write)
     torn/                    torn bytes cut off a session file
@@ -251,6 +252,12 @@ def obsidian_marker(vault: str) -> str:
 
 def ignored_project_marker(root: str) -> str:
     return _state("ignored-projects", state_key(root))
+
+
+def repository_record(git_dir: str) -> str:
+    """The root commit of the repository whose common git directory is ``git_dir`` (its
+    path and inode), so ``git`` is asked once per repository, not per session."""
+    return _state("repositories", state_key(git_dir) + ".json")
 
 
 def listing_dir() -> str:

@@ -3,7 +3,8 @@
 Computed once, when a session's file is created (see :class:`chrollo.session.SessionWriter`):
 
 * ``title`` — one bounded line from the first prompt, also the file name's slug;
-* ``project`` — the name of the project the session ran in (its git root, else its cwd);
+* ``project`` — the name of the project the session ran in (its repository's name, else its
+  git root's or cwd's folder name: :mod:`chrollo.repository`);
 * ``previous`` — the newest earlier top-level session of the same project in the same folder;
 * ``parent`` — the file of the parent session (subagents, forks), when it is in the vault;
 * ``chrollo.base`` — an Obsidian Bases view over every session, written once per vault.
@@ -79,10 +80,16 @@ def git_project(cwd: str) -> str:
     return _vault.git_root(d) or d
 
 
-def project_name(cwd: str) -> str:
-    """The project's name as a link target and tag ("" without a cwd)."""
-    root = git_project(cwd)
-    name = os.path.basename(root.rstrip("/")) if root else ""
+def project_name(cwd: str, repository: str | None = None) -> str:
+    """The project's name as a link target and tag ("" without a cwd): the repository's name
+    when its key is a remote URL (the same on every machine, whatever the clone's folder is
+    called), else the git root's or the cwd's folder name."""
+    from .repository import name_of
+
+    name = name_of(repository or "")
+    if not name:
+        root = git_project(cwd)
+        name = os.path.basename(root.rstrip("/")) if root else ""
     return " ".join(_LINK_HOSTILE.sub(" ", name).split())
 
 
@@ -96,9 +103,11 @@ def wikilink(target: str) -> str:
     return f"[[{target}]]"
 
 
-def find_previous(folder: str, before: str, cwd: str, names: list | None = None) -> str | None:
+def find_previous(folder: str, before: str, cwd: str, names: list | None = None,
+                  repository: str | None = None) -> str | None:
     """The file name (without ``.md``) of the newest top-level session in ``folder`` that
-    started before ``before`` (a session file name) in the same project as ``cwd``.
+    started before ``before`` (a session file name) in the same project as ``cwd``: the same
+    ``repository`` when both sessions have one, else the same git root (or cwd).
 
     Reads at most PREVIOUS_SCAN frontmatters, newest first; ``names``: the folder's session
     file names if the caller has them (a bulk import lists the folder once); else the
@@ -126,6 +135,11 @@ def find_previous(folder: str, before: str, cwd: str, names: list | None = None)
         meta = read_frontmatter(os.path.join(folder, name))
         other = meta.get("cwd")
         if meta.get("parent_session") or not isinstance(other, str):
+            continue
+        theirs = meta.get("repository")
+        if repository and isinstance(theirs, str) and theirs:
+            if theirs == repository:
+                return name[:-3]
             continue
         if other not in roots:
             roots[other] = git_project(other)

@@ -8,9 +8,10 @@ Rules, all consulted by capture (live hooks and import alike) before anything is
   publishing it; a forgotten pattern is replaced by :data:`MARKER` in every line written
   later. This one file in ``state/`` is *not* disposable: delete it and import can bring
   forgotten sessions back from the harness's transcripts.
-* **Excluded projects** — ``$CHROLLO_HOME/privacy.json`` ``{"exclude": [path or glob, …]}``
-  (``chrollo exclude``): a session whose working directory is inside one is never captured,
-  gets no recall, and its older files are never injected.
+* **Excluded projects** — ``$CHROLLO_HOME/privacy.json`` ``{"exclude": [path, glob or
+  repository, …]}`` (``chrollo exclude``): a session whose working directory is inside one,
+  or that ran in an excluded repository (on any machine: :mod:`chrollo.repository`), is never
+  captured, gets no recall, and its older files are never injected.
 * ``CHROLLO_CAPTURE=off`` in a harness's environment: nothing of that session is captured.
 * A ``.chrollo-private`` file in the working directory or a folder above it (up to the git
   root): a repository can turn capture and recall off for itself. It can never turn them on.
@@ -77,12 +78,26 @@ class Rules:
         return session_id in self.sessions or session_id.split(":", 1)[0] in self.sessions
 
     # -- projects ---------------------------------------------------------------
-    def excluded(self, cwd: str | None) -> str | None:
-        """The exclusion rule ``cwd`` falls under, if any."""
-        if not cwd or not self.exclude:
+    def excluded(self, cwd: str | None, repository: str | None = None) -> str | None:
+        """The exclusion rule a session in ``cwd`` falls under, if any: a folder or glob rule
+        (absolute) by ``cwd``, a repository rule (a key, :mod:`chrollo.repository`) by
+        ``repository`` — a session file's recorded one; None: found from ``cwd`` (only when
+        there are repository rules), "" none."""
+        if not self.exclude:
+            return None
+        if repository is None and cwd and any(not r.startswith("/") for r in self.exclude):
+            from .repository import identify
+
+            found = identify(os.path.realpath(cwd))
+            repository = found.key if found else ""
+        if repository and repository in self.exclude:
+            return repository
+        if not cwd:
             return None
         real = os.path.realpath(cwd)
         for rule in self.exclude:
+            if not rule.startswith("/"):
+                continue
             if any(ch in rule for ch in "*?["):
                 if fnmatch.fnmatchcase(real, rule) or fnmatch.fnmatchcase(real, rule.rstrip("/") + "/*"):
                     return rule
@@ -205,8 +220,10 @@ def excluded_file(path: str) -> bool:
         return False
     from .fileformat import read_frontmatter
 
-    cwd = read_frontmatter(path).get("cwd")
-    return bool(isinstance(cwd, str) and r.excluded(cwd))
+    meta = read_frontmatter(path)
+    cwd, repository = meta.get("cwd"), meta.get("repository")
+    return bool(r.excluded(cwd if isinstance(cwd, str) else None,
+                           repository if isinstance(repository, str) else ""))
 
 
 # ----------------------------------------------------------------------------- writing the rules

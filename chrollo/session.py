@@ -20,6 +20,7 @@ with plain ``[...] [User]`` paragraphs instead of headings)::
     date: YYYY-MM-DD
     harness: "claude-code"
     cwd: "/home/user/project"
+    repository: "github.com/org/project"      # when the cwd is in a repository (chrollo.repository)
     machine: "laptop"
     chrollo_format: 2
     ---
@@ -91,22 +92,27 @@ class Turn:
 class SessionMeta:
     """What the frontmatter says; also saved in ``state/`` to recreate a deleted file."""
 
-    __slots__ = ("session_id", "started", "harness", "cwd", "parent_session", "machine")
+    __slots__ = ("session_id", "started", "harness", "cwd", "parent_session", "machine", "repository")
 
     def __init__(self, session_id: str, started: dt.datetime, harness: str, cwd: str = "",
-                 parent_session: str | None = None, machine: str | None = None):
+                 parent_session: str | None = None, machine: str | None = None,
+                 repository: str | None = None):
         self.session_id, self.started, self.harness, self.cwd = session_id, started, harness, cwd
         self.parent_session, self.machine = parent_session, machine
+        # the project's identity across machines (chrollo.repository); None: found from cwd
+        # when the file is created, "" none
+        self.repository = repository
 
     def to_json(self) -> dict:
         return {"session_id": self.session_id, "started": self.started.strftime(TS_FMT),
                 "harness": self.harness, "cwd": self.cwd,
-                "parent_session": self.parent_session, "machine": self.machine}
+                "parent_session": self.parent_session, "machine": self.machine,
+                "repository": self.repository}
 
     @classmethod
     def from_json(cls, d: dict) -> "SessionMeta":
         return cls(d["session_id"], dt.datetime.strptime(d["started"], TS_FMT), d["harness"],
-                   d.get("cwd", ""), d.get("parent_session"), d.get("machine"))
+                   d.get("cwd", ""), d.get("parent_session"), d.get("machine"), d.get("repository"))
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -148,6 +154,8 @@ def render_frontmatter(meta: SessionMeta, links: Links | None = None) -> str:
             if target:
                 lines.append(f"{key}: {yaml_quote(wikilink(target))}")
     fields = [("session_id", meta.session_id), ("date", day), ("harness", meta.harness), ("cwd", meta.cwd)]
+    if meta.repository:
+        fields.append(("repository", meta.repository))
     if meta.parent_session:
         fields.append(("parent_session", meta.parent_session))
     fields.append(("machine", meta.machine or os.uname().nodename))
@@ -301,6 +309,11 @@ class SessionWriter:
         """Write frontmatter + body to a temp file, then link it into place (never half-visible)."""
         folder = previous.parent if previous else self.vault
         _vault.ensure_dir(folder)
+        if self.meta.repository is None:  # (once per file: found from the cwd, a few small reads)
+            from .repository import identify
+
+            repo = identify(self.meta.cwd)
+            self.meta.repository = repo.key if repo else ""
         links = self._links(folder, body) if self.fmt >= 2 else None
         data = render_frontmatter(self.meta, links).encode("utf-8") + body
         prefix = safe_id_prefix(self.meta.session_id)
@@ -371,8 +384,8 @@ class SessionWriter:
         if not self.meta.parent_session:
             names = self.index.names if self.index is not None and folder == self.index.vault else None
             previous = obsidian.find_previous(str(folder), session_file_name(self.meta, slug=self._slug),
-                                              self.meta.cwd, names)
-        return Links(title, obsidian.project_name(self.meta.cwd), previous, parent)
+                                              self.meta.cwd, names, self.meta.repository)
+        return Links(title, obsidian.project_name(self.meta.cwd, self.meta.repository), previous, parent)
 
     def _append(self, path: Path, data: bytes, before=None) -> None:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW)  # never write through a link

@@ -72,6 +72,7 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     out = Stats(vault=str(root))
     per_h: dict = {}
     per_p: dict = {}
+    labels: dict = {}  # repository -> its sessions' project names
     import errno
 
     from .listing import session_files
@@ -105,12 +106,13 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
             c.update(sessions=1, turns=turns, bytes=len(data))
         if turns and (named is None or named.group(1) >= look_from) and (date or "9999") <= last_day:
             key = "" if by is None else str(meta.get("harness") or "unknown") if by == "harness" \
-                else (project_of(meta) or "unknown")
+                else _project_label(meta, labels)
             fallback = (date or "")[:10].encode()
             for stamp, _time, _role in HEADER_BYTES_RE.findall(data):
                 day = (stamp or fallback).decode("ascii", "replace")
                 if first_day <= day <= last_day:
                     days.setdefault(day, Counter())[key] += 1
+    _merge_labels(days, labels)
     out.activity = _series(days, lo.date(), hi.date(), per, by)
     out.recall = _recall(lo.date(), hi.date(), per)
     out.harnesses = {k: dict(v) for k, v in sorted(per_h.items())}
@@ -124,6 +126,25 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     s = status(str(root))
     out.index = {k: s[k] for k in ("files", "indexed", "index_bytes", "usable")}
     return out
+
+
+def _project_label(meta: dict, labels: dict) -> str:
+    """A session's project in ``--by project``: its project's name (chrollo.catalog.project_of),
+    except that the sessions of one repository (on any machine, whatever their folders are
+    called) are one project, named by the first of their names (:func:`_merge_labels`)."""
+    repository = meta.get("repository")
+    name = project_of(meta) or "unknown"
+    if isinstance(repository, str) and repository:
+        labels.setdefault(repository, set()).add(name)
+        return "\0" + repository
+    return name
+
+
+def _merge_labels(days: dict, labels: dict) -> None:
+    """Each repository's counts under its name (in place), merged with its name's others."""
+    for counts in days.values():
+        for key in [k for k in counts if k.startswith("\0")]:
+            counts[min(labels[key[1:]])] += counts.pop(key)
 
 
 def _bucket(day, per: str):

@@ -240,3 +240,22 @@ def test_bundled_demo_vault_parses(tmp_path):
         s = read_session(f)
         assert s.meta.get("session_id") and len(s.turns) >= 2, f
         assert all(t.text or t.tools for t in s.turns), f
+
+
+def test_repository_is_written_after_cwd_and_the_readme_shows_the_writers_keys(home, tmp_path):
+    """#34: the project's identity across machines (chrollo/repository.py) goes after ``cwd``;
+    the README's format example lists the keys the writer writes, in its order."""
+    import re
+
+    from conftest import ROOT
+
+    path = SessionWriter(meta(repository="github.com/acme/infra"), tmp_path / "v", fsync=False).append(FIRST_TURNS)
+    text = path.read_text("utf-8")
+    assert 'cwd: "/home/user/project"\nrepository: "github.com/acme/infra"\nmachine: "laptop"\n' in text
+    assert 'project: "[[infra]]"\n' in text and '  - "infra"\n' in text  # the link: the repository's name
+    written = re.findall(r"^(\w+):", text.split("---\n")[1], re.M)
+    example = (ROOT / "README.md").read_text("utf-8").split("## The session file format", 1)[1]
+    example = example.split("```markdown\n---\n", 1)[1].split("\n---\n", 1)[0]
+    shown = re.findall(r"^(\w+):", example, re.M)
+    assert "previous" in shown  # (the example's session has a previous one; this one has none)
+    assert [k for k in shown if k != "previous"] == written

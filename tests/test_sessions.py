@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run, run_json, write_session
 
-SCHEMA = {"path", "id", "session_id", "started", "title", "project", "cwd", "harness", "turns", "bytes",
+SCHEMA = {"path", "id", "session_id", "started", "title", "project", "cwd", "harness", "turns", "bytes", "repository",
           "peer", "parent"}
 
 

@@ -98,23 +98,25 @@ def outgoing(path: str, redactor: Redactor, raw: bytes | None = None) -> bytes:
 
 
 def _origin(raw: bytes) -> list:
-    """[session id, working directory] from a session file's frontmatter (None if absent)."""
+    """[session id, working directory, repository] from a session file's frontmatter (None if absent)."""
     from ..fileformat import parse_frontmatter
 
     meta = parse_frontmatter(raw[:16384].decode("utf-8", "replace").split("\n"))[0]
-    return [v if isinstance(v, str) else None for v in (meta.get("session_id"), meta.get("cwd"))]
+    return [v if isinstance(v, str) else None
+            for v in (meta.get("session_id"), meta.get("cwd"), meta.get("repository"))]
 
 
 def _held_back(name: str, origin: list, rules, memo: dict) -> bool:
     """Must this own file stay here? Forgotten (a tombstone, by name or session id — a file
     copied back by hand included) or captured in a project excluded now."""
-    sid, cwd = (origin + [None, None])[:2]
+    sid, cwd, repository = (origin + [None, None, None])[:3]
     if name in rules.files or rules.forgotten(sid):
         return True
-    if cwd and rules.exclude:
-        if cwd not in memo:
-            memo[cwd] = bool(rules.excluded(cwd))
-        return memo[cwd]
+    if (cwd or repository) and rules.exclude:
+        key = (cwd, repository)
+        if key not in memo:
+            memo[key] = bool(rules.excluded(cwd, repository or ""))
+        return memo[key]
     return False
 
 

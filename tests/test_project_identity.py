@@ -1,0 +1,268 @@
+"""#34 "One project across machines": a session's project is its repository (normalised remote
+URL, else root commit, else folder), recorded at capture in the frontmatter's ``repository``;
+``--project``, Obsidian's ``project`` link, stats, ``exclude`` and ``forget --project`` use it.
+Real git, real CLI subprocesses, two chrollo homes syncing through a shared folder."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import run, run_json
+from hookkit import hook, ok, payload
+from meshkit import introduce, mesh, transport_args  # noqa: F401  (mesh: a fixture)
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main",
+       "-c", "protocol.file.allow=always"]
+
+
+def git(*args, cwd=None):
+    p = subprocess.run([*GIT, *map(str, args)], cwd=cwd, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+@pytest.fixture
+def upstream(tmp_path):
+    """One repository with one commit: what every clone below shares."""
+    up = tmp_path / "upstream"
+    git("init", "-q", up)
+    (up / "README").write_text("shop\n")
+    git("add", "README", cwd=up)
+    git("commit", "-qm", "first", cwd=up)
+    return up
+
+
+def clone(upstream, dest, url=None):
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    git("clone", "-q", upstream, dest)
+    if url is not None:
+        git("remote", "set-url", "origin", url, cwd=dest)
+    return dest
+
+
+def capture(home, tmp, sid, cwd, prompt, answer):
+    """One real turn through `chrollo hook` (Codex's events, no transcript), in ``cwd``."""
+    common = dict(transcript_path=None, session_id=sid, cwd=str(cwd))
+    ok(hook(home, "codex", "UserPromptSubmit", payload("codex", "UserPromptSubmit", tmp, prompt=prompt, **common)))
+    ok(hook(home, "codex", "Stop", payload("codex", "Stop", tmp, last_assistant_message=answer, **common)))
+
+
+def frontmatter(path) -> dict:
+    from chrollo.fileformat import read_frontmatter
+
+    return read_frontmatter(path)
+
+
+def own_file(home):
+    files = sorted((home / "memories").glob("*.md"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+# ------------------------------------------------------------------ the issue's "done when"
+
+def test_a_peers_session_in_another_clone_of_the_repository_is_the_same_project(mesh, tmp_path, upstream):  # noqa: F811
+    """Two machines, one repository cloned at different paths (and folder names) with the
+    remote spelled two ways: bravo's session shows under alpha's project in search (by path,
+    name and URL), sessions, Obsidian's project link and stats."""
+    a, b = mesh("alpha"), mesh("bravo")
+    mine = clone(upstream, tmp_path / "alpha" / "src" / "app", "git@github.com:Org/App.git")
+    theirs = clone(upstream, tmp_path / "bravo" / "work" / "shop", "https://github.com/org/app")
+    capture(a.home, tmp_path / "a", "aaaa1111-0000-4000-8000-000000000001", mine,
+            "why is the checkout page slow", "the checkout page waits on the tax service")
+    capture(b.home, tmp_path / "b", "bbbb2222-0000-4000-8000-000000000002", theirs,
+            "rotate the checkout tax service credentials", "rotated; the checkout reads them from vault")
+    a.pair(b)
+    b.pair(a)
+    introduce(transport_args("folder", tmp_path), a, b)
+    peer = list((a.vault / "peers" / "bravo").glob("*.md"))
+    assert len(peer) == 1
+
+    # Obsidian: the same readable link (the repository's name), whatever the folders are called
+    assert {frontmatter(f).get("project") for f in (own_file(a.home), peer[0])} == {"[[app]]"}
+
+    both = {"aaaa1111-0000-4000-8000-000000000001", "bbbb2222-0000-4000-8000-000000000002"}
+    for project in (str(mine), "app", "git@github.com:org/app.git", "github.com/Org/App"):
+        p, out = run_json(["search", "checkout tax service", "--project", project], a.home)
+        assert p.returncode == 0, p.stderr
+        assert {h["session_id"] for h in out["hits"]} == both, project
+        p, out = run_json(["sessions", "--project", project], a.home)
+        assert {s["session_id"] for s in out["sessions"]} == both, project
+        assert {s["project"] for s in out["sessions"]} == {"app"}
+        assert {s["repository"] for s in out["sessions"]} == {"github.com/org/app"}
+
+    p, out = run_json(["stats", "--by", "project", "--since", "2026-10-25"], a.home)
+    assert p.returncode == 0, p.stderr
+    by = {}
+    for row in out["activity"]["series"]:
+        for k, v in row.get("by", {}).items():
+            by[k] = by.get(k, 0) + v
+    assert by == {"app": 4}
+
+    # the identity travels inside the sealed file
+    for f in (own_file(a.home), peer[0]):
+        fm = frontmatter(f)
+        assert fm["repository"] == "github.com/org/app" and "app" in fm["tags"]
+
+
+def test_a_folder_inside_the_repository_still_means_that_folder(tmp_path, upstream):
+    """Only a repository's root folder (or its URL) names the repository: a sub-folder keeps
+    meaning "sessions started there or below"."""
+    home = tmp_path / "home"
+    mine = clone(upstream, tmp_path / "src" / "app", "git@github.com:org/app.git")
+    (mine / "docs").mkdir()
+    capture(home, tmp_path / "t1", "cccc3333-0000-4000-8000-000000000003", mine, "where is the checkout", "in src")
+    capture(home, tmp_path / "t2", "dddd4444-0000-4000-8000-000000000004", mine / "docs",
+            "document the checkout", "written")
+    _, out = run_json(["sessions", "--project", str(mine / "docs")], home)
+    assert [s["session_id"][:4] for s in out["sessions"]] == ["dddd"]
+    _, out = run_json(["sessions", "--project", str(mine)], home)
+    assert {s["session_id"][:4] for s in out["sessions"]} == {"cccc", "dddd"}
+
+
+# ------------------------------------------------------------------ what identifies a repository
+
+def test_credentials_in_the_remote_url_are_never_recorded(tmp_path, upstream):
+    home = tmp_path / "home"
+    repo = clone(upstream, tmp_path / "app", "https://deploy:ghp_s3cretT0ken@GitHub.com:443/Org/App.git/")
+    capture(home, tmp_path / "t", "eeee5555-0000-4000-8000-000000000005", repo, "what is our ci setup", "actions")
+    data = own_file(home).read_bytes()
+    assert b"s3cret" not in data and b"deploy" not in data
+    assert frontmatter(own_file(home))["repository"] == "github.com/org/app"
+
+
+@pytest.mark.parametrize("url,key", [
+    ("git@github.com:Org/App.git", "github.com/org/app"),
+    ("https://github.com/org/app", "github.com/org/app"),
+    ("ssh://git@github.com:22/org/app.git", "github.com/org/app"),
+    ("git+ssh://git@github.com/Org/App", "github.com/org/app"),
+    ("https://user:token@gitlab.example.com/group/sub/app.git", "gitlab.example.com/group/sub/app"),
+    ("https://dev.azure.com/org/proj/_git/app", "dev.azure.com/org/proj/app"),
+    ("git@ssh.dev.azure.com:v3/org/proj/app", "dev.azure.com/org/proj/app"),
+    ("/srv/git/app.git", None), ("../app", None), ("file:///srv/git/app.git", None),
+    ("https://host/a/../b", None), ("https://host/org/app\x1b]52;c;eA==\x07", None),
+    ("https://ho st/org/app", None), ("https://" + "a" * 3000, None), ("", None),
+])
+def test_remote_urls_normalise_to_one_key(url, key):
+    from chrollo.repository import normalise_url
+
+    assert normalise_url(url) == key
+
+
+def test_a_worktree_and_a_clone_without_a_network_remote(tmp_path, upstream):
+    """``.git`` as a file (``gitdir:``, a linked worktree) reads the main repository's config;
+    clones whose remote is a path on this machine are one project by their root commit, and
+    git is asked for it once per repository."""
+    home = tmp_path / "home"
+    main = clone(upstream, tmp_path / "one" / "app", "git@github.com:org/app.git")
+    tree = tmp_path / "wt"
+    git("worktree", "add", "-q", tree, "-b", "feature", cwd=main)
+    assert (tree / ".git").is_file()
+    capture(home, tmp_path / "t1", "ffff6666-0000-4000-8000-000000000006", tree, "work on the feature", "ok")
+    assert frontmatter(own_file(home))["repository"] == "github.com/org/app"
+
+    home2 = tmp_path / "home2"
+    root = git("rev-list", "--max-parents=0", "HEAD", cwd=upstream)
+    for n, where in enumerate(("x/app", "y/shop")):
+        capture(home2, tmp_path / f"u{n}", f"abab{n}000-0000-4000-8000-00000000000{n}",
+                clone(upstream, tmp_path / where), f"question number {n} about it", "answer")
+    files = sorted((home2 / "memories").glob("*.md"))
+    assert [frontmatter(f)["repository"] for f in files] == [f"root:{root}"] * 2
+    assert {frontmatter(f)["project"] for f in files} == {"[[app]]", "[[shop]]"}  # folder names: nothing better
+    assert len(list((home2 / "state" / "repositories").glob("*.json"))) == 2  # one per clone, not per session
+    _, out = run_json(["sessions", "--project", str(tmp_path / "x" / "app")], home2)
+    assert len(out["sessions"]) == 2
+
+
+def test_no_repository_no_field_and_old_files_keep_matching(tmp_path, make_session):
+    """A folder outside any repository records no ``repository`` (the file is as before);
+    files without the field match by folder name and path as they always did."""
+    home = tmp_path / "home"
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    capture(home, tmp_path / "t", "9999aaaa-0000-4000-8000-000000000009", plain, "plain folder question", "ok")
+    assert "repository" not in frontmatter(own_file(home))
+    old = tmp_path / "old"
+    make_session(old, "77770000-x", "2026-10-01T10:00:00", [("user", "10:00:00", "old checkout talk")],
+                 cwd="/home/user/app")
+    for project in ("app", "/home/user/app"):
+        _, out = run_json(["sessions", "--dir", old, "--project", project], home)
+        assert [s["session_id"] for s in out["sessions"]] == ["77770000-x"]
+
+
+@pytest.mark.parametrize("craft", ["huge", "fifo", "escape", "include", "gitdir-loop", "gitdir-device"])
+def test_a_hostile_repository_never_hangs_escapes_or_reaches_the_file(tmp_path, craft):
+    """A crafted ``.git`` (a cloned tarball): bounded reads, no FIFO opened for reading, no
+    include followed, no control character recorded — the session is captured as a folder's."""
+    home = tmp_path / "home"
+    repo = tmp_path / "evil"
+    dot = repo / ".git"
+    dot.mkdir(parents=True)
+    (dot / "objects").mkdir()
+    if craft == "huge":
+        (dot / "config").write_text("[core]\n" + "# pad\n" * 20_000 + '[remote "origin"]\nurl = https://h.example/o/r\n')
+    elif craft == "fifo":
+        os.mkfifo(dot / "config")
+    elif craft == "escape":
+        (dot / "config").write_text('[remote "origin"]\n\turl = "https://h.example/o/\\u001b]52;c;eA==\x07r"\n'
+                                    '[remote "b"]\n\turl = https://h.example/\x1b[2Jx\n')
+    elif craft == "include":
+        secret = tmp_path / "secret.cfg"
+        secret.write_text('[remote "origin"]\n\turl = https://h.example/leaked/secret\n')
+        (dot / "config").write_text(f"[include]\n\tpath = {secret}\n")
+    else:
+        shutil.rmtree(dot)
+        dot.write_text("gitdir: .\n" if craft == "gitdir-loop" else "gitdir: /dev/zero\n")
+    capture(home, tmp_path / "t", "8888bbbb-0000-4000-8000-000000000008", repo, "a question in the evil repo", "ok")
+    data = own_file(home).read_bytes()
+    fm = frontmatter(own_file(home))
+    assert fm.get("repository") in (None, "") or craft == "huge"
+    if craft == "huge":  # the remote sits past the bytes read: the config is cut, never parsed whole
+        assert "repository" not in fm
+    assert b"\x1b" not in data and b"\\u001b" not in data and b"leaked" not in data
+    assert fm["project"] == "[[evil]]"
+
+
+# ------------------------------------------------------------------ exclude and forget by repository
+
+def test_exclude_and_forget_take_the_repository_on_every_machine(mesh, tmp_path, upstream, monkeypatch):  # noqa: F811
+    a, b = mesh("alpha"), mesh("bravo")
+    mine = clone(upstream, tmp_path / "alpha" / "src" / "app", "git@github.com:Org/App.git")
+    theirs = clone(upstream, tmp_path / "bravo" / "work" / "shop", "https://github.com/org/app")
+    capture(b.home, tmp_path / "b", "bbbb2222-0000-4000-8000-000000000002", theirs,
+            "rotate the checkout tax service credentials", "rotated")
+    a.pair(b)
+    b.pair(a)
+    introduce(transport_args("folder", tmp_path), a, b)
+    peer = list((a.vault / "peers" / "bravo").glob("*.md"))
+    assert len(peer) == 1
+
+    p, out = run_json(["forget", "--project", str(mine), "--dry-run"], a.home)
+    assert p.returncode == 0, p.stderr
+    assert json.dumps(out).count(peer[0].name) >= 1
+
+    p, out = run_json(["exclude", "add", str(mine)], a.home)
+    assert out["exclude"] == [str(mine.resolve()), "github.com/org/app"]
+    from chrollo import privacy
+
+    monkeypatch.setenv("CHROLLO_HOME", str(a.home))
+    try:
+        assert privacy.rules(reload=True).excluded(None, frontmatter(peer[0])["repository"])
+        assert privacy.excluded_file(str(peer[0]))  # recall never injects it
+        # a new session in another clone of it on this machine is not captured
+        other = clone(upstream, tmp_path / "alpha" / "elsewhere", "https://github.com/ORG/app.git")
+        capture(a.home, tmp_path / "a2", "aaaa9999-0000-4000-8000-000000000009", other, "a secret question", "no")
+        assert not list(a.vault.glob("*.md"))
+        p, out = run_json(["exclude", "remove", str(mine)], a.home)
+        assert out["exclude"] == []
+        p, out = run_json(["exclude", "add", "git@github.com:org/app"], a.home)
+        assert out["exclude"] == ["github.com/org/app"]
+        assert privacy.excluded_file(str(peer[0]))
+    finally:
+        privacy.rules(reload=True)
