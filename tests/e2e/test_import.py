@@ -3,6 +3,7 @@ same bytes as live capture, and a second import adds nothing."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -22,10 +23,16 @@ def session_runs(drv) -> None:
 
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_import_is_byte_identical_to_live_capture_and_idempotent(make, world, harness):
+    # the project is a clone (#34): both writers record its repository, never the URL's credentials
+    subprocess.run(["git", "init", "-q", str(world.project)], check=True)
+    subprocess.run(["git", "-C", str(world.project), "remote", "add", "origin",
+                    "https://e2e:s3cret@GitHub.com/Acme/Backup.git"], check=True)
     drv = make(harness)
     session_runs(drv)
     live = world.vault_files()
     assert len(live) == 2, list(live)
+    assert all('\nrepository: "github.com/acme/backup"\n' in text and "s3cret" not in text
+               for text in live.values()), list(live.values())[0][:800]
     other = world.tmp / "import-home"
     p = world.chrollo("import", harness, "--json", CHROLLO_HOME=other)
     first = json.loads(p.stdout)
