@@ -82,7 +82,8 @@ TOOLS = [
          "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10,
                    "description": "Most hits to return."},
          "project": {"type": "string", "description": "Only sessions of this project: its name (the "
-                     "folder it ran in) or an absolute path (that folder and below)."},
+                     "repository's or the folder it ran in) or an absolute path (that folder and below; "
+                     "a repository's root folder: its sessions on every machine)."},
          "since": {"type": "string", "description": "Only turns on or after this date: 2026-06-01, "
                    "yesterday, 7d, 2w, 3m, or an ISO date-time."},
          "until": {"type": "string", "description": "Only turns on or before this date (same forms; "

@@ -159,15 +159,19 @@ def _identify(cwd: str) -> Repository | None:
 
 
 def _read(path: str, limit: int) -> str:
-    """At most ``limit`` bytes of a regular file (no symlink, FIFO or device), as text; ""
-    if it cannot be read."""
+    """The whole lines within the first ``limit`` bytes of a regular file (no symlink, FIFO or
+    device), as text — a longer file's cut line (a URL cut short) is left out; "" if it
+    cannot be read."""
     from .vault import open_regular
 
     try:
         with open_regular(path) as fh:
-            return fh.read(limit).decode("utf-8", "replace")
+            data = fh.read(limit + 1)
     except OSError:
         return ""
+    if len(data) > limit:
+        data = data[:limit].rpartition(b"\n")[0]
+    return data.decode("utf-8", "replace")
 
 
 def _gitdir(dot_git: str) -> str | None:

@@ -196,7 +196,7 @@ def test_no_repository_no_field_and_old_files_keep_matching(tmp_path, make_sessi
         assert [s["session_id"] for s in out["sessions"]] == ["77770000-x"]
 
 
-@pytest.mark.parametrize("craft", ["huge", "fifo", "escape", "include", "gitdir-loop", "gitdir-device"])
+@pytest.mark.parametrize("craft", ["huge", "cut", "fifo", "escape", "include", "gitdir-loop", "gitdir-device"])
 def test_a_hostile_repository_never_hangs_escapes_or_reaches_the_file(tmp_path, craft):
     """A crafted ``.git`` (a cloned tarball): bounded reads, no FIFO opened for reading, no
     include followed, no control character recorded — the session is captured as a folder's."""
@@ -207,6 +207,9 @@ def test_a_hostile_repository_never_hangs_escapes_or_reaches_the_file(tmp_path, 
     (dot / "objects").mkdir()
     if craft == "huge":
         (dot / "config").write_text("[core]\n" + "# pad\n" * 20_000 + '[remote "origin"]\nurl = https://h.example/o/r\n')
+    elif craft == "cut":  # the bytes read end inside the URL: no key from half a URL
+        head = '[remote "origin"]\n\turl = https://h.example/org/'
+        (dot / "config").write_bytes(b"#" * (64 * 1024 - len(head) - 1) + b"\n" + head.encode() + b"application\n")
     elif craft == "fifo":
         os.mkfifo(dot / "config")
     elif craft == "escape":
@@ -222,9 +225,7 @@ def test_a_hostile_repository_never_hangs_escapes_or_reaches_the_file(tmp_path, 
     capture(home, tmp_path / "t", "8888bbbb-0000-4000-8000-000000000008", repo, "a question in the evil repo", "ok")
     data = own_file(home).read_bytes()
     fm = frontmatter(own_file(home))
-    assert fm.get("repository") in (None, "") or craft == "huge"
-    if craft == "huge":  # the remote sits past the bytes read: the config is cut, never parsed whole
-        assert "repository" not in fm
+    assert "repository" not in fm  # (huge: the remote sits past the bytes read)
     assert b"\x1b" not in data and b"\\u001b" not in data and b"leaked" not in data
     assert fm["project"] == "[[evil]]"
 
