@@ -9,15 +9,17 @@ one project. Its identity key, recorded at capture (and import) as the frontmatt
   ``ssh://git@github.com:22/org/app.git`` are all ``github.com/org/app`` — scheme, user,
   credentials, port and ``.git`` dropped, lowercased. A remote on this machine (a path,
   ``file://``) says nothing across machines and is skipped;
-* else the repository's root commit: ``root:<sha>`` (the root of HEAD's first-parent chain);
+* else the repository's root commit: ``root:<sha>`` (the root of HEAD's first-parent chain),
+  read from the loose objects when its commits are files, else asked of ``git``;
 * else nothing: the session's project is its folder, as before.
 
 Cheap and bounded, because a cloned repository is hostile input: ``.git`` (a folder, or a
 file saying ``gitdir:`` — worktrees, submodules) and the config are read from files, never
 more than :data:`MAX_CONFIG` bytes, never through a symlink, a FIFO or a device; ``include``
 directives are not followed; a value that is not a well-formed remote gives no key (so no
-control character can reach a file or a terminal). Only the root commit needs ``git``: run at
-most once per repository (the answer is kept in ``state/repositories/``), with no network
+control character can reach a file or a terminal). Only a root commit behind packed objects
+needs ``git``: the root commit is found at most once per repository (the answer is kept in
+``state/repositories/``), and git runs with no network
 (``protocol.allow=never``: a partial clone's lazy fetch could run a hostile transport), no
 terminal, and a deadline. Stdlib only: the capture hook imports it when it creates a file.
 """
@@ -30,6 +32,8 @@ MAX_CONFIG = 64 * 1024     # bytes of .git/config read (a real one is a few hund
 MAX_POINTER = 4096         # bytes of a `.git` file (gitdir:) or a `commondir` file
 MAX_URL = 2048
 GIT_DEADLINE = 2.0         # seconds `git rev-list` may take to name the root commit
+MAX_WALK = 2000            # loose commits followed to the root before git is asked instead
+MAX_OBJECT = 64 * 1024     # bytes of a loose commit read (and inflated): its headers come first
 ROOT_PREFIX = "root:"
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://(.*)\Z", re.S)
@@ -281,7 +285,7 @@ def _root_commit(gitdir: str, common: str) -> str | None:
     sha = read_json(record).get("root")
     if isinstance(sha, str) and _SHA.match(sha):
         return sha
-    sha = _ask_git(gitdir)
+    sha = _root_from_files(gitdir, common) or _ask_git(gitdir)
     if sha:
         try:
             import json
@@ -291,6 +295,55 @@ def _root_commit(gitdir: str, common: str) -> str | None:
         except OSError:
             pass
     return sha
+
+
+def _root_from_files(gitdir: str, common: str) -> str | None:
+    """HEAD's first-parent root read from loose objects (a young repository's commits are
+    files); None as soon as anything is not (a packed object, alternates, a shallow boundary,
+    more than :data:`MAX_WALK` commits): then git answers."""
+    import zlib
+
+    head = _read(os.path.join(gitdir, "HEAD"), MAX_POINTER).split("\n", 1)[0].strip()
+    sha = head
+    if head.startswith("ref:"):
+        ref = head[4:].strip()
+        if not ref.startswith("refs/") or ".." in ref.split("/") or "\0" in ref:
+            return None
+        sha = next((t for d in (gitdir, common)
+                    if (t := _read(os.path.join(d, ref), MAX_POINTER).split("\n", 1)[0].strip())), "")
+        if not sha:  # (a fresh clone keeps its refs in packed-refs: "<sha> <ref>" lines)
+            suffix = " " + ref
+            sha = next((ln[:-len(suffix)] for ln in _read(os.path.join(common, "packed-refs"), MAX_CONFIG).split("\n")
+                        if ln.endswith(suffix)), "")
+    objects = os.path.join(common, "objects")
+    if not sha or any(os.path.lexists(p) for p in (os.path.join(objects, "info", "alternates"),
+                                                   os.path.join(common, "shallow"))):
+        return None
+    for _ in range(MAX_WALK):
+        if not _SHA.match(sha):
+            return None
+        try:
+            from .vault import open_regular
+
+            with open_regular(os.path.join(objects, sha[:2], sha[2:])) as fh:
+                raw = fh.read(MAX_OBJECT)
+            data = zlib.decompressobj().decompress(raw, MAX_OBJECT)  # (bounded, whatever it claims)
+        except (OSError, zlib.error):
+            return None
+        kind, _, body = data.partition(b"\0")
+        if not kind.startswith(b"commit "):
+            return None
+        parent = None
+        for line in body.split(b"\n", 64)[:64]:  # tree, then parents: the first is the first parent
+            if line.startswith(b"parent "):
+                parent = line[7:].decode("ascii", "replace").strip()
+                break
+            if not line.startswith(b"tree "):
+                break
+        if parent is None:
+            return sha
+        sha = parent
+    return None
 
 
 def _ask_git(gitdir: str) -> str | None:

@@ -46,11 +46,11 @@ def clone(upstream, dest, url=None):
     return dest
 
 
-def capture(home, tmp, sid, cwd, prompt, answer):
+def capture(home, tmp, sid, cwd, prompt, answer, **env):
     """One real turn through `chrollo hook` (Codex's events, no transcript), in ``cwd``."""
     common = dict(transcript_path=None, session_id=sid, cwd=str(cwd))
-    ok(hook(home, "codex", "UserPromptSubmit", payload("codex", "UserPromptSubmit", tmp, prompt=prompt, **common)))
-    ok(hook(home, "codex", "Stop", payload("codex", "Stop", tmp, last_assistant_message=answer, **common)))
+    ok(hook(home, "codex", "UserPromptSubmit", payload("codex", "UserPromptSubmit", tmp, prompt=prompt, **common), **env))
+    ok(hook(home, "codex", "Stop", payload("codex", "Stop", tmp, last_assistant_message=answer, **common), **env))
 
 
 def frontmatter(path) -> dict:
@@ -178,6 +178,33 @@ def test_a_worktree_and_a_clone_without_a_network_remote(tmp_path, upstream):
     assert len(list((home2 / "state" / "repositories").glob("*.json"))) == 2  # one per clone, not per session
     _, out = run_json(["sessions", "--project", str(tmp_path / "x" / "app")], home2)
     assert len(out["sessions"]) == 2
+
+
+def test_the_root_commit_is_read_from_the_files_and_git_only_for_packed_objects(tmp_path, upstream):
+    """No git on the hook's PATH: a history of loose commits (a merge of an unrelated history
+    in it) still gives HEAD's first-parent root, as git names it; once packed, only git can."""
+    repo = clone(upstream, tmp_path / "x" / "app")  # (its remote is a path here: no URL key)
+    git("checkout", "-q", "--orphan", "vendored", cwd=repo)
+    git("commit", "-qm", "another root", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    git("merge", "-q", "--allow-unrelated-histories", "-m", "merge", "vendored", cwd=repo)
+    for n in range(3):
+        git("commit", "-q", "--allow-empty", "-m", f"work {n}", cwd=repo)
+    root = git("rev-list", "--first-parent", "--max-parents=0", "HEAD", cwd=repo)
+    nogit = tmp_path / "empty-bin"
+    nogit.mkdir()
+    home = tmp_path / "h1"
+    capture(home, tmp_path / "t1", "12340000-0000-4000-8000-000000000001", repo, "where is the root", "here",
+            PATH=str(nogit))
+    assert frontmatter(own_file(home))["repository"] == f"root:{root}"
+
+    git("gc", "-q", cwd=repo)
+    assert not list((repo / ".git" / "objects").glob("[0-9a-f][0-9a-f]/*"))
+    for n, path in enumerate((str(nogit), os.environ["PATH"])):
+        home = tmp_path / f"h{n + 2}"
+        capture(home, tmp_path / f"t{n + 2}", f"1234000{n}-0000-4000-8000-000000000002", repo, "and now packed", "ok",
+                PATH=path)
+        assert frontmatter(own_file(home)).get("repository") == (None if n == 0 else f"root:{root}")
 
 
 def test_no_repository_no_field_and_old_files_keep_matching(tmp_path, make_session):
