@@ -12,9 +12,11 @@ import sys
 import click
 
 from . import __version__
+from .console import aborted as _aborted
 from .console import dump as _dump
 from .console import fail as _fail
 from .console import missing_module as _missing_module
+from .console import os_error as _os_error
 from .console import warn as _warn
 from .errors import ChrolloError, UsageError
 from .harness import adapter
@@ -1026,8 +1028,7 @@ def main(argv=None) -> None:
         e.show()
         sys.exit(2)
     except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(1)
+        _aborted()
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except ImportError as e:
@@ -1041,9 +1042,7 @@ def main(argv=None) -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except OSError as e:  # the system refused a file the user named (too long a name, a folder…)
-        what = f": {os.fsdecode(e.filename)}" if isinstance(e.filename, (str, bytes)) else ""
-        _fail(ChrolloError("os_error", f"{e.strerror or type(e).__name__}{what}",
-                           "Check the path you gave (it may be too long, a folder, or not readable)."), as_json)
+        _fail(_os_error(e), as_json)
     except Exception as e:  # a bug: say so plainly, keep the envelope promise
         if as_json:
             _fail(ChrolloError("internal", f"{type(e).__name__}: {e}",

@@ -43,6 +43,12 @@ def fail(err: ChrolloError, as_json: bool):
     sys.exit(err.exit_code)
 
 
+def aborted():
+    """The user said no at a question (or pressed Ctrl-D there): "Aborted." on stderr, exit 1."""
+    sys.stderr.write("Aborted.\n")
+    sys.exit(1)
+
+
 def warn(warnings: list) -> None:
     for w in warnings:
         say(f"chrollo: warning: {w}")
@@ -99,6 +105,15 @@ def _check_harness(name: str) -> None:
         raise UsageError(f"no session comes from a harness named {name!r}",
                          f"Known harnesses: {', '.join(HARNESSES)} (and names given with "
                          "`chrollo import jsonl --as NAME`).", kind="bad_harness")
+
+
+def os_error(e: OSError) -> ChrolloError:
+    """The system refused a file the user named (too long a name, a folder, …): os_error, exit 1."""
+    import os
+
+    what = f": {os.fsdecode(e.filename)}" if isinstance(e.filename, (str, bytes)) else ""
+    return ChrolloError("os_error", f"{e.strerror or type(e).__name__}{what}",
+                        "Check the path you gave (it may be too long, a folder, or not readable).")
 
 
 # import name -> the distribution that provides it, for the hint
