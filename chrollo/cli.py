@@ -214,9 +214,7 @@ def sessions(limit, project, harness, peer, no_peers, since, until, dir_, as_jso
     if as_json:
         _dump(listing.to_json())
         return
-    from .output import emit_rows, sessions_lines
-
-    from .output import sessions_notes
+    from .output import emit_rows, sessions_lines, sessions_notes
 
     emit_rows(sessions_lines(listing))
     _echo([], sessions_notes(listing, bool(project or harness or peer or since or until), limit))
@@ -310,7 +308,6 @@ def _harness_command(name: str, doc: str):
                              f"e.g. chrollo {name} {_harnesses()[0]}, or chrollo {name} --all", kind="bad_usage")
         if vault:  # before the hooks: a hook that fires meanwhile already writes there
             from .obsidian import use_vault
-
             from .output import install_vault_notes
 
             _echo([], install_vault_notes(use_vault(vault)))
@@ -464,9 +461,8 @@ def index_(rebuild, dir_, as_json):
     directly until this command (or the next import) reads it again. See docs/index.md.
     """
     from . import index as _index
-    from .retrieval import resolve_roots
-
     from .output import index_line, progress_bar
+    from .retrieval import resolve_roots
 
     vault, _folder = resolve_roots(dir_)
     with progress_bar("indexing", show=not as_json) as progress:
@@ -712,9 +708,7 @@ def recall_log(limit, all_, as_json):
     if as_json:
         _dump({"log": receipts.log_path(), "enabled": conf["enabled"], "entries": rows})
         return
-    from .output import emit, receipt_lines
-
-    from .output import receipt_notes
+    from .output import emit, receipt_lines, receipt_notes
 
     emit(receipt_lines(rows))
     _echo([], receipt_notes(conf["enabled"], rows, receipts.log_path()))
