@@ -581,6 +581,8 @@ def trust_lines(r: dict) -> tuple:
     return out, notes
 
 
+# (settings: `chrollo config`, `exclude`, install's --vault)
+
 def settings_files_lines(rows: list) -> list:
     """`chrollo config --files`: each settings file (and whether it is written yet), then what
     it holds and the command that changes it."""
@@ -629,6 +631,8 @@ def exclude_lines(current: list) -> list:
     return list(current) if current else ["no excluded projects"]
 
 
+# (`chrollo install`, `uninstall`)
+
 def _part_name(part: str, harness: str) -> str:
     from .harness import adapter
 
@@ -669,6 +673,8 @@ def install_all_lines(command: str, done: dict) -> list:
         out.append(("err", "Check them with `chrollo doctor`."))
     return out
 
+
+# (the mesh: `chrollo mesh …`)
 
 def mesh_init_lines(name: str, node_id: str) -> tuple:
     """`chrollo mesh init`: (stdout: the node ID, stderr: what each peer runs to pair it)."""
