@@ -115,12 +115,11 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
             raise ChrolloError("file_not_found", f"no session {t!r} in {vault}",
                                "Pass a session file (as `chrollo search` prints it) or a session id.")
     if lo or hi or project:
-        root = os.path.realpath(os.path.expanduser(project)) if project else None
-        if project:
-            from .catalog import in_project
-            from .repository import key_for
+        from .catalog import in_project
+        from .repository import key_for
 
-            repo = key_for(project)  # a repository's root folder or a remote URL: on any machine
+        root = os.path.realpath(os.path.expanduser(project)) if project else None
+        repo = key_for(project) if project else None  # a repository's folder or URL: on any machine
         for p in files:  # (peers' copies too: they are sessions in your vault, README "Forget")
             if p in chosen:
                 continue

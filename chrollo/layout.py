@@ -28,7 +28,7 @@ writer's locks by the names below). See docs/design.md §3.
     install/<kind>-<key>.json   what install wrote into a harness config
     obsidian/<key>           chrollo.base was written once into that vault
     ignored-projects/<key>   an untrusted project vault was logged once
-    repositories/<key>.json  a repository's root commit, as git named it once (chrollo/repository.py)
+    repositories/<key>.json  a repository's root commit, found once (chrollo/repository.py)
     listing/                 cached vault listings (<key>.json), creation journals (<key>.created[.lock])
     index/<key>.sqlite       the search index of a vault (docs/index.md; -journal beside it mid-write)
     torn/                    torn bytes cut off a session file
@@ -256,7 +256,7 @@ def ignored_project_marker(root: str) -> str:
 
 def repository_record(git_dir: str) -> str:
     """The root commit of the repository whose common git directory is ``git_dir`` (its
-    path and inode), so ``git`` is asked once per repository, not per session."""
+    path and inode), found once per repository (from its files, or by ``git``), not per session."""
     return _state("repositories", state_key(git_dir) + ".json")
 
 

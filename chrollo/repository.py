@@ -43,8 +43,6 @@ _SEGMENT = re.compile(r"[\w.~+%-]+\Z")
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _LOCAL_SCHEMES = {"file"}
 
-_identified: dict = {}  # cwd -> Repository | None, per process
-
 
 class Repository:
     """``key``: the identity recorded in the frontmatter; ``name``: the project's readable
@@ -110,16 +108,10 @@ def identify(cwd: str) -> Repository | None:
     """The repository ``cwd`` is in (see the module doc), or None. Never raises."""
     if not cwd:
         return None
-    if cwd in _identified:
-        return _identified[cwd]
-    try:
-        found = _identify(os.path.normpath(cwd))
+    try:  # (not cached per process: ~50 µs, and a long-lived server must see a remote changed)
+        return _identify(os.path.normpath(cwd))
     except (OSError, ValueError, UnicodeError):
-        found = None
-    if len(_identified) > 256:
-        _identified.clear()
-    _identified[cwd] = found
-    return found
+        return None
 
 
 def key_for(arg: str) -> str | None:
