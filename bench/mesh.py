@@ -2,7 +2,7 @@
 """Mesh sync throughput (figures for closing notes): two paired nodes, real processes.
 
     python bench/mesh.py [--mb 100] [--files 1000] [--transports lan,folder,git] [--vault DIR]
-    python bench/mesh.py --redaction [--mb 20] [--before REV] [--rounds 3]
+    python bench/mesh.py --redaction [--mb 20] [--before REV] [--rounds 3] [--vault DIR]
 
 Node B's vault gets --files session files totalling --mb megabytes (realistic turns, a few
 secrets sprinkled in so redaction does work), or with --vault DIR real session files copied
@@ -17,10 +17,12 @@ count, what it did does). Baseline: `cp -r` of the vault in the same run.
 --redaction: publishing's redaction alone, in this process, on two texts of --mb each, split into
 files of --mb/--files: "mesh" (the sessions above) and "dense" (turns of the ordinary developer
 lines of tests/secret_corpus.py — tokens, passwords, keys and auth in every other line — with a
-secret every ~50 turns: the worst case). Interleaved per round: bare `rg -i -F -f <every rule
+secret every ~50 turns: the worst case), and with --vault DIR a third, "vault": real session
+files from DIR (e.g. a coding vault of ../shared/eval/code). Interleaved per round: bare `rg -i -F -f <every rule
 keyword>` over the same files (one pass for every keyword: the floor), chrollo/redact.py at
---before (the rules before #34), the current one, and the current one through its content-hash
-cache (a re-publish). MB/s (best round) and the ratio to rg's time; the load average with them.
+--before (the rules before #34), the current one (in this process, and as publishing runs it:
+one worker process per core, their start-up included), and the current one through its
+content-hash cache (a re-publish). MB/s (best round) and the ratio to rg's time; the load average with them.
 """
 from __future__ import annotations
 
@@ -71,6 +73,19 @@ def dense_session(i: int, size: int, rnd: random.Random, lines: list, secrets: l
     return "".join(out)
 
 
+def _pooled(redactor, data: list) -> list:
+    """Publishing's way: what the cache lacks, redacted by one worker process per core (their
+    start-up included)."""
+    import chrollo.redact as R
+
+    floor, R.POOL_MIN_BYTES = R.POOL_MIN_BYTES, 0
+    try:
+        with redactor.pool() as pool:
+            return redactor.redact_many(data, pool)
+    finally:
+        R.POOL_MIN_BYTES = floor
+
+
 def _cpu() -> float:
     import resource
 
@@ -97,7 +112,7 @@ def redaction(a) -> None:
     old = before.Redactor()
     work = Path(tempfile.mkdtemp(prefix="chrollo-bench-redact-"))
     try:
-        new = Redactor()
+        new = Redactor(rule_sets=str(work / "rule-sets.json"))  # (as publishing makes it: workers read the rule sets)
         cached = Redactor(cache=str(work / "redacted.sqlite"))
         kw = work / "keywords.txt"
         kw.write_text("\n".join(new._words) + "\n")
@@ -116,6 +131,11 @@ def redaction(a) -> None:
                 (d / f"s{i:05d}.md").write_bytes(raw)
                 data.append(raw)
             texts[name] = (d, data)
+        if a.vault:  # real sessions: the files of --vault, newest first, up to --mb
+            d = work / "vault"
+            d.mkdir()
+            _fill(d, argparse.Namespace(vault=a.vault, mb=a.mb, files=0))
+            texts["vault"] = (d, [f.read_bytes() for f in sorted(d.glob("*.md"))])
         for _d, data in texts.values():
             for raw in data:
                 cached.redact_bytes(raw)  # the cache as a re-publish finds it
@@ -124,6 +144,7 @@ def redaction(a) -> None:
                 [rg_path(), "-i", "-F", "-c", "-f", str(kw), str(d)], capture_output=True),
             f"before ({a.before[:7]})": lambda d, data: [old.redact_bytes(r) for r in data],
             "after": lambda d, data: [new.redact_bytes(r) for r in data],
+            "after, one process per core (publishing)": lambda d, data: _pooled(new, data),
             "after, cached (re-publish)": lambda d, data: [cached.redact_bytes(r) for r in data],
         }
         best: dict = {}

@@ -47,7 +47,8 @@ import re
 
 # chrollo's own rules: id -> (regex, keywords[, options]). A group 1, when present, is the secret
 # (options "group": n names another). options: "at": the regex starts at a keyword (it is tried
-# only there); "multiline": the match may span lines; "check": a function the secret must pass.
+# only there); "multiline": the match may span lines; "check": a function the secret must pass;
+# "case": the keywords are as written (the regex is case-sensitive: "canvas" is no "ANVA" key).
 _CODE_WORDS = {"required", "optional", "string", "str", "none", "null", "true", "false", "undefined",
                "password", "passwd", "secret", "hidden", "masked", "redacted", "example", "changeit_later",
                "placeholder", "your_password", "yourpassword", "<password>", "prompt", "stdin", "empty",
@@ -78,7 +79,7 @@ RULES = {
     "jwk-private": (r"\"(?:d|p|q|dp|dq|qi|k)\"\s*:\s*\"([A-Za-z0-9_\-]{16,})\"",
                     ('"d"', '"p"', '"q"', '"dp"', '"dq"', '"qi"', '"k"'), {"at": True}),
     "aws-access-key-id": (r"\b((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16})\b",
-                          ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "a3t")),
+                          ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "A3T"), {"case": True}),
     "aws-secret-access-key": (r"(?i)aws_?secret_?access_?key[\"']?\s*(?:[:=]\s*|\s+)[\"']?([A-Za-z0-9/+=]{40})",
                               ("aws_secret_access", "awssecretaccess", "aws_secretaccess", "awssecret_access"), {"at": True}),
     "google-api-key": (r"\b(AIza[0-9A-Za-z_\-]{35})", ("aiza",)),
@@ -132,7 +133,8 @@ RULES = {
     # an Azure DevOps PAT is 52 base32 letters, said next to where it goes
     "azure-devops-pat": (r"(?i)(?:azure_devops\w*|ado_\w*|devops\w*pat\w*|\bpat)[\"']?\s*[:=]\s*[\"']?([a-z2-7]{52})\b|"
                          r"https://[^\s:/@]+:([a-z2-7]{52})@dev\.azure\.com",
-                         ("azure_devops", "ado_", "pat", "dev.azure.com")),
+                         ("azure_devops", "ado_", "devops", 'pat"', "pat'", "pat:", "pat=", "pat ", "pat\t",
+                          "dev.azure.com")),
     "shopify-token": (r"\b(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})", ("shpat_", "shpca_", "shppa_", "shpss_")),
     "digitalocean-token": (r"\b(do[opr]_v1_[a-f0-9]{64})", ("_v1_",)),
     "databricks-token": (r"\b(dapi[a-f0-9]{32}(?:-\d)?)\b", ("dapi",)),
@@ -309,11 +311,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Rule:
-    __slots__ = ("id", "pattern", "flags", "_rx", "keywords", "group", "at", "multiline", "check")
+    __slots__ = ("id", "pattern", "flags", "_rx", "keywords", "group", "at", "multiline", "check", "case")
 
-    def __init__(self, rid, pattern, keywords, group=None, at=False, multiline=False, check=None, flags=0):
+    def __init__(self, rid, pattern, keywords, group=None, at=False, multiline=False, check=None, flags=0,
+                 case=False):
         self.id, self.pattern, self.flags, self._rx, self.keywords = rid, pattern, flags, None, keywords
-        self.group, self.at, self.multiline, self.check = group, at, multiline, check
+        self.group, self.at, self.multiline, self.check, self.case = group, at, multiline, check, case
 
     @property
     def rx(self):
@@ -362,7 +365,7 @@ class Redactor:
         for rid, (rx, kws, *opt) in RULES.items():
             o = opt[0] if opt else {}
             rules[rid] = _Rule(rid, rx, kws, o.get("group"), o.get("at", False),
-                               o.get("multiline", False), check=o.get("check"))
+                               o.get("multiline", False), check=o.get("check"), case=o.get("case", False))
         ds = detect_secrets_rules(rule_sets) if use_detect_secrets else {}
         for rid, (rx, flags, kws) in ds.items():
             rules["ds-" + rid if rid in rules else rid] = _Rule(rid, rx, kws, flags=flags)
@@ -382,13 +385,16 @@ class Redactor:
         words: dict = {}
         for i, r in enumerate(self.rules):
             for k in r.keywords or ():
-                words.setdefault(k.lower(), []).append(i)
+                words.setdefault(k.lower(), []).append((i, k if r.case else None))
         self._words = list(words)
-        self._word_rules = [[(i, 0) for i in words[w]] for w in self._words]
+        self._word_rules = [words[w] for w in self._words]  # [(rule index, the keyword as written, or None)]
         self._at = [r.at for r in self.rules]
         self._automaton = None
         self.cache = cache
         self._db = None
+        # what a worker process needs to make the same rules (no cache: the parent keeps it)
+        self.spec = {"extra": dict(extra or {}), "disable": list(disable), "use_detect_secrets": use_detect_secrets,
+                     "rule_sets": rule_sets}
 
     @classmethod
     def from_config(cls, home: str) -> "Redactor":
@@ -422,8 +428,9 @@ class Redactor:
             # takes UTF-8 only, and a surrogate is no keyword's letter (positions stay the same)
             matches = self._automaton.find_matches_as_indexes(_SURROGATE.sub("\ufffd", low), overlapping=True)
         for w, s, _e in matches:
-            for i, d in self._word_rules[w]:
-                (at if kind[i] else lines).setdefault(i, []).append(s + d)
+            for i, exact in self._word_rules[w]:
+                if exact is None or text.startswith(exact, s):
+                    (at if kind[i] else lines).setdefault(i, []).append(s)
         found = []
         n = len(text)
         for i, positions in at.items():
@@ -500,15 +507,27 @@ class Redactor:
 
     def redact_bytes(self, data: bytes) -> bytes:
         """data as it may leave the machine; through the cache when there is one."""
-        key = hashlib.sha256(data).hexdigest() if self.cache else None
-        if key:
-            hit = self._cache_get(key)
-            if hit is not None:
-                return hit
-        out = self.redact(data.decode("utf-8", "replace"))[0].encode("utf-8")
-        if key:
-            self._cache_put(key, out)
+        return self.redact_many([data])[0]
+
+    def redact_many(self, datas: list, pool: "Pool | None" = None) -> list:
+        """[redact_bytes(d) for d in datas], through the cache; with a :meth:`pool`, what the
+        cache does not hold is redacted on every core when there is enough of it."""
+        keys = [hashlib.sha256(d).hexdigest() for d in datas] if self.cache else [None] * len(datas)
+        out = [self._cache_get(k) if k else None for k in keys]
+        todo = [i for i, o in enumerate(out) if o is None]
+        work = [datas[i] for i in todo]
+        done = pool.map(work) if pool is not None and sum(map(len, work)) >= POOL_MIN_BYTES else None
+        if done is None:
+            done = [_redact_raw(self, d) for d in work]
+        for i, o in zip(todo, done):
+            out[i] = o
+        if self.cache and todo:
+            self._cache_put_many([(keys[i], out[i]) for i in todo])
         return out
+
+    def pool(self) -> "Pool":
+        """Worker processes for :meth:`redact_many` (started on first need; ``with`` closes them)."""
+        return Pool(self)
 
     # -- the cache: content sha256 -> redacted bytes, per rules digest (SQLite, stdlib)
     def _conn(self):
@@ -524,14 +543,75 @@ class Redactor:
             return None
         return bytes(row[0]) if row else None
 
-    def _cache_put(self, key: str, out: bytes) -> None:
+    def _cache_put_many(self, pairs: list) -> None:
+        """Keep (content sha256, redacted bytes) pairs, in one transaction."""
         try:
             db = self._conn()
             with db:
-                db.execute("DELETE FROM redacted WHERE sha = ? AND rules != ?", (key, self.digest))
-                db.execute("INSERT OR REPLACE INTO redacted (sha, rules, out) VALUES (?, ?, ?)", (key, self.digest, out))
+                db.execute("BEGIN")
+                db.executemany("DELETE FROM redacted WHERE sha = ? AND rules != ?", [(k, self.digest) for k, _o in pairs])
+                db.executemany("INSERT OR REPLACE INTO redacted (sha, rules, out) VALUES (?, ?, ?)",
+                               [(k, self.digest, o) for k, o in pairs])
         except Exception:  # noqa: BLE001
             pass
+
+
+def _redact_raw(redactor: "Redactor", data: bytes) -> bytes:
+    return redactor.redact(data.decode("utf-8", "replace"))[0].encode("utf-8")
+
+
+POOL_MIN_BYTES = 32 << 20  # less to redact than this: a pool's start-up (up to ~0.3 s a worker) costs more than it saves
+_worker: "Redactor | None" = None
+
+
+class Pool:
+    """Processes redacting with the same rules as a :class:`Redactor`, one per core (at most
+    4), started when :meth:`map` is first given enough work; never on a single core."""
+
+    def __init__(self, redactor: "Redactor"):
+        self.spec, self.ex = redactor.spec, None
+        self.workers = min(os.cpu_count() or 1, 4)
+
+    def map(self, datas: list) -> list | None:
+        """The redacted bytes of each (in order), or None when there is one core only."""
+        if self.workers < 2:
+            return None
+        if self.ex is None:
+            import multiprocessing
+            import threading
+            from concurrent.futures import ProcessPoolExecutor
+
+            # fork (no start-up: the workers have every module already) from a process of one
+            # thread (`mesh sync`); spawn from one of several (the LAN server publishes from one
+            # of its threads, and a fork copies locks other threads may hold)
+            method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
+                else "spawn"
+            self.ex = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
+                                          initializer=_start_worker, initargs=(self.spec,))
+        chunk = max(1, len(datas) // (self.workers * 4))
+        try:
+            return list(self.ex.map(_worker_redact, datas, chunksize=chunk))
+        except Exception:  # noqa: BLE001 — a worker that died (memory, a signal): redacted here instead
+            self.__exit__()
+            self.workers = 1
+            return None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.ex is not None:
+            self.ex.shutdown()
+            self.ex = None
+
+
+def _start_worker(spec: dict) -> None:
+    global _worker
+    _worker = Redactor(**spec)
+
+
+def _worker_redact(data: bytes) -> bytes:
+    return _redact_raw(_worker, data)
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}

@@ -173,10 +173,11 @@ def test_every_match_of_chrollos_rules_holds_a_keyword():
     from chrollo.redact import RULES
 
     text = "\n".join(t for _k, t, _v in secrets()) + "\n" + "\n".join(ordinary())
-    for rid, (rx, kws, *_opt) in RULES.items():
+    for rid, (rx, kws, *opt) in RULES.items():
+        case = bool(opt and opt[0].get("case"))
         for m in re.finditer(rx, text):
-            low = text[max(0, m.start() - 40):m.end()].lower()
-            assert any(k in low for k in kws), (rid, m.group(0)[:80])
+            near = text[max(0, m.start() - 40):m.end()]
+            assert any(k in near if case else k.lower() in near.lower() for k in kws), (rid, m.group(0)[:80])
 
 
 
@@ -202,6 +203,28 @@ def test_a_publisher_that_has_the_rule_sets_as_data_never_imports_detect_secrets
     imported, compiled, same = runs[1].stdout.split()[-3:]
     assert imported == "False" and same == "True" and int(compiled) < 10, runs[1].stdout
     assert Redactor.from_config(str(home)).digest == Redactor().digest
+
+
+
+def test_redacting_on_every_core_gives_the_same_bytes(tmp_path, monkeypatch):
+    """Publishing redacts what the cache does not hold in worker processes (one per core) when
+    there is enough of it: the same rules (detect-secrets' and redact.json's included), the
+    same bytes, in order, and the cache filled as if redacted here."""
+    import chrollo.redact as R
+
+    monkeypatch.setattr(R, "POOL_MIN_BYTES", 0)
+    lines = [t for _k, t, _v in secrets()] + ordinary()[:2000]
+    datas = [("\n".join(lines[i::7]) + "\nsee TICKET-77 now\n").encode() for i in range(7)]
+    cache = str(tmp_path / "redacted.sqlite")
+    r = Redactor(extra={"ticket": r"TICKET-\d+"}, cache=cache)
+    plain = [Redactor(extra={"ticket": r"TICKET-\d+"}).redact_bytes(d) for d in datas]
+    with r.pool() as pool:
+        if pool.workers < 2:
+            pytest.skip("one core: no worker processes")
+        assert pool.map([b"x"]) is not None  # (workers start)
+        got = r.redact_many(datas, pool)
+    assert got == plain and all(b"[REDACTED:ticket]" in g for g in got)
+    assert Redactor(extra={"ticket": r"TICKET-\d+"}, cache=cache).redact_many(datas) == plain  # from the cache
 
 
 # ----------------------------------------------------------------------------- the cache

@@ -39,6 +39,7 @@ from .files import (MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounde
                     peer_folder_fd, sha_at, valid_file_name, write_at)
 
 KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
+BATCH_BYTES = 64 << 20  # raw bytes read before they are redacted together (on every core)
 PEER_DEADLINE = 1800.0   # seconds for everything from one peer (`mesh sync --timeout`)
 BLOCK = 4096             # quota unit: a file costs its size in blocks, one at least
 # A manifest signed longer ago than this gives no new files (its withdrawals still apply).
@@ -132,28 +133,41 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
     from ..privacy import rules as privacy_rules
 
     privacy, memo, held = privacy_rules(reload=True), {}, set()
-    for e in own_files(vault):
-        st = e.stat(follow_symlinks=False)
-        if st.st_size > MAX_FILE:
-            continue
-        stamp = [st.st_size, st.st_mtime_ns]
-        hit = files.get(e.name)
-        if hit and hit[:2] == stamp and len(hit) >= 5:
-            sha, size, origin = hit[2], hit[3], hit[4]
-        else:
+    batch, listed, pending = [], [], 0  # files to redact together (on every core when there is enough work)
+
+    def redact_batch(pool):
+        nonlocal room
+        for (fname, stamp, raw, origin), data in zip(batch, redactor.redact_many([b[2] for b in batch], pool)):
+            fresh[fname] = stamp + [hashlib.sha256(data).hexdigest(), len(data), origin]
+            if len(data) <= room:
+                kept[fname], room = data, room - len(data)
+        batch.clear()
+    with redactor.pool() as pool:
+        for e in own_files(vault):
+            st = e.stat(follow_symlinks=False)
+            if st.st_size > MAX_FILE:
+                continue
+            listed.append(e.name)
+            stamp = [st.st_size, st.st_mtime_ns]
+            hit = files.get(e.name)
+            if hit and hit[:2] == stamp and len(hit) >= 5:
+                fresh[e.name] = hit
+                continue
             with open(e.path, "rb") as fh:
                 raw = fh.read(MAX_FILE + 1)
-            origin = _origin(raw)
-            data = outgoing(e.path, redactor, raw)
-            sha, size = hashlib.sha256(data).hexdigest(), len(data)
-            if size <= room:
-                kept[e.name], room = data, room - size
-        fresh[e.name] = stamp + [sha, size, origin]
-        if _held_back(e.name, origin, privacy, memo):
-            held.add(e.name)
-            kept.pop(e.name, None)
+            batch.append((e.name, stamp, raw, _origin(raw)))
+            pending += len(raw)
+            if pending >= BATCH_BYTES:
+                redact_batch(pool)
+                pending = 0
+        redact_batch(pool)
+    for fname in listed:
+        sha, size, origin = fresh[fname][2:5]
+        if _held_back(fname, origin, privacy, memo):
+            held.add(fname)
+            kept.pop(fname, None)
             continue
-        entries.append({"name": e.name, "sha256": sha, "size": size})
+        entries.append({"name": fname, "sha256": sha, "size": size})
     if fresh != files:
         _vault.write_private(cache_path, json.dumps({"rules": redactor.digest, "files": fresh}))
     withdrawn = withdrawn_names({e["name"] for e in entries}, held)
