@@ -65,17 +65,16 @@ def own_file(home):
     return files[0]
 
 
-# ------------------------------------------------------------------ the issue's "done when"
-
-def test_a_peers_session_in_another_clone_of_the_repository_is_the_same_project(mesh, tmp_path, upstream):  # noqa: F811
-    """Two machines, one repository cloned at different paths (and folder names) with the
-    remote spelled two ways: bravo's session shows under alpha's project in search (by path,
-    name and URL), sessions, Obsidian's project link and stats."""
+def two_machines(mesh, tmp_path, upstream, own: bool):
+    """alpha (a clone at src/app, origin spelled the ssh way) and bravo (a clone at work/shop,
+    the https way), paired through a shared folder; bravo captured one session there (alpha
+    too if ``own``) and alpha received it. Returns (alpha, bravo, alpha's clone, [bravo's file at alpha])."""
     a, b = mesh("alpha"), mesh("bravo")
     mine = clone(upstream, tmp_path / "alpha" / "src" / "app", "git@github.com:Org/App.git")
     theirs = clone(upstream, tmp_path / "bravo" / "work" / "shop", "https://github.com/org/app")
-    capture(a.home, tmp_path / "a", "aaaa1111-0000-4000-8000-000000000001", mine,
-            "why is the checkout page slow", "the checkout page waits on the tax service")
+    if own:
+        capture(a.home, tmp_path / "a", "aaaa1111-0000-4000-8000-000000000001", mine,
+                "why is the checkout page slow", "the checkout page waits on the tax service")
     capture(b.home, tmp_path / "b", "bbbb2222-0000-4000-8000-000000000002", theirs,
             "rotate the checkout tax service credentials", "rotated; the checkout reads them from vault")
     a.pair(b)
@@ -83,6 +82,16 @@ def test_a_peers_session_in_another_clone_of_the_repository_is_the_same_project(
     introduce(transport_args("folder", tmp_path), a, b)
     peer = list((a.vault / "peers" / "bravo").glob("*.md"))
     assert len(peer) == 1
+    return a, b, mine, peer
+
+
+# ------------------------------------------------------------------ the issue's "done when"
+
+def test_a_peers_session_in_another_clone_of_the_repository_is_the_same_project(mesh, tmp_path, upstream):  # noqa: F811
+    """Two machines, one repository cloned at different paths (and folder names) with the
+    remote spelled two ways: bravo's session shows under alpha's project in search (by path,
+    name and URL), sessions, Obsidian's project link and stats."""
+    a, b, mine, peer = two_machines(mesh, tmp_path, upstream, own=True)
 
     # Obsidian: the same readable link (the repository's name), whatever the folders are called
     assert {frontmatter(f).get("project") for f in (own_file(a.home), peer[0])} == {"[[app]]"}
@@ -260,16 +269,7 @@ def test_a_hostile_repository_never_hangs_escapes_or_reaches_the_file(tmp_path, 
 # ------------------------------------------------------------------ exclude and forget by repository
 
 def test_exclude_and_forget_take_the_repository_on_every_machine(mesh, tmp_path, upstream, monkeypatch):  # noqa: F811
-    a, b = mesh("alpha"), mesh("bravo")
-    mine = clone(upstream, tmp_path / "alpha" / "src" / "app", "git@github.com:Org/App.git")
-    theirs = clone(upstream, tmp_path / "bravo" / "work" / "shop", "https://github.com/org/app")
-    capture(b.home, tmp_path / "b", "bbbb2222-0000-4000-8000-000000000002", theirs,
-            "rotate the checkout tax service credentials", "rotated")
-    a.pair(b)
-    b.pair(a)
-    introduce(transport_args("folder", tmp_path), a, b)
-    peer = list((a.vault / "peers" / "bravo").glob("*.md"))
-    assert len(peer) == 1
+    a, b, mine, peer = two_machines(mesh, tmp_path, upstream, own=False)
 
     p, out = run_json(["forget", "--project", str(mine), "--dry-run"], a.home)
     assert p.returncode == 0, p.stderr
