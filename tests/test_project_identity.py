@@ -189,6 +189,23 @@ def test_a_worktree_and_a_clone_without_a_network_remote(tmp_path, upstream):
     assert len(out["sessions"]) == 2
 
 
+def test_a_submodule_is_its_own_repository(tmp_path, upstream):
+    """A submodule's ``.git`` is a file with a relative ``gitdir:`` into the superproject's
+    ``.git/modules/``: its own config and objects say which repository it is."""
+    lib = tmp_path / "lib"
+    git("init", "-q", lib)
+    git("commit", "-q", "--allow-empty", "-m", "lib", cwd=lib)
+    app = clone(upstream, tmp_path / "app", "git@github.com:org/app.git")
+    git("submodule", "add", "-q", lib, "vendor/lib", cwd=app)
+    sub = app / "vendor" / "lib"
+    assert (sub / ".git").read_text().startswith("gitdir: ../../.git/modules/")
+    git("remote", "set-url", "origin", "https://github.com/org/lib.git", cwd=sub)
+    home = tmp_path / "home"
+    capture(home, tmp_path / "t", "5ab00000-0000-4000-8000-000000000005", sub, "patch the vendored lib", "ok")
+    fm = frontmatter(own_file(home))
+    assert (fm["repository"], fm["project"]) == ("github.com/org/lib", "[[lib]]")
+
+
 def test_the_root_commit_is_read_from_the_files_and_git_only_for_packed_objects(tmp_path, upstream):
     """No git on the hook's PATH: a history of loose commits (a merge of an unrelated history
     in it) still gives HEAD's first-parent root, as git names it; once packed, only git can."""
