@@ -82,6 +82,7 @@ def _general() -> list:
         out.append(_check("vault", "ok", f"{vault} ({why}; created on the first captured turn)"))
     out.append(_obsidian_check(vault))
     out += _project_check()
+    out += _repository_check()
     from .layout import log_file
 
     log = Path(log_file("hooks"))
@@ -120,6 +121,19 @@ def _privacy() -> dict:
         bits.append(f"{len(r.sessions)} forgotten sessions, {len(r.lines)} forgotten line patterns")
     bits.append(f"redaction at capture {'on' if r.redact_capture else 'off'}")
     return _check("privacy", "ok", "; ".join(bits))
+
+
+def _repository_check() -> list:
+    """The repository the cwd is in, as sessions started here will record it (#34)."""
+    from .obsidian import project_name
+    from .repository import identify
+
+    repo = identify(os.path.realpath(os.getcwd()))
+    if repo is None:
+        return []
+    how = "its remote" if not repo.key.startswith("root:") else "its root commit (no network remote)"
+    return [_check("repository", "ok", f"{repo.key} (from {how}): sessions here are project "
+                   f"[[{project_name(repo.root, repo.key)}]], with every clone's on other machines")]
 
 
 def _project_check() -> list:

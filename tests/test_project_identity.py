@@ -120,6 +120,13 @@ def test_a_peers_session_in_another_clone_of_the_repository_is_the_same_project(
         assert fm["repository"] == "github.com/org/app" and "app" in fm["tags"]
 
 
+def test_doctor_says_which_repository_sessions_here_record(tmp_path, upstream):
+    mine = clone(upstream, tmp_path / "src" / "app", "https://tok@github.com/Org/App.git")
+    p = run(["doctor", "--json"], tmp_path / "home", cwd=mine)
+    (check,) = [c for c in json.loads(p.stdout)["checks"] if c["name"] == "repository"]
+    assert "github.com/org/app" in check["detail"] and "[[app]]" in check["detail"] and "tok" not in p.stdout
+
+
 def test_a_folder_inside_the_repository_still_means_that_folder(tmp_path, upstream):
     """Only a repository's root folder (or its URL) names the repository: a sub-folder keeps
     meaning "sessions started there or below"."""
