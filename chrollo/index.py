@@ -40,33 +40,41 @@ from array import array
 from . import __version__
 from . import homedir as _home
 
-FORMAT = 2
+FORMAT = 3
 MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
 MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
 RACY_NS = 200_000_000        # a file changed this close to being read is re-read (mtime ticks)
 READ_BUSY_MS = 50            # a search waits this long on a writer, then scans without the index
 WRITE_BUSY_MS = 2000
-FLUSH_POSTINGS = 4_000_000   # postings held in memory by a build before they go to disk
+CHUNK_BYTES = 8 << 20        # a build's unit of work: files read, tokenised and written as one segment
+POOL_BYTES = 24 << 20        # a build reading more than this tokenises in worker processes
 MERGE_DELTA = 200_000        # delta rows past which an update folds them into post
 SCAN_SHARE = 0.25            # more candidates than this share of the files: rg walks the folder
-# Below this many indexed files a complete search lets rg walk the vault: stat'ing every file
-# and asking SQLite costs about what rg's walk of a few thousand small files does
-# (bench/index.py at 10 MB, 2,452 files: no faster with the index). The hook still uses it.
+# Below this many indexed files a complete search lets rg walk the vault: asking SQLite costs
+# about what rg's walk of a few thousand small files does (bench/index.py at 10 MB, 2,452
+# files: no faster with the index). The hook still uses it.
 MIN_FILES = 5000
+SWEEP = 2000                 # indexed files a complete search stats to catch in-place edits
 RARE_FILES = 1000            # the recall hook reads the files of a query word this rare first
 HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
 
-_RUN = re.compile(rb"[A-Za-z0-9_]+")
+# files.ok: 1 indexed as its stat says; 0 read directly until read again (changed, racy, or
+# found by a folder's listing); -1 cannot be indexed (not a regular file, too large): read
+# directly, not retried by updates.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS dirs(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,
+    mtime INTEGER NOT NULL, seen INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,
-    size INTEGER, mtime INTEGER, ctime INTEGER, ino INTEGER, seen INTEGER);
+    dir INTEGER NOT NULL, size INTEGER, mtime INTEGER, ctime INTEGER, ino INTEGER,
+    seen INTEGER, ok INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
+CREATE INDEX IF NOT EXISTS files_loose ON files(ok) WHERE ok <> 1;
 CREATE TABLE IF NOT EXISTS post(term TEXT, seg INTEGER, ids BLOB NOT NULL, crc INTEGER NOT NULL,
     PRIMARY KEY(term, seg)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS delta(term TEXT, id INTEGER, PRIMARY KEY(term, id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS racy(id INTEGER PRIMARY KEY);
 """
 
 
@@ -107,14 +115,25 @@ def _pieces(run: bytes) -> list:
     return got
 
 
+_RUN = re.compile(rb"[A-Za-z0-9_]+")
+# (over the distinct runs joined by spaces: the runs with "_" or a capital after their first
+# character — the only ones with pieces — and the runs too short or too long to be terms)
+_PIECEFUL = re.compile(rb"\b(?:[A-Za-z0-9]+[A-Z_]|_)\w*")
+_NOT_TERM = re.compile(rb"\b\w(?:\b|\w{%d,})" % MAX_TERM)
+
+
 def terms_of(data: bytes) -> set:
-    """Every term a file's bytes hold (see the module doc), as ASCII bytes."""
-    runs = set(_RUN.findall(data))
-    out = {r.lower() for r in runs if MIN_TERM <= len(r) <= MAX_TERM}
-    for r in runs:
-        # (pieces exist only where a run has "_" or an uppercase letter after its first)
-        if b"_" in r or not (r[1:].islower() or r[1:].isdigit() or len(r) < 4):
-            out.update(_pieces(r))
+    """Every term a file's bytes hold (see the module doc), as ASCII bytes. (The work is done
+    by C: one ``findall``, a set, and regexes over the distinct runs; Python touches only the
+    runs that have pieces.)"""
+    runs = b" ".join(set(_RUN.findall(data)))
+    low = runs.lower()
+    out = set(low.split())
+    for r in _PIECEFUL.findall(runs):
+        out.update(_pieces(r))
+    bad = _NOT_TERM.findall(low)
+    if bad:
+        out.difference_update(bad)
     return out
 
 
@@ -140,15 +159,20 @@ def _needed_terms(forms) -> list | None:
 
 # ----------------------------------------------------------------------------- the walk
 
-def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = frozenset()) -> list:
+def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = frozenset(),
+         dirs: list | None = None) -> list:
     """The files rg searches under ``folder`` with chrollo's globs (``*.md``, ``!peers/`` when
     ``exclude_peers``, ``!**/peers/NAME/**`` for the ``unsearchable`` peers), as
     ``(path bytes, DirEntry)``: hidden folders and symlinks skipped, hidden ``*.md`` files
-    kept (rg's ``-g '*.md'`` whitelists them)."""
+    kept (rg's ``-g '*.md'`` whitelists them). ``dirs`` gets each folder walked as
+    ``(path bytes, its mtime_ns taken before it was listed, when)`` (see :func:`_dir_stamp`)."""
     out = []
     stack = [(os.fsencode(folder), False)]
     while stack:
         d, in_peers = stack.pop()
+        stamp = _dir_stamp(d)
+        if stamp is None:
+            continue
         try:
             it = os.scandir(d)
         except OSError:
@@ -158,19 +182,34 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
                 entries = list(it)
             except OSError:
                 continue
-            for e in entries:
-                name = e.name
-                try:
-                    if e.is_dir(follow_symlinks=False):
-                        if name.startswith(b".") or (exclude_peers and name == b"peers") \
-                                or (in_peers and os.fsdecode(name) in unsearchable):
-                            continue
-                        stack.append((e.path, name == b"peers"))
-                    elif name.endswith(b".md") and e.is_file(follow_symlinks=False):
-                        out.append((e.path, e))
-                except OSError:
-                    continue
+        if dirs is not None:
+            dirs.append((d, *stamp))
+        for e in entries:
+            name = e.name
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if name.startswith(b".") or (exclude_peers and name == b"peers") \
+                            or (in_peers and os.fsdecode(name) in unsearchable):
+                        continue
+                    stack.append((e.path, name == b"peers"))
+                elif name.endswith(b".md") and e.is_file(follow_symlinks=False):
+                    out.append((e.path, e))
+            except OSError:
+                continue
     return out
+
+
+def _dir_stamp(path: bytes):
+    """(mtime_ns, now) of a folder, taken before it is listed: a name added, removed or renamed
+    in it later moves its mtime. None if it is not a folder (a symlink is not)."""
+    now = time.time_ns()
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if (st.st_mode & 0o170000) != 0o040000:
+        return None
+    return st.st_mtime_ns, now
 
 
 # ----------------------------------------------------------------------------- opening
@@ -240,7 +279,7 @@ def _open_writer(vault: str, fresh: bool = False, busy_ms: int = WRITE_BUSY_MS):
 def remove(vault: str) -> None:
     """Delete ``vault``'s index and SQLite's side files (never raises)."""
     path = db_path(vault)
-    for p in (path, path + "-journal", path + "-wal", path + "-shm"):
+    for p in (path, path + "-journal", path + "-wal", path + "-shm", path + ".sweep"):
         try:
             os.unlink(p)
         except OSError:
@@ -273,15 +312,12 @@ def _read(path: bytes):
         os.close(fd)
 
 
-def _stat_row(st, seen: int) -> tuple:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, seen)
-
-
 def _fresh(row, st) -> bool:
-    """Whether a file stat'ed as ``st`` is what its ``files`` row says was read."""
-    size, mtime, ctime, ino, seen = row
-    return (st.st_size == size and st.st_mtime_ns == mtime and st.st_ctime_ns == ctime
-            and st.st_ino == ino and ctime < seen - RACY_NS)
+    """Whether a file stat'ed as ``st`` is what its ``files`` row (size, mtime, ctime, ino,
+    seen, ok) says was read and indexed."""
+    size, mtime, ctime, ino, _seen, ok = row
+    return ok == 1 and st.st_size == size and st.st_mtime_ns == mtime and st.st_ctime_ns == ctime \
+        and st.st_ino == ino
 
 
 def _rel(vault_b: bytes, path: bytes) -> bytes | None:
@@ -322,56 +358,24 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
     con = _open_writer(vault, fresh=rebuild)
     try:
         con.execute("BEGIN IMMEDIATE")
-        rows = {rel: (fid, row) for fid, rel, *row in
-                con.execute("SELECT id, rel, size, mtime, ctime, ino, seen FROM files")}
-        todo, here = [], set()
-        top = os.path.join(vault, under) if under else vault
-        if under:
-            prefix = os.fsencode(under).rstrip(b"/") + b"/"
-            rows = {rel: r for rel, r in rows.items() if rel.startswith(prefix)}
-        for path, e in walk(top):
-            rel = _rel(vb, path)
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            here.add(rel)
-            got = rows.get(rel)
-            if got is None or not _fresh(got[1], st):
-                todo.append((path, rel, st.st_size))  # (a changed file keeps its id)
-        gone = [fid for rel, (fid, _r) in rows.items() if rel not in here]
-        _drop_ids(con, gone)  # (their postings stay until forgotten: ids of no file are ignored)
-        del rows
-        total = sum(s for _p, _r, s in todo)
-        done_bytes, read, postings, held = 0, 0, {}, 0
-        for path, rel, size in todo:
+        todo, dirs, gone = _survey(con, vb, under)
+        total = sum(item[-1] for item in todo)
+        done_bytes = read = 0
+        for rows, postings, nbytes, size in _tokenised(todo):
+            con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            _merge(con, postings)
+            con.execute("COMMIT")  # (killed later, the index is right for what it holds)
+            con.execute("BEGIN IMMEDIATE")
             done_bytes += size
+            read += nbytes
             if progress is not None:
                 progress(done_bytes, total)
-            got = _read(path)
-            if got is None:
-                continue
-            data, st = got
-            fid = _put_file(con, rel, st)
-            read += len(data)
-            terms = terms_of(data)
-            held += len(terms)
-            for t in terms:
-                p = postings.get(t)
-                if p is None:
-                    postings[t] = array("I", (fid,))
-                else:
-                    p.append(fid)
-            if held > FLUSH_POSTINGS:
-                _merge(con, postings)
-                con.execute("COMMIT")
-                con.execute("BEGIN IMMEDIATE")
-                postings, held = {}, 0
-        _merge(con, postings)
         _fold_delta(con)
+        # (the folders last: a folder's record says its listing is all in files)
+        con.executemany("INSERT OR REPLACE INTO dirs(id, rel, mtime, seen) VALUES (?,?,?,?)", dirs)
         con.execute("COMMIT")
         files = con.execute("SELECT count(*) FROM files").fetchone()[0]
-        terms = con.execute("SELECT count(DISTINCT term) FROM post").fetchone()[0]
+        terms = _term_count(con)
     finally:
         con.close()
     secs = time.monotonic() - t0
@@ -379,6 +383,108 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
             "bytes_read": read, "dropped": len(gone), "terms": terms,
             "index_bytes": _size(vault), "seconds": round(secs, 3),
             "mb_per_s": round(read / 1e6 / secs, 1) if secs and read else None}
+
+
+def _term_count(con) -> int:
+    return con.execute("SELECT count(DISTINCT term) FROM post").fetchone()[0]
+
+
+def _survey(con, vb: bytes, under: str | None) -> tuple:
+    """Walk the vault (or its subfolder ``under``): the files to read, as ``(id, path, rel,
+    folder id, size)``; the folders' records to write at the end; the ids of files gone (their
+    rows are dropped now, their postings stay until forgotten: ids of no file are ignored)."""
+    prefix = os.fsencode(under).strip(b"/") if under else b""
+    top = vb + b"/" + prefix if prefix else vb
+
+    def mine(rel: bytes) -> bool:
+        return not prefix or rel == prefix or rel.startswith(prefix + b"/")
+
+    rows = {rel: r for rel, *r in con.execute("SELECT rel, id, size, mtime, ctime, ino, seen, ok FROM files")
+            if mine(rel)}
+    known = {rel: i for rel, i in con.execute("SELECT rel, id FROM dirs")}
+    next_dir = max(known.values(), default=0) + 1
+    walked: list = []
+    found = walk(os.fsdecode(top), dirs=walked)
+    dir_id, dirs = {}, []
+    for d, mtime, seen in walked:
+        rel = _rel(vb, d) or b""
+        i = known.pop(rel, None)
+        if i is None:
+            i, next_dir = next_dir, next_dir + 1
+        dir_id[d] = i
+        dirs.append((i, rel, mtime, seen))
+    gone_dirs = [i for rel, i in known.items() if mine(rel)]
+    for k in range(0, len(gone_dirs), 500):
+        chunk = gone_dirs[k:k + 500]
+        con.execute(f"DELETE FROM dirs WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+    next_id = (con.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+    todo, here = [], set()
+    for path, e in found:
+        rel = _rel(vb, path)
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        here.add(rel)
+        got = rows.get(rel)
+        if got is not None and _fresh(got[1:], st):
+            continue
+        if got is None:
+            fid, next_id = next_id, next_id + 1
+        else:
+            fid = got[0]  # (a changed file keeps its id)
+        todo.append((fid, path, rel, dir_id[os.path.dirname(path)], st.st_size))
+    gone = [r[0] for rel, r in rows.items() if rel not in here]
+    _drop_ids(con, gone)
+    return todo, dirs, gone
+
+
+def _tokenised(todo: list):
+    """``todo``'s files read and tokenised, a chunk of about CHUNK_BYTES at a time (see
+    :func:`_index_chunk`); in worker processes, one per core, for a large build."""
+    chunks, cur, size = [], [], 0
+    for item in todo:
+        cur.append(item)
+        size += item[-1]
+        if size >= CHUNK_BYTES:
+            chunks.append(cur)
+            cur, size = [], 0
+    if cur:
+        chunks.append(cur)
+    cores = min(2, os.cpu_count() or 1)
+    if cores < 2 or len(chunks) < 2 or sum(item[-1] for item in todo) < POOL_BYTES:
+        yield from map(_index_chunk, chunks)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(cores) as pool:
+        yield from pool.imap(_index_chunk, chunks)
+
+
+def _index_chunk(items: list) -> tuple:
+    """Read and tokenise ``items`` ((id, path, rel, folder id, size)): (their ``files`` rows,
+    term → ids (packed ``array('I')`` bytes), bytes read, bytes listed)."""
+    rows, post, nbytes = [], {}, 0
+    for fid, path, rel, did, _size in items:
+        got = _read(path)
+        seen = time.time_ns()
+        if got is None:  # (not a regular file, too large: read directly)
+            rows.append((fid, rel, did, 0, 0, 0, 0, seen, -1))
+            continue
+        data, st = got
+        nbytes += len(data)
+        rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0))
+        for t in terms_of(data):
+            ids = post.get(t)
+            if ids is None:
+                post[t] = array("I", (fid,))
+            else:
+                ids.append(fid)
+    return rows, {t: ids.tobytes() for t, ids in post.items()}, nbytes, sum(item[-1] for item in items)
+
+
+def _stat_of(st) -> tuple:
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 def ensure(vault: str | None, create: bool = False, under: str | None = None) -> dict | None:
@@ -398,23 +504,18 @@ def ensure(vault: str | None, create: bool = False, under: str | None = None) ->
         return None
 
 
-def _put_file(con, rel: bytes, st) -> int:
-    """Record ``rel`` as read with stat ``st`` (now); its id. A file changed this close to
-    being read is noted as racy: untrusted until read again (see RACY_NS)."""
+def _put_file(con, rel: bytes, did: int, st) -> int:
+    """Record ``rel`` (in folder ``did``) as read with stat ``st`` (now); its id. A file
+    changed this close to being read is left to read directly until read again (RACY_NS)."""
     seen = time.time_ns()
+    ok = 1 if st.st_ctime_ns < seen - RACY_NS else 0
     row = con.execute("SELECT id FROM files WHERE rel = ?", (rel,)).fetchone()
     if row:
-        fid = row[0]
-        con.execute("UPDATE files SET size=?, mtime=?, ctime=?, ino=?, seen=? WHERE id=?",
-                    (*_stat_row(st, seen), fid))
-    else:
-        fid = con.execute("INSERT INTO files(rel, size, mtime, ctime, ino, seen) VALUES (?,?,?,?,?,?)",
-                          (rel, *_stat_row(st, seen))).lastrowid
-    if st.st_ctime_ns >= seen - RACY_NS:
-        con.execute("INSERT OR IGNORE INTO racy VALUES (?)", (fid,))
-    else:
-        con.execute("DELETE FROM racy WHERE id = ?", (fid,))
-    return fid
+        con.execute("UPDATE files SET dir=?, size=?, mtime=?, ctime=?, ino=?, seen=?, ok=? WHERE id=?",
+                    (did, *_stat_of(st), seen, ok, row[0]))
+        return row[0]
+    return con.execute("INSERT INTO files(rel, dir, size, mtime, ctime, ino, seen, ok) VALUES (?,?,?,?,?,?,?,?)",
+                       (rel, did, *_stat_of(st), seen, ok)).lastrowid
 
 
 def _size(vault: str) -> int:
@@ -429,7 +530,6 @@ def _drop_ids(con, ids: list) -> None:
         chunk = ids[i:i + 500]
         q = ",".join("?" * len(chunk))
         con.execute(f"DELETE FROM files WHERE id IN ({q})", chunk)
-        con.execute(f"DELETE FROM racy WHERE id IN ({q})", chunk)
 
 
 def _next_seg(con) -> int:
@@ -448,7 +548,7 @@ def _merge(con, postings: dict) -> None:
     seg = _next_seg(con)
     rows = []
     for t, ids in postings.items():
-        blob = ids.tobytes()
+        blob = ids if isinstance(ids, bytes) else ids.tobytes()
         rows.append((t.decode("ascii"), seg, blob, zlib.crc32(blob)))
     con.executemany("INSERT INTO post VALUES (?,?,?,?)", rows)
 
@@ -472,9 +572,10 @@ def _ids(blob: bytes) -> array:
 
 def update(vault: str, paths: list, busy_ms: int = READ_BUSY_MS) -> None:
     """Index ``paths`` (files chrollo just wrote in ``vault``) as they are now: their words go
-    in as an increment (a few dozen rows for a turn). Also re-reads a few files an earlier
-    update read racily (see RACY_NS), so they do not stay unindexed. Does nothing without an
-    index; never raises (a file it could not index is stale, and searched directly)."""
+    in as an increment (a few dozen rows for a turn). A file new to the index makes its folder
+    listed again (see :func:`_relist`), so the folder's record stays true. Also re-reads a few
+    files an earlier update read racily (see RACY_NS), so they do not stay unindexed. Does
+    nothing without an index; never raises (a file it could not index is read directly)."""
     try:
         if not os.path.isfile(db_path(vault)):
             return
@@ -487,27 +588,131 @@ def update(vault: str, paths: list, busy_ms: int = READ_BUSY_MS) -> None:
             con.execute("BEGIN IMMEDIATE")
             rels = [r for r in (_rel(vb, os.fsencode(os.path.realpath(p))) for p in paths) if r is not None]
             old = time.time_ns() - RACY_NS
-            for fid, rel, ctime in con.execute(
-                    "SELECT files.id, rel, ctime FROM racy JOIN files ON files.id = racy.id LIMIT 8").fetchall():
+            for rel, ctime in con.execute("SELECT rel, ctime FROM files WHERE ok = 0 LIMIT 8").fetchall():
                 if ctime < old and rel not in rels:
                     rels.append(rel)
-            for rel in rels:
-                path = vb + b"/" + rel
-                got = _read(path)
-                if got is None:
-                    con.execute("DELETE FROM files WHERE rel = ?", (rel,))
-                    continue
-                data, st = got
-                fid = _put_file(con, rel, st)
-                con.executemany("INSERT OR IGNORE INTO delta VALUES (?, ?)",
-                                ((t.decode("ascii"), fid) for t in terms_of(data)))
-            if con.execute("SELECT count(*) > ? FROM delta", (MERGE_DELTA,)).fetchone()[0]:
+            added = sum(_update_one(con, vb, rel) for rel in rels)
+            _relist_racy(con, vb)
+            got = con.execute("SELECT v FROM meta WHERE k = 'delta'").fetchone()
+            held = (int(got[0]) if got else 0) + added
+            if held > MERGE_DELTA:
                 _fold_delta(con)
+                held = 0
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('delta', ?)", (str(held),))
             con.execute("COMMIT")
         finally:
             con.close()
     except Exception as e:  # noqa: BLE001 — the write that called us must go on
         _home.append_log("index", f"update failed ({type(e).__name__}: {e}); those files are searched directly")
+
+
+def _update_one(con, vb: bytes, rel: bytes) -> int:
+    """Index one file as it is now; the delta rows added."""
+    row = con.execute("SELECT dir FROM files WHERE rel = ?", (rel,)).fetchone()
+    if row is None:  # new to the index: its folder is listed again first
+        if not _relist_up(con, vb, rel.rpartition(b"/")[0]):
+            return 0
+        row = con.execute("SELECT dir FROM files WHERE rel = ?", (rel,)).fetchone()
+        if row is None:
+            return 0
+    path = vb + b"/" + rel
+    got = _read(path)
+    if got is None:
+        if os.path.lexists(path):
+            con.execute("UPDATE files SET ok = -1 WHERE rel = ?", (rel,))
+        else:
+            con.execute("DELETE FROM files WHERE rel = ?", (rel,))
+        return 0
+    data, st = got
+    fid = _put_file(con, rel, row[0], st)
+    return con.executemany("INSERT OR IGNORE INTO delta VALUES (?, ?)",
+                           ((t.decode("ascii"), fid) for t in terms_of(data))).rowcount
+
+
+def _relist_up(con, vb: bytes, drel: bytes) -> bool:
+    """List again the nearest folder at or above ``drel`` the index has a record of."""
+    while True:
+        row = con.execute("SELECT id FROM dirs WHERE rel = ?", (drel,)).fetchone()
+        if row is not None:
+            _relist(con, vb, row[0], drel)
+            return True
+        if not drel:
+            return False
+        drel = drel.rpartition(b"/")[0]
+
+
+def _relist_racy(con, vb: bytes) -> None:
+    """Folders recorded within RACY_NS of a change are listed again once that is past (a name
+    added in the same mtime tick would otherwise go unseen; until then searches list them)."""
+    now = time.time_ns()
+    for did, rel, mtime in con.execute("SELECT id, rel, mtime FROM dirs WHERE mtime >= seen - ?",
+                                       (RACY_NS,)).fetchall():
+        if mtime < now - RACY_NS:
+            _relist(con, vb, did, rel)
+
+
+def _listing(path: bytes):
+    """One folder as rg would see it: ((mtime_ns, now) taken before listing, {name: inode} of
+    its ``*.md`` regular files, [its subfolders' names, hidden ones left out]), or None."""
+    stamp = _dir_stamp(path)
+    if stamp is None:
+        return None
+    files, subs = {}, []
+    try:
+        with os.scandir(path) as it:
+            for e in it:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if not e.name.startswith(b"."):
+                            subs.append(e.name)
+                    elif e.name.endswith(b".md") and e.is_file(follow_symlinks=False):
+                        files[e.name] = e.inode()
+                except OSError:
+                    continue
+    except OSError:
+        return None
+    return stamp, files, subs
+
+
+def _relist(con, vb: bytes, did: int, drel: bytes) -> None:
+    """Make folder ``did``'s rows its listing now: names gone are dropped, new names (and
+    names now another file: an editor's atomic save) are read directly until indexed, new
+    subfolders are recorded with all their files; then its record is renewed."""
+    path = vb + b"/" + drel if drel else vb
+    got = _listing(path)
+    if got is None:
+        con.execute("DELETE FROM dirs WHERE id = ?", (did,))
+        return
+    (mtime, seen), names, subs = got
+    gone = []
+    for fid, rel, ino in con.execute("SELECT id, rel, ino FROM files WHERE dir = ?", (did,)).fetchall():
+        i = names.pop(rel.rpartition(b"/")[2], None)
+        if i is None:
+            gone.append(fid)
+        elif i != ino:
+            con.execute("UPDATE files SET ok = 0 WHERE id = ? AND ok = 1", (fid,))
+    _drop_ids(con, gone)
+    base = drel + b"/" if drel else b""
+    _add_loose(con, did, [(base + n, i) for n, i in names.items()])
+    known = {r[0] for r in con.execute("SELECT rel FROM dirs")}
+    for sub in subs:
+        if base + sub not in known:
+            walked: list = []
+            found = walk(os.fsdecode(path + b"/" + sub), dirs=walked)
+            ids = {}
+            for d, m, s in walked:
+                r = _rel(vb, d)
+                ids[d] = con.execute("INSERT OR REPLACE INTO dirs(rel, mtime, seen) VALUES (?,?,?)",
+                                     (r, m, s)).lastrowid
+            for p, e in found:
+                _add_loose(con, ids[os.path.dirname(p)], [(_rel(vb, p), e.inode())])
+    con.execute("UPDATE dirs SET mtime = ?, seen = ? WHERE id = ?", (mtime, seen, did))
+
+
+def _add_loose(con, did: int, rels: list) -> None:
+    """Rows for files found by a listing, read directly until indexed (ok = 0)."""
+    con.executemany("INSERT OR IGNORE INTO files(rel, dir, size, mtime, ctime, ino, seen, ok) "
+                    "VALUES (?, ?, -1, 0, 0, ?, 0, 0)", [(r, did, i) for r, i in rels])
 
 
 def forget(vault: str, contents: dict) -> None:
@@ -534,8 +739,6 @@ def forget(vault: str, contents: dict) -> None:
                     ids.add(row[0])
                 terms |= terms_of(data)
             _drop_ids(con, sorted(ids))
-            for i in ids:
-                con.execute("DELETE FROM racy WHERE id = ?", (i,))
             if ids:
                 words = sorted(t.decode("ascii") for t in terms)
                 for i in range(0, len(words), 500):
@@ -572,7 +775,7 @@ def forget(vault: str, contents: dict) -> None:
 
 class Plan:
     """What a search reads with the index's help: ``paths`` (the candidate files plus every
-    file not indexed as it is now), ``files`` (how many files rg would have searched),
+    file the index cannot vouch for), ``files`` (how many files rg would have searched),
     ``stale`` (how many were read directly)."""
 
     def __init__(self, paths: list, files: int, stale: int, candidates: int):
@@ -583,8 +786,9 @@ def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
          unsearchable: frozenset = frozenset(), memo: dict | None = None) -> Plan | None:
     """The files a scan of ``folder`` for ``forms`` must read (None: let rg walk the folder).
 
-    Every file in scope is stat'ed (a file changed by anything since it was indexed is read
-    directly); ``memo`` (a dict a search keeps for its passes) spares doing it twice.
+    No file is stat'ed for it but a slice of SWEEP (see :class:`_Scope`): folders are, and a
+    folder whose mtime moved is listed. ``memo`` (a dict a search keeps for its passes)
+    spares doing that twice.
     """
     need = _needed_terms(forms)
     if need is None:
@@ -595,49 +799,181 @@ def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
     if con is None:
         return None
     try:
-        if MIN_FILES and memo.get("files") is None:
-            memo["files"] = con.execute("SELECT count(*) FROM files").fetchone()[0]
-        if memo.get("files", MIN_FILES) < MIN_FILES:
-            return None
-        cand = _candidates(con, need, most=int(SCAN_SHARE * memo["files"]) if memo.get("files") else None)
-        if cand is None:
-            return None
         scope = memo.get(key)
         if scope is None:
-            scope = memo[key] = _scope(con, os.path.realpath(vault), folder, exclude_peers, unsearchable)
+            scope = memo[key] = _Scope.of(con, os.path.realpath(vault), folder, exclude_peers, unsearchable) \
+                or False
+        if not scope or scope.files < MIN_FILES:
+            return None
+        cand = _candidates(con, need, most=int(SCAN_SHARE * scope.files))
+        if cand is None:
+            return None
+        paths = scope.paths(con, cand)
     except Exception:  # noqa: BLE001 — too many candidates, locked, damaged: rg walks as before
         return None
     finally:
         con.close()
-    if cand is None:
-        return None
-    paths = [p for p, fid in scope if fid is None or fid in cand]
-    if len(paths) > SCAN_SHARE * len(scope):
+    if len(paths) > SCAN_SHARE * scope.files:
         return None  # most files: rg's own walk is faster than a list of them
-    return Plan([os.fsdecode(p) for p in paths], len(scope),
-                sum(1 for _p, fid in scope if fid is None), len(cand))
+    return Plan([os.fsdecode(p) for p in paths], scope.files, len(scope.direct), len(cand))
 
 
-def _scope(con, vault: str, folder: str, exclude_peers: bool, unsearchable: frozenset) -> list:
-    """[(path, its id if indexed as it is now, else None)] for every file rg would search."""
-    vb = os.fsencode(vault)
-    cut = len(vb) + 1
-    cur = con.execute("SELECT rel, id, size, mtime, ctime, ino, seen FROM files")
-    rows = {r[0]: r for r in cur.fetchall()}
-    out = []
-    for path, e in walk(folder, exclude_peers, unsearchable):
-        r = rows.get(path[cut:])
-        if r is not None:
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                r = None
+def _in_scope(rel: bytes, top: bytes, exclude_peers: bool, unsearchable: frozenset) -> bool:
+    """Whether folder ``rel`` is one rg searches under folder ``top`` (both relative to the
+    vault) with chrollo's globs (see :func:`walk`)."""
+    if top:
+        if rel != top and not rel.startswith(top + b"/"):
+            return False
+        rel = rel[len(top) + 1:]
+    prev = None
+    for part in rel.split(b"/") if rel else ():
+        if (exclude_peers and part == b"peers") or (prev == b"peers" and os.fsdecode(part) in unsearchable):
+            return False
+        prev = part
+    return True
+
+
+class _Scope:
+    """The files rg would search under a folder, as the index knows them without stat'ing them:
+
+    - ``trusted``: folders whose mtime is what it was when their listing was last made the
+      index's rows (and not within RACY_NS of it): no name was added, removed or renamed in
+      them since; their rows are their files.
+    - a folder whose mtime moved is listed now (``alive``: its rows still there; a name now
+      another inode, an editor's atomic save, is read directly); ``new``: its names without a
+      row, and the files of new subfolders (walked).
+    - ``direct``: every file read directly — those, the rows the index marks as not indexed,
+      and what this search's verification slice found changed (:func:`_sweep`).
+    - ``files``: how many there are (the N of the ranking's idf), counted in SQL.
+
+    An in-place edit of a file (same name, same inode) outside chrollo moves no folder: it is
+    found by the slices of SWEEP files each complete search stats, or by `chrollo index`.
+    """
+
+    def __init__(self, vb: bytes):
+        self.vb, self.trusted, self.alive, self.direct, self.new, self.files = vb, set(), set(), set(), set(), 0
+
+    @classmethod
+    def of(cls, con, vault: str, folder: str, exclude_peers: bool, unsearchable: frozenset):
+        vb, fb = os.fsencode(vault), os.fsencode(os.path.realpath(folder))
+        top = b"" if fb == vb else _rel(vb, fb)
+        dirs = con.execute("SELECT id, rel, mtime, seen FROM dirs").fetchall()
+        if top is None or not any(rel == top for _i, rel, _m, _s in dirs):
+            return None  # (a folder the index never listed)
+        s, moved = cls(vb), []
+        known = {rel for _i, rel, _m, _s in dirs}
+        for did, rel, mtime, seen in dirs:
+            if not _in_scope(rel, top, exclude_peers, unsearchable):
+                continue
+            stamp = _dir_stamp(vb + b"/" + rel if rel else vb)
+            if stamp is None:
+                continue  # gone: none of its files is searched
+            if stamp[0] == mtime and mtime < seen - RACY_NS:
+                s.trusted.add(did)
             else:
-                if not (st.st_size == r[2] and st.st_mtime_ns == r[3] and st.st_ctime_ns == r[4]
-                        and st.st_ino == r[5] and r[4] < r[6] - RACY_NS):
-                    r = None
-        out.append((path, None if r is None else r[1]))
-    return out
+                moved.append((did, rel))
+        if s.trusted:
+            s.files = con.execute(f"SELECT count(*) FROM files WHERE dir IN ({','.join(map(str, s.trusted))})"
+                                  ).fetchone()[0]
+        for did, rel in moved:
+            s._relisted(con, did, rel, known, top, exclude_peers, unsearchable)
+        s.files += len(s.alive)
+        for fid, rel, did in con.execute("SELECT id, rel, dir FROM files WHERE ok <> 1"):
+            if did in s.trusted or fid in s.alive:
+                s.direct.add(vb + b"/" + rel)
+        _sweep(con, vault, s)
+        s.files += len(s.new)
+        s.direct |= s.new
+        return s
+
+    def _relisted(self, con, did: int, rel: bytes, known: set, top: bytes, exclude_peers: bool,
+                  unsearchable: frozenset) -> None:
+        """A folder whose mtime moved: its listing now against its rows (see the class doc)."""
+        vb = self.vb
+        path = vb + b"/" + rel if rel else vb
+        got = _listing(path)
+        if got is None:
+            return
+        _stamp, names, subs = got
+        for fid, frel, ino in con.execute("SELECT id, rel, ino FROM files WHERE dir = ?", (did,)):
+            i = names.pop(frel.rpartition(b"/")[2], None)
+            if i is not None:
+                if i == ino:
+                    self.alive.add(fid)
+                else:
+                    self.direct.add(vb + b"/" + frel)
+                    self.alive.add(fid)
+        self.new.update(path + b"/" + n for n in names)
+        base = rel + b"/" if rel else b""
+        for sub in subs:
+            if base + sub not in known and _in_scope(base + sub, top, exclude_peers, unsearchable):
+                self.new.update(p for p, _e in walk(os.fsdecode(path + b"/" + sub), exclude_peers, unsearchable))
+
+    def paths(self, con, cand: set) -> list:
+        """The paths rg reads: ``cand``'s files in scope, and ``direct``."""
+        import json
+
+        vb = self.vb
+        out = set(self.direct)
+        for fid, rel, did in con.execute("SELECT id, rel, dir FROM files WHERE id IN "
+                                         "(SELECT value FROM json_each(?))", (json.dumps(sorted(cand)),)):
+            if did in self.trusted or fid in self.alive:
+                out.add(vb + b"/" + rel)
+        return sorted(out)
+
+
+def _sweep_file(vault: str) -> str:
+    return db_path(vault) + ".sweep"
+
+
+def _sweep(con, vault: str, scope: _Scope) -> None:
+    """Stat the next SWEEP indexed files (by id, round the vault): one changed since it was
+    indexed is read directly by this search and marked so in the index (then every search
+    reads it until it is indexed again); the position is kept beside the index. A full round
+    takes files / SWEEP complete searches."""
+    try:
+        with open(_sweep_file(vault)) as fh:
+            after = int(fh.read().strip() or 0)
+    except (OSError, ValueError):
+        after = 0
+    q = "SELECT id, rel, dir, size, mtime, ctime, ino FROM files WHERE id > ? AND ok = 1 ORDER BY id LIMIT ?"
+    rows = con.execute(q, (after, SWEEP)).fetchall()
+    if len(rows) < SWEEP and after:
+        rows += con.execute(q, (0, SWEEP - len(rows))).fetchall()
+    stale, vb = [], scope.vb
+    for fid, rel, did, size, mtime, ctime, ino in rows:
+        try:
+            st = os.lstat(vb + b"/" + rel)
+        except OSError:
+            continue  # gone: its folder's mtime says so
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) != (size, mtime, ctime, ino):
+            stale.append(fid)
+            if did in scope.trusted or fid in scope.alive:
+                scope.direct.add(vb + b"/" + rel)
+    if rows and (not stale or _mark_stale(vault, stale)):
+        try:
+            tmp = _sweep_file(vault) + f".{os.getpid()}"
+            with open(tmp, "w") as fh:
+                fh.write(str(rows[-1][0]))
+            os.replace(tmp, _sweep_file(vault))
+        except OSError:
+            pass
+
+
+def _mark_stale(vault: str, ids: list) -> bool:
+    """Mark files found changed as read directly until indexed again; False if the index is
+    busy (the slice is then verified again by the next search)."""
+    try:
+        con = _connect(db_path(vault), write=True, busy_ms=0)
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            con.executemany("UPDATE files SET ok = 0 WHERE id = ?", [(i,) for i in ids])
+            con.execute("COMMIT")
+        finally:
+            con.close()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
 
 
 class _Many(Exception):
@@ -702,7 +1038,7 @@ def status(vault: str) -> dict:
     if con is None:
         return out
     try:
-        rows = {rel: row for rel, *row in con.execute("SELECT rel, size, mtime, ctime, ino, seen FROM files")}
+        rows = {rel: row for rel, *row in con.execute("SELECT rel, size, mtime, ctime, ino, seen, ok FROM files")}
         out["usable"] = True
     except Exception:  # noqa: BLE001
         return out
@@ -792,6 +1128,8 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
                 (json.dumps([k.rpartition("\0")[2] for k in newest[first:]]),))}
         rels = con.execute("SELECT id, rel FROM files WHERE id IN (SELECT value FROM json_each(?))",
                            (json.dumps(sorted(rare if big else cand)),)).fetchall()
+        # (files the index holds but does not vouch for are read like those it does not hold)
+        rels += [(None, rel) for (rel,) in con.execute("SELECT rel FROM files WHERE ok <> 1")]
     except Exception:  # noqa: BLE001
         return None
     finally:

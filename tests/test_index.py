@@ -127,21 +127,37 @@ def _assert_same(vault: Path, step: str, used: list, queries=QUERIES) -> None:
         used.append(p is not None)
 
 
-def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path):
+def _swept(vault: Path, rng: random.Random) -> None:
+    """What the index promises for a file edited in place outside chrollo (same name, same
+    inode: its folder does not move): it is read directly once the verification sweep has
+    passed it — at most files / SWEEP complete searches later — or after `chrollo index`."""
+    if rng.random() < 0.5:
+        index.build(str(vault))
+        return
+    files = len(index.walk(str(vault)))
+    for _ in range(-(-files // index.SWEEP) + 1):
+        index.plan(str(vault), str(vault), ["falcon"])
+
+
+def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path, monkeypatch):
     """Appends through chrollo, hand appends and same-size hand edits, deletions, files
     created by hand, forgets (whole sessions and lines), peer receipts and kill -9 during
-    index updates: after each step the index-assisted search equals the full scan, and no
-    forgotten word is in the index's own files."""
+    index updates: after each step the index-assisted search equals the full scan — at once
+    for what moves a folder (a file created, deleted, renamed, saved atomically) and for
+    chrollo's own writes; for a file edited in place by hand, once the sweep has passed it or
+    `chrollo index` ran (docs/index.md) — and no forgotten word is in the index's own files."""
+    monkeypatch.setattr(index, "SWEEP", 7)
     rng = random.Random(3030)
     vault = tmp_path / "vault"
     made = [_session(vault, rng, n) for n in range(30)]
+    time.sleep(index.RACY_NS / 1e9 * 1.5)  # (files changed within RACY_NS are read directly)
     index.build(str(vault))
     used: list = []
     forgotten: list = []
     _assert_same(vault, "built", used)
     for step in range(36):
         op = rng.choice(["capture", "hand_append", "hand_edit", "delete", "hand_create", "forget",
-                         "forget_lines", "peer", "kill", "new_session", "build"])
+                         "forget_lines", "peer", "kill", "new_session", "build", "atomic_save", "rename"])
         live = [p for p in made if p.exists()]
         if op == "capture" and live:
             p = rng.choice(live)
@@ -160,6 +176,15 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
             for a, b in (("falcon", "unicor"), ("quartz", "zebras"), ("server", "harbor")):
                 text = text.replace(a, b)  # (same length: the file's size does not change)
             p.write_text(text)
+        elif op == "atomic_save" and live:  # (an editor's save: a new file renamed over the old)
+            p = rng.choice(live)
+            tmp = p.with_suffix(".tmp")
+            tmp.write_text(p.read_text().replace("falcon", "zebra"))
+            os.replace(tmp, p)
+        elif op == "rename" and live:
+            p = rng.choice(live)
+            made.append(p.with_name("r" + p.name))
+            p.rename(made[-1])
         elif op == "delete" and live:
             rng.choice(live).unlink()
         elif op == "hand_create":
@@ -192,6 +217,8 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
             _kill_during_update(vault, rng)
         elif op == "build":
             index.build(str(vault))
+        if op in ("hand_append", "hand_edit"):
+            _swept(vault, rng)
         _assert_same(vault, f"{step}:{op}", used, rng.sample(QUERIES, 6))
         blob = index_bytes(vault)
         for w in forgotten:
