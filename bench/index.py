@@ -6,7 +6,8 @@ and without it against bare ``rg --count``, one run, interleaved per query.
                           [--big-queries 8] [--rebuild] [--home DIR]
 
 Vaults are bench/deadline.py's (LoCoMo dev conversations replicated, ``DIR/10MB`` …, built
-once if missing; read-only here). The index goes to ``--home`` (a CHROLLO_HOME of its own,
+once if missing; read-only here); with ``--code``, bench/code_vault.py's (coding sessions,
+``DIR/10MB`` … made by it first) and the questions of ../shared/eval/code. The index goes to ``--home`` (a CHROLLO_HOME of its own,
 default DIR/../index-bench-home), built once per vault (``--rebuild``: again, timed).
 Per query, in turn, with a warm page cache:
 
@@ -77,6 +78,7 @@ def main() -> None:
     ap.add_argument("--big-queries", type=int, default=8, help="questions timed at 1 GB and up")
     ap.add_argument("--rebuild", action="store_true", help="build every index again (timed)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--code", action="store_true", help="coding-size vaults (bench/code_vault.py) and code questions")
     a = ap.parse_args()
     work = Path(a.workdir)
     home = Path(a.home) if a.home else work.parent / "index-bench-home"
@@ -84,12 +86,19 @@ def main() -> None:
     hook_cmd = chrollo_cmd() + ["hook", "UserPromptSubmit", "--harness", "claude-code"]
     tmp = Path(tempfile.mkdtemp(prefix="chrollo-bench-"))
     src, qs, replicate, what = sources_and_queries(tmp)
+    if a.code:
+        from search import SHARED_EVAL
+
+        qs = [json.loads(line)["query"] for line in open(SHARED_EVAL / "code" / "code_questions_dev.jsonl")]
+        what = "code dev questions on bench/code_vault.py's vaults"
     queries = [q for q in random.Random(a.seed).sample(qs, len(qs)) if query_terms(q)][: a.queries]
     print(f"source: {what}; rg {rg}; chrollo {' '.join(search)}; load {os.getloadavg()[0]:.1f}")
     rows, n_hook = [], 0
     for label in a.sizes.split(","):
         vault = work / label
         if not vault.exists():
+            if a.code:
+                sys.exit(f"{vault}: make it with bench/code_vault.py first")
             vault.mkdir(parents=True)
             grow(vault, src, replicate, parse_size(label))
         vault_bytes = sum(e.stat().st_size for e in os.scandir(vault) if e.name.endswith(".md"))

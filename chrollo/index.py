@@ -49,12 +49,12 @@ WRITE_BUSY_MS = 2000
 CHUNK_BYTES = 8 << 20        # a build's unit of work: files read, tokenised and written as one segment
 POOL_BYTES = 24 << 20        # a build reading more than this tokenises in worker processes
 MERGE_DELTA = 200_000        # delta rows past which an update folds them into post
-SCAN_SHARE = 0.25            # more candidates than this share of the files: rg walks the folder
+SCAN_SHARE = 0.5             # more candidates than this share of the files: rg walks the folder
 # Below this many indexed files a complete search lets rg walk the vault: asking SQLite costs
 # about what rg's walk of a few thousand small files does (bench/index.py at 10 MB, 2,452
 # files: no faster with the index). The hook still uses it.
 MIN_FILES = 5000
-SWEEP = 2000                 # indexed files a complete search stats to catch in-place edits
+SWEEP = 1000                 # indexed files a complete search stats to catch in-place edits
 RARE_FILES = 1000            # the recall hook reads the files of a query word this rare first
 HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
@@ -73,7 +73,7 @@ CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NUL
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE INDEX IF NOT EXISTS files_loose ON files(ok) WHERE ok <> 1;
 CREATE TABLE IF NOT EXISTS post(term TEXT, seg INTEGER, ids BLOB NOT NULL, crc INTEGER NOT NULL,
-    PRIMARY KEY(term, seg)) WITHOUT ROWID;
+    PRIMARY KEY(seg, term)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS delta(term TEXT, id INTEGER, PRIMARY KEY(term, id)) WITHOUT ROWID;
 """
 
@@ -330,7 +330,7 @@ def _rel(vault_b: bytes, path: bytes) -> bytes | None:
 
 def build(vault: str, rebuild: bool = False, progress=None, under: str | None = None) -> dict:
     """Index every file of ``vault`` not indexed as it is now (every file with ``rebuild``);
-    returns a summary. ``progress(done_bytes, total_bytes)`` is called as it goes. Files gone
+    returns a summary (``terms``: the distinct terms of the files read). ``progress(done_bytes, total_bytes)`` is called as it goes. Files gone
     since are dropped, pending increments merged. Work is committed in steps: a build killed
     midway leaves an index that is correct for what it holds (the rest is unindexed).
     ``under`` (a subfolder of the vault, e.g. "peers"): look at that part of it only.
@@ -361,9 +361,11 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         todo, dirs, gone = _survey(con, vb, under)
         total = sum(item[-1] for item in todo)
         done_bytes = read = 0
+        words: set = set()
         for rows, postings, nbytes, size in _tokenised(todo):
             con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", rows)
             _merge(con, postings)
+            words.update(postings)
             con.execute("COMMIT")  # (killed later, the index is right for what it holds)
             con.execute("BEGIN IMMEDIATE")
             done_bytes += size
@@ -375,18 +377,13 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         con.executemany("INSERT OR REPLACE INTO dirs(id, rel, mtime, seen) VALUES (?,?,?,?)", dirs)
         con.execute("COMMIT")
         files = con.execute("SELECT count(*) FROM files").fetchone()[0]
-        terms = _term_count(con)
     finally:
         con.close()
     secs = time.monotonic() - t0
     return {"vault": vault, "index": db_path(vault), "files": files, "read": len(todo),
-            "bytes_read": read, "dropped": len(gone), "terms": terms,
+            "bytes_read": read, "dropped": len(gone), "terms": len(words),
             "index_bytes": _size(vault), "seconds": round(secs, 3),
             "mb_per_s": round(read / 1e6 / secs, 1) if secs and read else None}
-
-
-def _term_count(con) -> int:
-    return con.execute("SELECT count(DISTINCT term) FROM post").fetchone()[0]
 
 
 def _survey(con, vb: bytes, under: str | None) -> tuple:
@@ -547,7 +544,8 @@ def _merge(con, postings: dict) -> None:
 
     seg = _next_seg(con)
     rows = []
-    for t, ids in postings.items():
+    for t in sorted(postings):  # (in key order: appended, page after page)
+        ids = postings[t]
         blob = ids if isinstance(ids, bytes) else ids.tobytes()
         rows.append((t.decode("ascii"), seg, blob, zlib.crc32(blob)))
     con.executemany("INSERT INTO post VALUES (?,?,?,?)", rows)
@@ -560,6 +558,17 @@ def _fold_delta(con) -> None:
         by.setdefault(t.encode("ascii"), array("I")).append(i)
     _merge(con, by)
     con.execute("DELETE FROM delta")
+
+
+def _post_rows(con, words: list, what: str = "term, ids, crc"):
+    """``what`` of the post rows of ``words`` (strings), every segment's. (post's key is
+    (segment, term): a build appends a segment at the end of the table instead of inserting
+    into every page; a lookup probes each segment.)"""
+    got = con.execute("SELECT v FROM meta WHERE k = 'seg'").fetchone()
+    q = ",".join("?" * len(words))
+    return con.execute(f"WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ?) "
+                       f"SELECT {what} FROM s JOIN post ON post.seg = s.n AND post.term IN ({q})",
+                       (int(got[0]) if got else 0, *words))
 
 
 def _ids(blob: bytes) -> array:
@@ -745,8 +754,7 @@ def forget(vault: str, contents: dict) -> None:
                     chunk = words[i:i + 500]
                     q = ",".join("?" * len(chunk))
                     rows = []
-                    for t, seg, blob in con.execute(
-                            f"SELECT term, seg, ids FROM post WHERE term IN ({q})", chunk).fetchall():
+                    for t, seg, blob in _post_rows(con, chunk, "term, seg, ids").fetchall():
                         left = array("I", (x for x in _ids(blob) if x not in ids))
                         if len(left) <= DEAD_CHECK:  # (ids of files gone by other means count for nothing)
                             live = sorted(set(left))
@@ -953,7 +961,8 @@ def _sweep(con, vault: str, scope: _Scope) -> None:
     if rows and (not stale or _mark_stale(vault, stale)):
         try:
             tmp = _sweep_file(vault) + f".{os.getpid()}"
-            with open(tmp, "w") as fh:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, _home.FILE_MODE)
+            with os.fdopen(fd, "w") as fh:
                 fh.write(str(rows[-1][0]))
             os.replace(tmp, _sweep_file(vault))
         except OSError:
@@ -992,7 +1001,7 @@ def _candidates(con, need: list, groups: list | None = None, most: int | None = 
     for i in range(0, len(words), 500):
         chunk = [w.decode("ascii") for w in words[i:i + 500]]
         q = ",".join("?" * len(chunk))
-        for t, blob, crc in con.execute(f"SELECT term, ids, crc FROM post WHERE term IN ({q})", chunk):
+        for t, blob, crc in _post_rows(con, chunk):
             if zlib.crc32(blob) != crc or len(blob) % 4:
                 return None  # a damaged row: not to be trusted
             blobs.setdefault(t.encode("ascii"), []).append(blob)

@@ -30,7 +30,8 @@ writer's locks by the names below). See docs/design.md §3.
     ignored-projects/<key>   an untrusted project vault was logged once
     repositories/<key>.json  a repository's root commit, found once (chrollo/repository.py)
     listing/                 cached vault listings (<key>.json), creation journals (<key>.created[.lock])
-    index/<key>.sqlite       the search index of a vault (docs/index.md; -journal beside it mid-write)
+    index/<key>.sqlite       the search index of a vault (docs/index.md; -journal beside it mid-write,
+                             .sweep: where the searches' verification sweep is)
     torn/                    torn bytes cut off a session file
     forgotten.json           tombstones (NOT disposable)
     mesh/...                 the mesh's caches, its peers' manifests and its status
@@ -280,7 +281,8 @@ def listing_journal_lock(folder: str) -> str:
 
 def index_file(vault: str) -> str:
     """The search index of ``vault`` (chrollo/index.py); SQLite keeps ``-journal`` beside it
-    while a write is open. Its own lock is SQLite's."""
+    while a write is open, ``.sweep`` holds the verification sweep's position. Its own lock
+    is SQLite's."""
     return os.path.join(_state("index"), state_key(os.path.realpath(vault)) + ".sqlite")
 
 
