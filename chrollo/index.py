@@ -7,13 +7,16 @@ output are the same code as without it. Deleting it changes no result, only spee
 
 What it holds (one SQLite file per vault, ``state/index/<key>.sqlite``, stdlib ``sqlite3``):
 
-- ``files``: each indexed file (path relative to the vault, bytes) with the size, mtime,
-  ctime and inode it had when it was read. A file whose stat differs now, or that is not in
-  the table, is *not* trusted: a search reads it directly (it is "stale" or "unindexed").
-  A file changed within RACY_NS of being read is never trusted either (mtime granularity).
-- ``post``: (term, segment) → ids of files holding it (``array('I')``, with a CRC32: a
-  damaged row is a damaged index, bypassed); a build writes one segment per few million
-  postings, so nothing is rewritten as it grows. ``delta``: (term, id) rows added since the
+- ``dirs``: each folder with the mtime it had when its listing was last made ``files``'s
+  rows. ``files``: every file of those folders (path relative to the vault, bytes; its folder)
+  with the size, mtime, ctime and inode it had when it was read, and ``ok``: whether its
+  words are in (0: read it directly — changed, read within RACY_NS of a change, or found by a
+  listing; -1: cannot be indexed). A search stats folders, not files: a folder that moved is
+  listed again; in-place edits are found by a sweep of SWEEP files per search (see
+  :class:`_Scope`, docs/index.md).
+- ``post``: (segment, term) → ids of files holding it (``array('I')``, with a CRC32: a
+  damaged row is a damaged index, bypassed); a build writes one segment per chunk of files,
+  so nothing is rewritten as it grows. ``delta``: (term, id) rows added since the
   last merge (a turn appended adds a few dozen), folded into ``post`` by ``chrollo index``.
 - Terms are what ripgrep's ASCII-mode regex can match (chrollo's regex for ASCII forms is
   ``(?-u:…)``: ASCII word boundaries, ASCII case folding): every maximal ``[A-Za-z0-9_]``
