@@ -442,3 +442,32 @@ def test_files_a_peer_sent_are_indexed_by_ensure_under_peers(indexed):
     con = sqlite3.connect(index.db_path(str(vault)))
     assert con.execute("SELECT count(*) FROM post WHERE term = 'persimmon'").fetchone()[0] == 1
     assert index.ensure(str(tmp := vault / "nothing-here")) is None and not tmp.exists()
+
+
+def test_a_new_session_renews_its_folders_record_so_searches_do_not_list_it(home, tmp_path):
+    """Capture's update of a file new to the index lists its folder and makes that listing
+    the folder's record (a search then trusts the folder instead of listing it each time);
+    a record made within RACY_NS of the folder's change is renewed by a later update."""
+    rng = random.Random(11)
+    vault = tmp_path / "vault"
+    made = [_session(vault, rng, n) for n in range(8)]
+    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    index.build(str(vault))
+
+    def trusted() -> bool:
+        con = index.open_reader(str(vault))
+        try:
+            s = index._Scope.of(con, os.path.realpath(vault), str(vault), False, frozenset())
+            return bool(s.trusted) and not s.new
+        finally:
+            con.close()
+
+    assert trusted()
+    new = _session(vault, rng, 50)
+    assert not trusted()  # (the folder moved: listed by the search, the new file read directly)
+    assert search_json(vault, "falcon", True) == search_json(vault, "falcon", False)
+    index.update(str(vault), [new])
+    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    index.update(str(vault), [made[0]])  # (the next turn: a record made racily is renewed)
+    assert trusted()
+    assert search_json(vault, "falcon", True) == search_json(vault, "falcon", False)
