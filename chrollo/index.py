@@ -62,6 +62,7 @@ RARE_FILES = 1000            # the recall hook reads the files of a query word t
 HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
+VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
 
 # files.ok: 1 indexed as its stat says; 0 read directly until read again (changed, racy, or
 # found by a folder's listing); -1 cannot be indexed (not a regular file, too large): read
@@ -774,12 +775,62 @@ def forget(vault: str, contents: dict) -> None:
                 for i in range(0, len(idl), 500):
                     chunk = idl[i:i + 500]
                     con.execute(f"DELETE FROM delta WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            gone = _unheld(con, terms)
             con.execute("COMMIT")
         finally:
             con.close()
+        if gone and _residue(vault, gone):
+            # (a cell SQLite moved while rebalancing a page can leave its old copy in the page's
+            # free space, which secure_delete does not zero: VACUUM rewrites every page)
+            if _size(vault) > VACUUM_MAX:
+                raise RuntimeError("a forgotten word's bytes are still in the index's files")
+            con = _connect(db_path(vault), write=True, busy_ms=WRITE_BUSY_MS * 5)
+            try:
+                con.execute("VACUUM")
+            finally:
+                con.close()
+            if _residue(vault, gone):
+                raise RuntimeError("a forgotten word's bytes are still in the index's files after VACUUM")
     except Exception as e:  # noqa: BLE001
         _home.append_log("index", f"forget could not edit the index ({type(e).__name__}: {e}); deleted it")
         remove(vault)
+
+
+def _unheld(con, terms: set) -> list:
+    """The ``terms`` no row of the index holds any more (forgotten with nothing else holding them)."""
+    words = sorted(t.decode("ascii") for t in terms)
+    held = set()
+    for i in range(0, len(words), 500):
+        chunk = words[i:i + 500]
+        held.update(t for (t,) in _post_rows(con, chunk, "DISTINCT term"))
+        q = ",".join("?" * len(chunk))
+        held.update(t for (t,) in con.execute(f"SELECT DISTINCT term FROM delta WHERE term IN ({q})", chunk))
+    return [w.encode("ascii") for w in words if w not in held]
+
+
+def _residue(vault: str, words: list) -> bool:
+    """Whether the bytes of one of ``words`` are anywhere in the index's files (SQLite zeroes
+    what it frees with secure_delete; this checks it did, rather than trusting it: a
+    forgotten word must not be findable in them). Words of 4+ characters, as words (case
+    folded): shorter ones occur by chance in any binary file."""
+    words = [w for w in words if len(w) >= 4]
+    if not words:
+        return False
+    pat = re.compile(rb"(?<![A-Za-z0-9_])(?:" + b"|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+                     + rb")(?![A-Za-z0-9_])", re.I)
+    keep = max(map(len, words)) + 1
+    for path in (db_path(vault), db_path(vault) + "-journal", db_path(vault) + "-wal"):
+        try:
+            fh = open(path, "rb")
+        except OSError:
+            continue
+        with fh:
+            tail = b""
+            while block := fh.read(8 << 20):
+                if pat.search(tail + block):
+                    return True
+                tail = block[-keep:]
+    return False
 
 
 # ----------------------------------------------------------------------------- searching
