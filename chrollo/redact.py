@@ -35,7 +35,8 @@ rules are merged, so a secret is never half-replaced.
 
 **Cache.** :meth:`Redactor.redact_bytes` keeps the redacted output of each file, keyed by the
 SHA-256 of its raw bytes and the rules' digest (``layout.redaction_cache_file``), so an
-unchanged file is never redacted twice. Only redacted output is kept; ``forget`` drops a
+unchanged file is never redacted twice. Only redacted output is kept (for a file with nothing
+to redact, nothing but its hash: most files); ``forget`` drops a
 forgotten file's entry (and SQLite overwrites freed pages: ``secure_delete``).
 """
 from __future__ import annotations
@@ -509,21 +510,39 @@ class Redactor:
         """data as it may leave the machine; through the cache when there is one."""
         return self.redact_many([data])[0]
 
-    def redact_many(self, datas: list, pool: "Pool | None" = None) -> list:
+    def redact_many(self, datas: list, pool: "Pool | None" = None, keys: list | None = None) -> list:
         """[redact_bytes(d) for d in datas], through the cache; with a :meth:`pool`, what the
-        cache does not hold is redacted on every core when there is enough of it."""
-        keys = [hashlib.sha256(d).hexdigest() for d in datas] if self.cache else [None] * len(datas)
-        out = [self._cache_get(k) if k else None for k in keys]
+        cache does not hold is redacted on every core when there is enough of it. ``keys``: the
+        sha256 hex digests of ``datas``, if the caller has them. A data that holds no secret is
+        returned as it is (the same object)."""
+        return self.redact_later(datas, pool, keys)()
+
+    def redact_later(self, datas: list, pool: "Pool | None" = None, keys: list | None = None):
+        """:meth:`redact_many`, in two steps: what a pool does starts now, and the function
+        returned gives the list (so the caller reads the next files meanwhile)."""
+        if self.cache:
+            keys = keys or [hashlib.sha256(d).hexdigest() for d in datas]
+        else:
+            keys = [None] * len(datas)
+        out = [self._cache_get(k, d) if k else None for k, d in zip(keys, datas)]
         todo = [i for i, o in enumerate(out) if o is None]
         work = [datas[i] for i in todo]
-        done = pool.map(work) if pool is not None and sum(map(len, work)) >= POOL_MIN_BYTES else None
-        if done is None:
-            done = [_redact_raw(self, d) for d in work]
-        for i, o in zip(todo, done):
-            out[i] = o
-        if self.cache and todo:
-            self._cache_put_many([(keys[i], out[i]) for i in todo])
-        return out
+        started = pool.start(work) if pool is not None and (pool.running or sum(map(len, work)) >= POOL_MIN_BYTES) \
+            else None
+
+        def finish() -> list:
+            done = pool.gather(started) if started is not None else None
+            if done is None:
+                done = [_redact_raw(self, d) for d in work]
+            else:
+                done = [d if o is None else o for d, o in zip(work, done)]
+            for i, o in zip(todo, done):
+                out[i] = o
+            if self.cache and todo:
+                # b"": the output is the input (most files) — nothing of it is kept twice
+                self._cache_put_many([(keys[i], b"" if out[i] is datas[i] else out[i]) for i in todo])
+            return out
+        return finish
 
     def pool(self) -> "Pool":
         """Worker processes for :meth:`redact_many` (started on first need; ``with`` closes them)."""
@@ -535,13 +554,15 @@ class Redactor:
             self._db = _open_cache(self.cache)
         return self._db
 
-    def _cache_get(self, key: str):
+    def _cache_get(self, key: str, data: bytes):
         try:
             row = self._conn().execute("SELECT out FROM redacted WHERE sha = ? AND rules = ?",
                                        (key, self.digest)).fetchone()
         except Exception:  # noqa: BLE001 — a damaged or locked cache is bypassed, never fatal
             return None
-        return bytes(row[0]) if row else None
+        if row is None:
+            return None
+        return bytes(row[0]) or data  # (b"": nothing to redact in it)
 
     def _cache_put_many(self, pairs: list) -> None:
         """Keep (content sha256, redacted bytes) pairs, in one transaction."""
@@ -557,7 +578,9 @@ class Redactor:
 
 
 def _redact_raw(redactor: "Redactor", data: bytes) -> bytes:
-    return redactor.redact(data.decode("utf-8", "replace"))[0].encode("utf-8")
+    """data redacted; data itself (the same object) when that changes nothing."""
+    out = redactor.redact(data.decode("utf-8", "replace"))[0].encode("utf-8")
+    return data if out == data else out
 
 
 POOL_MIN_BYTES = 32 << 20  # less to redact than this: a pool's start-up (up to ~0.3 s a worker) costs more than it saves
@@ -572,8 +595,17 @@ class Pool:
         self.spec, self.ex = redactor.spec, None
         self.workers = min(os.cpu_count() or 1, 4)
 
+    @property
+    def running(self) -> bool:
+        return self.ex is not None
+
     def map(self, datas: list) -> list | None:
-        """The redacted bytes of each (in order), or None when there is one core only."""
+        """The redacted bytes of each (in order; None where nothing changed), or None when
+        there is one core only or a worker failed."""
+        return self.gather(self.start(datas))
+
+    def start(self, datas: list):
+        """Hand ``datas`` to the workers (started now if need be); :meth:`gather` the result."""
         if self.workers < 2:
             return None
         if self.ex is None:
@@ -588,9 +620,16 @@ class Pool:
                 else "spawn"
             self.ex = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
                                           initializer=_start_worker, initargs=(self.spec,))
-        chunk = max(1, len(datas) // (self.workers * 4))
         try:
-            return list(self.ex.map(_worker_redact, datas, chunksize=chunk))
+            return self.ex.map(_worker_redact, datas, chunksize=max(1, len(datas) // (self.workers * 4)))
+        except Exception:  # noqa: BLE001 — a broken pool: redacted here instead
+            return None
+
+    def gather(self, started) -> list | None:
+        if started is None:
+            return None
+        try:
+            return list(started)
         except Exception:  # noqa: BLE001 — a worker that died (memory, a signal): redacted here instead
             self.__exit__()
             self.workers = 1
@@ -610,8 +649,10 @@ def _start_worker(spec: dict) -> None:
     _worker = Redactor(**spec)
 
 
-def _worker_redact(data: bytes) -> bytes:
-    return _redact_raw(_worker, data)
+def _worker_redact(data: bytes) -> bytes | None:
+    """The redacted bytes, or None when they are data's (nothing pickled back for nothing)."""
+    out = _redact_raw(_worker, data)
+    return None if out is data else out
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}

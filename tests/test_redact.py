@@ -255,7 +255,10 @@ def test_redacted_output_is_cached_by_content_hash_and_holds_no_secret(tmp_path,
 
 
 def test_forget_leaves_nothing_of_a_session_in_the_cache(home):
-    """chrollo forget drops the file's cached redaction too (secure_delete: the bytes go)."""
+    """chrollo forget drops the file's cached redaction too (secure_delete: the bytes go). A
+    file with nothing to redact leaves only its hash in the cache, never its text."""
+    import hashlib
+    import sqlite3
     import subprocess
     import sys
 
@@ -264,10 +267,19 @@ def test_forget_leaves_nothing_of_a_session_in_the_cache(home):
     from chrollo.layout import redaction_cache_file
 
     phrase = "the layoff list for the berlin office"
-    f = write_session(home / "memories", "fgt00001-x", "2026-10-01T10:00:00", [("user", "10:00:00", phrase)])
-    Redactor.from_config(str(home)).redact_bytes(f.read_bytes())
+    f = write_session(home / "memories", "fgt00001-x", "2026-10-01T10:00:00",
+                      [("user", "10:00:00", phrase + ", the wiki password=Lay0ffList42")])
+    plain = write_session(home / "memories", "fgt00002-x", "2026-10-01T11:00:00",
+                          [("user", "10:00:00", "the reorg memo for the munich office")])
+    r = Redactor.from_config(str(home))
+    assert b"Lay0ffList42" not in r.redact_bytes(f.read_bytes())
+    assert r.redact_bytes(plain.read_bytes()) == plain.read_bytes()
     cache = redaction_cache_file(str(home))
-    assert phrase.encode() in open(cache, "rb").read()
+    blob = open(cache, "rb").read()
+    assert phrase.encode() in blob and b"Lay0ffList42" not in blob and b"munich office" not in blob
+    with sqlite3.connect(cache) as db:
+        key = hashlib.sha256(plain.read_bytes()).hexdigest()
+        assert db.execute("SELECT out FROM redacted WHERE sha = ?", (key,)).fetchone() == (b"",)
     p = subprocess.run([sys.executable, "-m", "chrollo", "forget", str(f), "--yes"], capture_output=True,
                        text=True, env=cli_env(home), timeout=60)
     assert p.returncode == 0, p.stderr

@@ -39,7 +39,7 @@ from .files import (MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounde
                     peer_folder_fd, sha_at, valid_file_name, write_at)
 
 KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
-BATCH_BYTES = 64 << 20  # raw bytes read before they are redacted together (on every core)
+BATCH_BYTES = 32 << 20  # raw bytes read before they are redacted together (on every core)
 PEER_DEADLINE = 1800.0   # seconds for everything from one peer (`mesh sync --timeout`)
 BLOCK = 4096             # quota unit: a file costs its size in blocks, one at least
 # A manifest signed longer ago than this gives no new files (its withdrawals still apply).
@@ -84,7 +84,10 @@ class Publication:
         e = self.by_name.get(name)
         if e is None:
             raise Refused(f"{name} is not published")
-        data = self.kept.pop(name, None) or outgoing(os.path.join(self.vault, name), self.redactor)
+        data = self.kept.pop(name, None)
+        if data is not None:
+            return data  # (hashed into the manifest by this publication: nothing can differ)
+        data = outgoing(os.path.join(self.vault, name), self.redactor)
         if hashlib.sha256(data).hexdigest() != e["sha256"]:
             raise Refused(f"{name} changed since the manifest was made")
         return data
@@ -133,15 +136,25 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
     from ..privacy import rules as privacy_rules
 
     privacy, memo, held = privacy_rules(reload=True), {}, set()
-    batch, listed, pending = [], [], 0  # files to redact together (on every core when there is enough work)
+    batch, listed, pending, waiting = [], [], 0, []  # files to redact together (on every core when worth it)
 
     def redact_batch(pool):
+        """Start redacting the batch; finish the one before (its workers ran while this one was read)."""
+        if batch:
+            raws = [b[2] for b in batch]
+            keys = [hashlib.sha256(r).hexdigest() for r in raws]
+            waiting.append((list(batch), keys, redactor.redact_later(raws, pool, keys)))
+            batch.clear()
+        while len(waiting) > (1 if pool.running else 0):
+            finish_batch(*waiting.pop(0))
+
+    def finish_batch(files, keys, finish):
         nonlocal room
-        for (fname, stamp, raw, origin), data in zip(batch, redactor.redact_many([b[2] for b in batch], pool)):
-            fresh[fname] = stamp + [hashlib.sha256(data).hexdigest(), len(data), origin]
+        for (fname, stamp, raw, origin), key, data in zip(files, keys, finish()):
+            # (most files hold no secret: the bytes that leave are the file's, hashed once)
+            fresh[fname] = stamp + [key if data is raw else hashlib.sha256(data).hexdigest(), len(data), origin]
             if len(data) <= room:
                 kept[fname], room = data, room - len(data)
-        batch.clear()
     with redactor.pool() as pool:
         for e in own_files(vault):
             st = e.stat(follow_symlinks=False)
@@ -161,6 +174,8 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
                 redact_batch(pool)
                 pending = 0
         redact_batch(pool)
+        while waiting:
+            finish_batch(*waiting.pop(0))
     for fname in listed:
         sha, size, origin = fresh[fname][2:5]
         if _held_back(fname, origin, privacy, memo):
