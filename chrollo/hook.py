@@ -67,9 +67,7 @@ def main(argv: list) -> int:
     except BaseException as e:  # noqa: BLE001 — the contract: nothing escapes a hook
         if isinstance(e, KeyboardInterrupt):
             return 0
-        import traceback
-
-        log(harness, event, f"error: {type(e).__name__}: {e}\n" + traceback.format_exc())
+        _log_error(harness, event, "", e)
     finally:
         if os.environ.get("CHROLLO_HOOK_TIMING"):
             sys.stderr.write(f"chrollo hook: {1000 * (time.monotonic() - started):.1f} ms\n")
@@ -248,9 +246,18 @@ def _captured(name: str, sid: str, written: list) -> None:
 
 
 def _log_error(harness, event, what: str, e: BaseException) -> None:
-    import traceback
+    """One line for an error chrollo names (a bad setting: the user's to fix); a traceback
+    only for what is chrollo's own bug."""
+    from .errors import ChrolloError
 
-    log(harness, event, f"{what} error: {type(e).__name__}: {e}\n" + traceback.format_exc())
+    line = f"{what + ' ' if what else ''}error: "
+    if isinstance(e, ChrolloError):
+        line += f"{e.kind}: {e.message}" + (f" ({e.hint})" if e.hint else "")
+    else:
+        import traceback
+
+        line += f"{type(e).__name__}: {e}\n" + traceback.format_exc()
+    log(harness, event, line)
 
 
 def log(harness, event, message: str) -> None:

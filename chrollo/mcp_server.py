@@ -310,11 +310,16 @@ def serve(stdin, stdout, dir: str | None = None) -> None:
             stdout.flush()
 
 
+_LINE_BREAKS = {c: f"\\u{c:04x}" for c in (0x85, 0x2028, 0x2029)}
+
+
 def _encode(reply) -> bytes:
     """One reply as UTF-8 JSON. A reply quoting a lone surrogate a client sent (``"\\udc80"``
     is valid JSON) cannot be UTF-8 as text: it goes out \\u-escaped instead of killing the server."""
     try:
-        return json.dumps(reply, ensure_ascii=False).encode("utf-8")
+        # U+0085/U+2028/U+2029 end a line for readers that split on every line break: escaped,
+        # one reply stays one line (json leaves them raw; they only occur inside strings).
+        return json.dumps(reply, ensure_ascii=False).translate(_LINE_BREAKS).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(reply).encode("ascii")
 

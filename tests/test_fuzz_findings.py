@@ -163,3 +163,28 @@ def test_an_ordinal_date_is_a_clock_too(tmp_path):
                          capture_output=True, text=True, env=env, cwd=ROOT)
     assert got.stdout.strip() == "2026-11-26", got.stderr
     assert clock._calendar("2025-366") == "2025-366"  # no day 366 in a common year: still refused
+
+
+def test_mcp_replies_never_hold_a_unicode_line_break(tmp_path):
+    """An id of "\\u0085" came back raw: U+0085, U+2028 and U+2029 end a line for readers that
+    split on every line break (Python's splitlines), so one reply read as two broken ones."""
+    lines = [{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "read_memory", "arguments": {}}}
+             for i in ("\u0085", "\u2028", "a\u2029b")]
+    p = _chrollo(tmp_path / "home", "mcp", stdin=b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    assert p.returncode == 0, p.stderr
+    replies = [json.loads(x) for x in p.stdout.decode("utf-8").splitlines()]
+    assert [r["id"] for r in replies] == ["\u0085", "\u2028", "a\u2029b"]
+
+
+def test_a_hook_with_a_bad_clock_logs_one_clear_line(tmp_path):
+    """CHROLLO_NOW='2026-11' in a hook: recall's UsageError was logged with a traceback, as if
+    chrollo had a bug; a setting the user got wrong is one line saying what is wrong."""
+    home = tmp_path / "home"
+    body = json.dumps({"session_id": "5f1c2a9e-0000-4000-8000-00000000aaaa", "cwd": str(tmp_path),
+                       "hook_event_name": "UserPromptSubmit", "prompt": "what did we decide about the cache?"})
+    p = subprocess.run([sys.executable, "-m", "chrollo", "hook", "UserPromptSubmit", "--harness", "claude-code"],
+                       input=body.encode(), capture_output=True, env=cli_env(home, CHROLLO_NOW="2026-11"),
+                       cwd=tmp_path, timeout=60)
+    assert p.returncode == 0 and p.stdout == b"", p
+    logged = (home / "logs" / "hooks.log").read_text("utf-8")
+    assert "CHROLLO_NOW is not an ISO date/time" in logged and "Traceback" not in logged, logged
