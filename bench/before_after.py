@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Two chrollo builds side by side, in one run (a refactor's "nothing moved" figure).
+
+    python bench/before_after.py --before CMD --after CMD [--sizes 10MB,100MB] [--queries 30]
+                                 [--rounds 3] [--turns 2000] [--identity-only | --no-identity]
+
+CMD runs a chrollo: its executable (the `chrollo` of a `pip install .` venv: an editable
+install adds tens of ms to every process), or e.g. "env PYTHONPATH=/tmp/old /venv/bin/python -m
+chrollo" for another checkout. Both builds meet the same vaults, queries and prompts,
+interleaved query by query (the order rotating), each with a CHROLLO_HOME of its own:
+
+  identity  `chrollo search Q --dir VAULT --limit 10 --json` of every LoCoMo dev question
+            (CHROLLO_NOW fixed) and every code dev question (CHROLLO_NOW = the vault's newest
+            turn, as ../shared/eval/code/code_recall.py): the JSON byte for byte, and the ranking
+            (every hit field but its context lines). Needs ../shared/eval and the code vaults
+            ($CHROLLO_EVAL_DATA/code_md, see ../shared/eval/code/README.md).
+  search    bench/search.py's measurement: `chrollo search Q --dir VAULT --json`, bare
+            `rg --count` of the same terms in the same run; p50 per build, the ratio to rg, and
+            after/before per round (the spread).
+  recall    bench/hooks.py's: the UserPromptSubmit hook over the same vault, a fresh session
+            per prompt, with `rg -c` of the prompt's longest word in the same run.
+  capture   bench/hooks.py's: a long Claude Code transcript, the first Stop, then 20 one-turn
+            Stops, each build twice, alternating.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hooks import bench_capture, pct, run_hook  # noqa: E402
+from search import SHARED_EVAL, grow, parse_size, sources_and_queries, timed  # noqa: E402
+
+from chrollo.rg import rg_path  # noqa: E402
+from chrollo.terms import query_terms  # noqa: E402
+
+BUILDS = ("before", "after")
+
+
+def clean_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    env.update(extra)
+    return env
+
+
+def rotations(names: list, k: int) -> list:
+    """The k-th order of ``names``: rotated by k, reversed every other lap (no build always first)."""
+    order = names[k % len(names):] + names[:k % len(names)]
+    return order[::-1] if (k // len(names)) % 2 else order
+
+
+def dev_questions(code_vaults: Path) -> list:
+    """(set, folder, query, CHROLLO_NOW) of every LoCoMo dev and code dev question."""
+    sys.path.insert(0, str(SHARED_EVAL))
+    from memfmt import newest_timestamp
+
+    conv = Path(tempfile.mkdtemp(prefix="chrollo-ba-locomo-"))
+    subprocess.run([sys.executable, str(SHARED_EVAL / "locomo_to_md.py"), "--locomo",
+                    str(SHARED_EVAL / "data" / "locomo-dev"), "--out", str(conv)], check=True, capture_output=True)
+    jobs = []
+    for f in sorted(conv.glob("conv-*.json")):
+        jobs += [("locomo", str(f.with_suffix("")), q["question"], "2026-11-25T10:00:00")
+                 for q in json.loads(f.read_text())["qa"] if q["category"] != 5 and q["evidence"]]
+    for line in open(SHARED_EVAL / "code" / "code_questions_dev.jsonl", encoding="utf-8"):
+        q = json.loads(line)
+        folder = code_vaults / q["vault"]
+        jobs.append(("code", str(folder), q["query"], newest_timestamp(str(folder)).isoformat()))
+    return jobs
+
+
+def _ranking(raw: bytes) -> dict | None:
+    try:
+        d = json.loads(raw)
+    except ValueError:
+        return None
+    return {**{k: v for k, v in d.items() if k != "hits"},
+            "hits": [{k: v for k, v in h.items() if k != "context"} for h in d.get("hits", [])]}
+
+
+def identity(cmds: dict, homes: dict, code_vaults: Path, most: int | None = None) -> dict:
+    """Per set: questions, JSON identical, ranking identical, failures; and the first differences."""
+    stats = {"locomo": [0, 0, 0, 0], "code": [0, 0, 0, 0]}
+    examples = []
+    jobs = dev_questions(code_vaults)
+    if most:  # (a smoke run: the first questions of each set)
+        jobs = [j for kind in stats for j in [x for x in jobs if x[0] == kind][:most]]
+    for i, (kind, folder, q, now) in enumerate(jobs):
+        out = {}
+        for b in rotations(list(BUILDS), i):
+            p = subprocess.run(cmds[b] + ["search", q, "--dir", folder, "--limit", "10", "--json"],
+                               capture_output=True, env=clean_env(CHROLLO_HOME=str(homes[b]), CHROLLO_NOW=now))
+            out[b] = (p.returncode, p.stdout)
+        s = stats[kind]
+        s[0] += 1
+        s[3] += any(rc for rc, _ in out.values())
+        (_, before), (_, after) = out["before"], out["after"]
+        same_ranking = before == after or (_ranking(before) is not None and _ranking(before) == _ranking(after))
+        s[1] += before == after
+        s[2] += same_ranking
+        if not same_ranking and len(examples) < 10:
+            examples.append({"set": kind, "query": q})
+    keys = ("questions", "json_identical", "ranking_identical", "failed")
+    return {k: dict(zip(keys, v)) for k, v in stats.items()} | {"ranking_differs": examples}
+
+
+def _row(t: dict, mb: float, files: int, rounds: int, load0) -> dict:
+    ms = {b: statistics.median(x) * 1000 for b, x in t.items()}
+    n = len(t["rg"]) // rounds
+    by_round = [round(statistics.median(t["after"][i * n:(i + 1) * n]) /
+                      statistics.median(t["before"][i * n:(i + 1) * n]), 3) for i in range(rounds)]
+    return {"mb": mb, "files": files, "n": len(t["rg"]), "load": [load0, os.getloadavg()],
+            **{f"{b}_p50_ms": round(v, 1) for b, v in ms.items()},
+            **{f"{b}_p90_ms": round(pct(x, 0.9) * 1000, 1) for b, x in t.items() if b != "rg"},
+            **{f"{b}_ratio_to_rg": round(ms[b] / ms["rg"], 2) for b in BUILDS},
+            "after_vs_before": round(ms["after"] / ms["before"], 3), "after_vs_before_by_round": by_round}
+
+
+def time_search(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
+    rg = rg_path()
+    env = {b: clean_env(CHROLLO_HOME=str(homes[b])) for b in BUILDS}
+    for q in queries[:2]:  # warm the page cache
+        for b in BUILDS:
+            subprocess.run(cmds[b] + ["search", q, "--dir", str(mem), "--json"], capture_output=True, env=env[b])
+    t: dict = {"rg": [], "before": [], "after": []}
+    load0, k = os.getloadavg(), 0
+    for _ in range(rounds):
+        for q in queries:
+            terms = query_terms(q)
+            if not terms:
+                continue
+            rc = [rg, "--count", "-F", "-i", "-w", "--no-config", "--no-ignore", "-g", "*.md"]
+            for term in terms:
+                rc += ["-e", term]
+            for b in rotations(["rg", *BUILDS], k):
+                if b == "rg":
+                    t["rg"].append(timed(rc + ["--", str(mem)])[0])
+                else:
+                    t0 = time.perf_counter()
+                    subprocess.run(cmds[b] + ["search", q, "--dir", str(mem), "--json"], env=env[b],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    t[b].append(time.perf_counter() - t0)
+            k += 1
+    return _row(t, round(sum(f.stat().st_size for f in mem.iterdir()) / 1e6, 1), len(os.listdir(mem)), rounds, load0)
+
+
+def time_recall(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
+    rg = rg_path()
+    env = {b: clean_env(CHROLLO_HOME=str(homes[b]), CHROLLO_MEMORIES_DIR=str(mem)) for b in BUILDS}
+    hook = {b: cmds[b] + ["hook", "UserPromptSubmit", "--harness", "claude-code"] for b in BUILDS}
+    for q in queries[:2]:
+        for b in BUILDS:
+            run_hook(hook[b], {"session_id": "warm-" + uuid.uuid4().hex, "prompt": q, "cwd": "/"}, env[b])
+    t: dict = {"rg": [], "before": [], "after": []}
+    injected = {b: 0 for b in BUILDS}
+    load0, k = os.getloadavg(), 0
+    for _ in range(rounds):
+        for q in queries:
+            for b in rotations(["rg", *BUILDS], k):
+                if b == "rg":
+                    word = max(q.split(), key=len).strip("?.,!'\"")
+                    t0 = time.perf_counter()
+                    subprocess.run([rg, "-c", "-i", "-w", "-F", "--", word, str(mem)], capture_output=True)
+                    t["rg"].append(time.perf_counter() - t0)
+                    continue
+                payload = {"session_id": uuid.uuid4().hex, "transcript_path": None, "cwd": "/",
+                           "hook_event_name": "UserPromptSubmit", "prompt": q}
+                dt, out = run_hook(hook[b], payload, env[b])
+                t[b].append(dt)
+                injected[b] += bool(out.strip())
+            k += 1
+    row = _row(t, round(sum(f.stat().st_size for f in mem.iterdir()) / 1e6, 1), len(os.listdir(mem)), rounds, load0)
+    return row | {"prompts_with_injection": injected}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--before", required=True, metavar="CMD")
+    ap.add_argument("--after", required=True, metavar="CMD")
+    ap.add_argument("--sizes", default="10MB,100MB")
+    ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3, help="passes over the queries (the spread is per pass)")
+    ap.add_argument("--turns", type=int, default=2000)
+    ap.add_argument("--code-vaults", default=os.path.join(os.environ.get(
+        "CHROLLO_EVAL_DATA", os.path.expanduser("~/.cache/chrollo-eval")), "code_md"))
+    ap.add_argument("--identity-only", action="store_true")
+    ap.add_argument("--max-questions", type=int, metavar="N", help="identity on the first N questions of each set")
+    ap.add_argument("--no-identity", action="store_true")
+    ap.add_argument("--json", dest="out", metavar="FILE", help="also write every figure here")
+    a = ap.parse_args()
+    cmds = {"before": shlex.split(a.before), "after": shlex.split(a.after)}
+    work = Path(tempfile.mkdtemp(prefix="chrollo-ba-"))
+    homes = {b: work / f"home-{b}" for b in BUILDS}
+    for h in homes.values():
+        h.mkdir()
+    report: dict = {"before": a.before, "after": a.after, "search": [], "recall": []}
+    try:
+        if not a.no_identity:
+            report["identity"] = identity(cmds, homes, Path(a.code_vaults), a.max_questions)
+            print("identity", json.dumps(report["identity"]), flush=True)
+        if not a.identity_only:
+            src, qs, replicate, what = sources_and_queries(work)
+            queries = random.Random(0).sample(qs, min(a.queries, len(qs)))
+            print(f"source: {what}; {len(queries)} queries x {a.rounds} rounds; load {os.getloadavg()}", flush=True)
+            mem = work / "vault"
+            mem.mkdir()
+            size, r = 0, 0
+            for target in sorted(parse_size(s) for s in a.sizes.split(",")):
+                size, r = grow(mem, src, replicate, target, size, r)
+                for kind, bench in (("search", time_search), ("recall", time_recall)):
+                    report[kind].append(bench(cmds, homes, mem, queries, a.rounds))
+                    print(kind, json.dumps(report[kind][-1]), flush=True)
+            report["capture"] = {b: [] for b in BUILDS}
+            for i in range(2):
+                for b in rotations(list(BUILDS), i):
+                    home = work / f"capture-{b}-{i}"
+                    (home / "memories").mkdir(parents=True)
+                    report["capture"][b].append(bench_capture(work, cmds[b], clean_env(CHROLLO_HOME=str(home)), a.turns))
+                    print("capture", b, json.dumps(report["capture"][b][-1]), flush=True)
+        report["load_end"] = os.getloadavg()
+        print("load at the end", report["load_end"])
+        if a.out:
+            Path(a.out).write_text(json.dumps(report, indent=1))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
