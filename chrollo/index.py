@@ -601,7 +601,8 @@ def update(vault: str, paths: list, busy_ms: int = READ_BUSY_MS) -> None:
             con.execute("BEGIN IMMEDIATE")
             rels = [r for r in (_rel(vb, os.fsencode(os.path.realpath(p))) for p in paths) if r is not None]
             old = time.time_ns() - RACY_NS
-            for rel, ctime in con.execute("SELECT rel, ctime FROM files WHERE ok = 0 LIMIT 8").fetchall():
+            # ("ok <> 1" lets SQLite use the partial index files_loose: not a scan of every row)
+            for rel, ctime in con.execute("SELECT rel, ctime FROM files WHERE ok <> 1 AND ok = 0 LIMIT 8").fetchall():
                 if ctime < old and rel not in rels:
                     rels.append(rel)
             added = sum(_update_one(con, vb, rel) for rel in rels)
@@ -861,6 +862,10 @@ def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
     if con is None:
         return None
     try:
+        if MIN_FILES and memo.get("files") is None:  # (a small vault: nothing to stat or list)
+            memo["files"] = con.execute("SELECT count(*) FROM files").fetchone()[0]
+        if memo.get("files", MIN_FILES) < MIN_FILES:
+            return None
         scope = memo.get(key)
         if scope is None:
             scope = memo[key] = _Scope.of(con, os.path.realpath(vault), folder, exclude_peers, unsearchable) \
