@@ -9,7 +9,8 @@ LoCoMo dev (each conversation's folder indexed, its questions asked there); the 
 vaults if --code-vaults holds them (../shared/eval/code/code_to_md.py builds them); the scale
 vaults of bench/index.py with the LoCoMo questions (their index must be built: bench/index.py).
 Prints, per set, how many searches were identical, how many scans used the index (a plan,
-not a walk: a search makes one to three), and the questions that differed.
+not a walk: a search makes one to three; MIN_FILES and SCAN_SHARE are lifted so that every
+scan that can use it does), and the questions that differed.
 """
 from __future__ import annotations
 
@@ -68,6 +69,9 @@ def main() -> None:
 
     from chrollo import index
 
+    # (the dev vaults are small: a complete search would let rg walk them; make every scan
+    # that can use the index use it, so the identity is the index's, not a walk's)
+    index.MIN_FILES, index.SCAN_SHARE = 0, 1.0
     report = {}
     convs = ev.load_converted(a.converted)
     n = ok = 0
