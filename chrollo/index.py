@@ -334,8 +334,9 @@ def _rel(vault_b: bytes, path: bytes) -> bytes | None:
 
 def build(vault: str, rebuild: bool = False, progress=None, under: str | None = None) -> dict:
     """Index every file of ``vault`` not indexed as it is now (every file with ``rebuild``);
-    returns a summary (``terms``: the distinct terms of the files read). ``progress(done_bytes, total_bytes)`` is called as it goes. Files gone
-    since are dropped, pending increments merged. Work is committed in steps: a build killed
+    returns a summary (``terms_read``: the distinct terms of the files read now; counting the
+    whole index's would scan every posting). ``progress(done_bytes, total_bytes)`` is called
+    as it goes. Files gone since are dropped, pending increments merged. Work is committed in steps: a build killed
     midway leaves an index that is correct for what it holds (the rest is unindexed).
     ``under`` (a subfolder of the vault, e.g. "peers"): look at that part of it only.
     A damaged index is deleted and built afresh; one another writer holds is a ChrolloError."""
@@ -385,7 +386,7 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         con.close()
     secs = time.monotonic() - t0
     return {"vault": vault, "index": db_path(vault), "files": files, "read": len(todo),
-            "bytes_read": read, "dropped": len(gone), "terms": len(words),
+            "bytes_read": read, "dropped": len(gone), "terms_read": len(words),
             "index_bytes": _size(vault), "seconds": round(secs, 3),
             "mb_per_s": round(read / 1e6 / secs, 1) if secs and read else None}
 
