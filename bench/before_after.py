@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hooks import bench_capture, pct, run_hook  # noqa: E402
-from search import SHARED_EVAL, grow, parse_size, sources_and_queries, timed  # noqa: E402
+from search import SHARED_EVAL, grow, parse_size, rg_count, sources_and_queries, timed  # noqa: E402
 
 from chrollo.rg import rg_path  # noqa: E402
 from chrollo.terms import query_terms  # noqa: E402
@@ -140,12 +140,10 @@ def time_search(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
             terms = query_terms(q)
             if not terms:
                 continue
-            rc = [rg, "--count", "-F", "-i", "-w", "--no-config", "--no-ignore", "-g", "*.md"]
-            for term in terms:
-                rc += ["-e", term]
+            rc = rg_count(rg, terms, mem)
             for b in rotations(["rg", *BUILDS], k):
                 if b == "rg":
-                    t["rg"].append(timed(rc + ["--", str(mem)])[0])
+                    t["rg"].append(timed(rc)[0])
                 else:
                     t0 = time.perf_counter()
                     subprocess.run(cmds[b] + ["search", q, "--dir", str(mem), "--json"], env=env[b],

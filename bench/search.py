@@ -67,6 +67,14 @@ def sources_and_queries(work: Path):
     return src, qs, replicate, "bundled demo vault (../shared absent)"
 
 
+def rg_count(rg: str, terms: list, mem: Path) -> list:
+    """Bare ripgrep's count of the query's terms over ``mem``: the yardstick of every figure."""
+    cmd = [rg, "--count", "-F", "-i", "-w", "--no-config", "--no-ignore", "-g", "*.md"]
+    for term in terms:
+        cmd += ["-e", term]
+    return cmd + ["--", str(mem)]
+
+
 def timed(cmd: list) -> tuple[float, int]:
     """(seconds, peak RSS in KB) of one process."""
     t0 = time.perf_counter()
@@ -142,10 +150,7 @@ def main() -> None:
                 terms = query_terms(q)
                 if not terms:
                     continue
-                rc = [rg, "--count", "-F", "-i", "-w", "--no-config", "--no-ignore", "-g", "*.md"]
-                for t in terms:
-                    rc += ["-e", t]
-                rc += ["--", str(mem)]
+                rc = rg_count(rg, terms, mem)
                 rg_t.append(statistics.median(timed(rc)[0] for _ in range(a.runs)))
                 runs = [timed(chrollo + ["search", q, "--dir", str(mem), "--json"]) for _ in range(a.runs)]
                 ch_t.append(statistics.median(t for t, _ in runs))
