@@ -123,6 +123,20 @@ def test_doctor_fires_the_plugin_s_own_hooks_and_reports_a_version_mismatch(home
     assert old["status"] == "mismatch" and "0.0.9" in old["fix"] and __version__ in old["fix"], old
 
 
+def test_doctor_says_how_to_install_chrollo_when_the_package_cannot_find_it(home, tmp_path):
+    """Not at $CHROLLO_BIN, not on PATH, not in ~/.local/bin: what the package's shim looks for."""
+    from conftest import run
+
+    cfg = _claude_plugin(tmp_path, __version__)
+    p = run(["doctor", "--json", "--harness", "claude-code"], home, CLAUDE_CONFIG_DIR=cfg, CHROLLO_BIN="",
+            HOME=tmp_path / "nobody", PATH="/usr/bin:/bin")
+    report = json.loads(p.stdout)["harnesses"]["claude-code"]
+    assert p.returncode == 1 and report["status"] == "broken", report
+    assert "cannot find chrollo" in report["fix"] and "CHROLLO_BIN" in report["fix"], report
+    for how in ("uv tool install", "pipx install", "pip install"):
+        assert how in report["fix"], report
+
+
 def test_doctor_says_which_to_remove_when_both_are_installed(home, tmp_path):
     from conftest import run
 
@@ -195,3 +209,52 @@ def test_the_package_s_mcp_server_lists_no_tools_where_chrollo_install_s_is_regi
     assert tools() == ["read_memory", "read_memory_file"]
     assert run(["install", "claude-code", "--mcp"], home, CLAUDE_CONFIG_DIR=cfg).returncode == 0
     assert tools() == []      # chrollo install's server offers them: the model sees them once
+
+
+# ----------------------------------------------------------------------------- the README
+
+BINARY_OF = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "pi": "pi"}
+# what the end-to-end suite adds to a user's command line: Codex's plugin feature (the suite's
+# config turns it off: its catalogue sync reaches out) and Gemini's --consent (no terminal)
+SUITE_ONLY = (("--enable", "plugins"), ("--consent",))
+
+
+def readme_package_commands() -> dict:
+    """{harness: ([install commands], [uninstall commands])} as the README's *Install* section
+    types them (a block's lines after ``# remove:`` uninstall), the checkout for its placeholders."""
+    import re
+    import shlex
+
+    text = (ROOT / "README.md").read_text("utf-8")
+    section = text[text.index("\n## Install\n"):text.index("\n## Hooking up a harness\n")]
+    out = {}
+    for block in re.findall(r"```bash\n(.*?)```", section, re.S):
+        lines = [re.sub(r"<clone path[^>]*>", str(ROOT), line) for line in block.splitlines()]
+        if lines[0].split()[0] not in BINARY_OF:
+            continue
+        cut = lines.index("# remove:")
+        out[BINARY_OF[lines[0].split()[0]]] = tuple([shlex.split(c) for c in part] for part in (lines[:cut], lines[cut + 1:]))
+    return out
+
+
+def _as_user_types(cmd: list) -> list:
+    cmd = [str(a) for a in cmd]
+    for flags in SUITE_ONLY:
+        for i in range(len(cmd) - len(flags) + 1):
+            if tuple(cmd[i:i + len(flags)]) == flags:
+                del cmd[i:i + len(flags)]
+                break
+    return cmd
+
+
+def test_readme_install_commands_are_the_ones_the_e2e_suite_runs():
+    """Each harness's install and uninstall lines in the README are, word for word, what
+    tests/e2e/test_packages.py runs with the real harness (less the suite's own flags)."""
+    from e2e.drivers import DRIVERS
+
+    readme = readme_package_commands()
+    assert set(readme) == set(DRIVERS)
+    for harness, cls in DRIVERS.items():
+        drv = cls.__new__(cls)       # (no world: the commands are facts of the driver)
+        install, uninstall = drv.package_commands()
+        assert readme[harness] == ([_as_user_types(c) for c in install], [_as_user_types(c) for c in uninstall]), harness
