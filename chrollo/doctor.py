@@ -207,8 +207,8 @@ def _harness(h: str, config, tmp: Path) -> dict:
         r["package"] = packages.describe(pkg)
     cli = packages.findable_cli()
     if own and cli is None:
-        r.update(status="broken", fix=f"The {h} package cannot find chrollo: {packages.HOW_TO_INSTALL}, "
-                 "or set CHROLLO_BIN to its path.")
+        r.update(status="broken", fix=f"The {h} package cannot find chrollo: install it with one of: "
+                 f"{packages.HOW_TO_INSTALL}, or set CHROLLO_BIN to its path.")
         return r
     commands = events if own and mod.HOOKS != "extension" else _commands(h, text, events) if events else {}
     env = {**own["env"], "CHROLLO_BIN": cli} if own else {}   # the chrollo the package's shim finds
@@ -255,7 +255,7 @@ def _package_checks(h: str, r: dict, pkg, own, events) -> None:
         r.update(status="mismatch", fix=(
             f"the {h} package is version {pkg['version']} but the chrollo CLI is {__version__}: "
             f"update the older one (the package: reinstall it from the new release; the CLI: "
-            f"uv tool upgrade chrollo / pipx upgrade chrollo / pip install -U chrollo)."))
+            f"install it again from an updated clone: uv tool install --reinstall . / pipx install --force . / pip install .)."))
 
 
 def _freshness(h: str, r: dict) -> None:

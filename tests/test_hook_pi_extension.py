@@ -11,6 +11,8 @@ import pytest
 
 from conftest import ROOT, cli_env, run
 
+from chrollo.packages import HOW_TO_INSTALL
+
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 FAKE_PI = r"""
@@ -128,4 +130,4 @@ console.log(JSON.stringify({ out, tools, n: handlers.before_agent_start.length }
                        env={"PATH": os.path.dirname(shutil.which("node")), "HOME": str(tmp_path)})
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == {"out": [None, None], "tools": ["read_memory", "read_memory_file"], "n": 1}
-    assert p.stderr.count("chrollo is not installed") == 1 and "uv tool install chrollo" in p.stderr
+    assert p.stderr.count("chrollo is not installed") == 1 and HOW_TO_INSTALL in p.stderr

@@ -15,6 +15,7 @@ from conftest import ROOT
 
 from chrollo import __version__
 from chrollo.harness import adapter
+from chrollo.packages import HOW_TO_INSTALL
 
 PACKAGES = {"claude-code": ("hooks/claude-code", '"${CLAUDE_PLUGIN_ROOT}/bin/chrollo-hook"'),
             "codex": ("hooks/codex", '"$PLUGIN_ROOT/bin/chrollo-hook"'),
@@ -61,8 +62,7 @@ def test_shim_without_chrollo_says_once_per_session_how_to_install_it_and_exits_
     first = _shim(["claude-code", "UserPromptSubmit"], one, tmp_path)
     assert first.returncode == 0 and first.stderr == ""
     notice = json.loads(first.stdout)["systemMessage"]
-    for how in ("uv tool install chrollo", "pipx install chrollo", "pip install chrollo"):
-        assert how in notice
+    assert HOW_TO_INSTALL in notice
     again = _shim(["claude-code", "UserPromptSubmit"], one, tmp_path)
     assert again.returncode == 0 and again.stdout == ""          # once per session
     other = _shim(["gemini", "BeforeAgent"], json.dumps({"session_id": "sess-2"}), tmp_path)
@@ -71,7 +71,7 @@ def test_shim_without_chrollo_says_once_per_session_how_to_install_it_and_exits_
         p = _shim(["codex", event], json.dumps({"session_id": "sess-3"}), tmp_path)
         assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
     mcp = _shim(["codex", "mcp"], "", tmp_path)
-    assert mcp.returncode == 1 and "uv tool install chrollo" in mcp.stderr and mcp.stdout == ""
+    assert mcp.returncode == 1 and HOW_TO_INSTALL in mcp.stderr and mcp.stdout == ""
 
 
 def test_shim_runs_the_chrollo_it_finds(tmp_path):
@@ -133,8 +133,7 @@ def test_doctor_says_how_to_install_chrollo_when_the_package_cannot_find_it(home
     report = json.loads(p.stdout)["harnesses"]["claude-code"]
     assert p.returncode == 1 and report["status"] == "broken", report
     assert "cannot find chrollo" in report["fix"] and "CHROLLO_BIN" in report["fix"], report
-    for how in ("uv tool install", "pipx install", "pip install"):
-        assert how in report["fix"], report
+    assert HOW_TO_INSTALL in report["fix"], report
 
 
 def test_doctor_says_which_to_remove_when_both_are_installed(home, tmp_path):
@@ -258,3 +257,23 @@ def test_readme_install_commands_are_the_ones_the_e2e_suite_runs():
         drv = cls.__new__(cls)       # (no world: the commands are facts of the driver)
         install, uninstall = drv.package_commands()
         assert readme[harness] == ([_as_user_types(c) for c in install], [_as_user_types(c) for c in uninstall]), harness
+
+
+# every text that tells a user how to get the CLI (chrollo is not on PyPI: `uv tool install
+# chrollo` would find nothing, or whatever someone else publishes under the name)
+TELLS_HOW = ("hooks/claude-code/bin/chrollo-hook", "chrollo/data/pi-extension.ts", "chrollo/packages.py",
+             "chrollo/doctor.py", "hooks/claude-code/.claude-plugin/plugin.json", "hooks/codex/.codex-plugin/plugin.json",
+             "hooks/gemini/gemini-extension.json", "package.json", "README.md", "hooks/README.md")
+
+
+def test_every_install_hint_installs_from_chrollo_s_repository_and_says_it_alike():
+    import re
+
+    for path in TELLS_HOW:
+        text = (ROOT / path).read_text("utf-8")
+        assert not re.search(r"\b(?:uv tool install|pipx install|pip install(?: -U)?|uv tool upgrade|pipx upgrade) chrollo\b",
+                             text), path
+    for how in ("uv tool install .", "pipx install .", "pip install .", "uv tool install git+"):
+        assert how in HOW_TO_INSTALL
+    for path in TELLS_HOW[:2]:         # the shim's notice and pi's: word for word the CLI's
+        assert HOW_TO_INSTALL in (ROOT / path).read_text("utf-8"), path
