@@ -376,6 +376,52 @@ def test_names_on_a_shared_medium_say_nothing_of_the_content(mesh, tmp_path, rem
             (len(base) == 32 and set(base) <= set("0123456789abcdef")), n
 
 
+def _frontmatter_link(data: bytes, key: str) -> str | None:
+    for ln in data.decode().split("\n---\n", 1)[0].split("\n"):
+        if ln.startswith(f"{key}: "):
+            return json.loads(ln[len(key) + 2:]).strip("[]")
+    return None
+
+
+@pytest.mark.parametrize("kind", ["lan", "folder", "git"])
+def test_a_secret_in_a_first_prompt_never_reaches_a_peer_in_a_file_name_or_a_link(mesh, tmp_path, remote, kind):
+    """A short secret in a session's first prompt was in its file name (the title's slug) and
+    in the ``previous`` link of the next session: a paired peer got both in clear. Published
+    names are made from the redacted title, links name files as published, and a name that
+    changes (new redaction rules) replaces the peer's older copy instead of doubling it."""
+    from conftest import write_session
+
+    a, b = two(mesh, lan=kind == "lan")
+    first = write_session(a.vault, "aaaa0008-x", "2026-10-08T10:00:00",
+                          [("user", "10:00:00", "mysql -u root -pS3cret99 prod is down in berlin")], fmt=2)
+    later = write_session(a.vault, "aaaa0009-x", "2026-10-08T11:00:00",
+                          [("user", "11:00:00", "continue fixing the prod database")], fmt=2)
+    assert "s3cret99" in first.name and "s3cret99" in later.read_text()  # (as written here)
+    args = ["--all"] if kind == "lan" else transport_args(kind, tmp_path, remote)
+
+    def taken() -> dict:
+        if kind == "lan":
+            p, out = b.sync(*args)
+        else:
+            introduce(args, a, b)
+            p, out = b.sync(*args)
+        assert p.returncode == 0, out
+        got = b.peer_files("alpha")
+        for name, data in got.items():
+            assert "s3cret99" not in name.lower() and b"s3cret99" not in data.lower(), name
+        (cont,) = [d for n, d in got.items() if "aaaa0009" in n]
+        prev = _frontmatter_link(cont, "previous")
+        assert prev and f"{prev}.md" in got, (prev, sorted(got))  # the continuation links its copy
+        assert b"S3cret99" not in got[f"{prev}.md"]
+        return got
+
+    got = taken()
+    assert len(got) == 3
+    (a.home / "redact.json").write_text(json.dumps({"extra": {"city": "berlin"}}))
+    got = taken()  # the first session's name changes with the rules: the old copy goes
+    assert len(got) == 3 and not any("berlin" in n for n in got), sorted(got)
+
+
 # ------------------------------------------------ 7. slow connections never starve paired peers
 
 def test_anonymous_tls_connections_dripping_never_starve_a_paired_peer(mesh):

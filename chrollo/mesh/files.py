@@ -48,6 +48,14 @@ def valid_file_name(name) -> bool:
     return isinstance(name, str) and len(name) <= 255 and bool(FILE_RE.fullmatch(name)) and ".." not in name
 
 
+def session_key(name: str) -> str:
+    """A session file's name without its title slug, ``DATE_TIME_<id>.md`` (a name without a
+    slug is its own key): the same session under any title. Peers dedupe and withdraw by it,
+    so a name that changes with the redaction rules replaces the copy it names."""
+    stem = name[:-3] if name.endswith(".md") else name
+    return f"{stem[:17]}_{stem[18:].rpartition('_')[2]}.md"
+
+
 # strings (skipped whole) and brackets; possessive, so a 28 MB string of escapes costs no
 # backtracking stack (the plain form peaked at ~2.7 GB on one)
 _TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')

@@ -36,7 +36,7 @@ from ..redact import Redactor
 from ..sanitize import clean
 from . import identity as _identity
 from .files import (MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
-                    peer_folder_fd, sha_at, valid_file_name, write_at)
+                    peer_folder_fd, session_key, sha_at, valid_file_name, write_at)
 
 KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
 BATCH_BYTES = 32 << 20  # raw bytes read before they are redacted together (on every core)
@@ -72,42 +72,102 @@ class Source:
 # ------------------------------------------------------------------------------ publishing
 
 class Publication:
-    """This node's signed envelope and the redacted bytes behind it."""
+    """This node's signed envelope and the redacted bytes behind it. Files go by their
+    published names (:func:`published_name`); ``real`` maps each to the file here, ``links``
+    the ones whose frontmatter links are rewritten to their targets' published names."""
 
-    def __init__(self, envelope: bytes, entries: list, vault: str, redactor: Redactor, kept: dict | None = None):
+    def __init__(self, envelope: bytes, entries: list, vault: str, redactor: Redactor, kept: dict | None = None,
+                 real: dict | None = None, links: dict | None = None):
         self.envelope, self.entries, self.vault, self.redactor = envelope, entries, vault, redactor
         self.by_name = {e["name"]: e for e in entries}
+        self.real = real if real is not None else {n: n for n in self.by_name}
+        self.links = links or {}
         self.kept = kept or {}  # redacted bytes made while hashing (first sync: redact once, not twice)
 
     def data(self, name: str) -> bytes:
-        """The bytes of ``name`` as published; Refused if the file changed since (next round)."""
+        """The bytes of ``name`` (a published name) as published; Refused if the file changed
+        since (next round)."""
         e = self.by_name.get(name)
         if e is None:
             raise Refused(f"{name} is not published")
-        data = self.kept.pop(name, None)
+        real = self.real[name]
+        data = self.kept.pop(real, None)
         if data is not None:
             return data  # (hashed into the manifest by this publication: nothing can differ)
-        data = outgoing(os.path.join(self.vault, name), self.redactor)
+        data = outgoing(os.path.join(self.vault, real), self.redactor, links=self.links.get(name))
         if hashlib.sha256(data).hexdigest() != e["sha256"]:
             raise Refused(f"{name} changed since the manifest was made")
         return data
 
 
-def outgoing(path: str, redactor: Redactor, raw: bytes | None = None) -> bytes:
-    """A session file's bytes as they leave this machine (redacted)."""
+def outgoing(path: str, redactor: Redactor, raw: bytes | None = None, links: dict | None = None) -> bytes:
+    """A session file's bytes as they leave this machine (redacted; ``links``: see :func:`relink`)."""
     if raw is None:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_FILE + 1)
-    return redactor.redact_bytes(raw)
+    data = redactor.redact_bytes(raw)
+    return relink(data, links) if links else data
 
 
-def _origin(raw: bytes) -> list:
-    """[session id, working directory, repository] from a session file's frontmatter (None if absent)."""
+# Frontmatter links naming another session file by its name (format 2): a name holds its
+# title's slug, so a link leaves as the target's published name, never as its name here.
+LINKS = ("previous", "parent")
+
+
+def _front(raw: bytes) -> dict:
     from ..fileformat import parse_frontmatter
 
-    meta = parse_frontmatter(raw[:16384].decode("utf-8", "replace").split("\n"))[0]
+    return parse_frontmatter(raw[:16384].decode("utf-8", "replace").split("\n"))[0]
+
+
+def _origin(meta: dict) -> list:
+    """[session id, working directory, repository] from a session file's frontmatter (None if absent)."""
     return [v if isinstance(v, str) else None
             for v in (meta.get("session_id"), meta.get("cwd"), meta.get("repository"))]
+
+
+def _links(meta: dict) -> dict:
+    """{link: target file stem} of the frontmatter's links to other session files."""
+    out = {}
+    for k in LINKS:
+        v = meta.get(k)
+        if isinstance(v, str) and v.startswith("[[") and v.endswith("]]"):
+            out[k] = v[2:-2].split("|")[0]
+    return out
+
+
+def _title_slug(meta: dict) -> str | None:
+    """The slug of a (redacted) file's title; None for a file without one (format 1)."""
+    from ..obsidian import slug
+
+    title = meta.get("title")
+    return slug(title) if isinstance(title, str) else None
+
+
+def published_name(name: str, title_slug: str | None) -> str:
+    """What session file ``name`` is called when it leaves: its slug made again from the
+    redacted title (``title_slug``), so nothing a redaction rule catches in a first prompt
+    leaves in a name; without a title, its name without a slug (:func:`.files.session_key`)."""
+    key = session_key(name)
+    return f"{key[:17]}_{title_slug}_{key[18:]}" if title_slug else key
+
+
+def relink(data: bytes, links: dict) -> bytes:
+    """``data`` with its frontmatter ``links`` ({link: new target stem, or None: dropped}) rewritten."""
+    from ..fileformat import yaml_quote
+
+    end = data.find(b"\n---\n", 3) if data.startswith(b"---\n") else -1
+    if end < 0:
+        return data
+    out = []
+    for ln in data[:end].split(b"\n"):
+        key = ln.partition(b": ")[0].decode("ascii", "replace")
+        if key in links:
+            if links[key]:
+                out.append(f"{key}: {yaml_quote('[[' + links[key] + ']]')}".encode())
+            continue
+        out.append(ln)
+    return b"\n".join(out) + data[end:]
 
 
 def _held_back(name: str, origin: list, rules, memo: dict) -> bool:
@@ -150,9 +210,11 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
 
     def finish_batch(files, keys, finish):
         nonlocal room
-        for (fname, stamp, raw, origin), key, data in zip(files, keys, finish()):
+        for (fname, stamp, raw, meta), key, data in zip(files, keys, finish()):
             # (most files hold no secret: the bytes that leave are the file's, hashed once)
-            fresh[fname] = stamp + [key if data is raw else hashlib.sha256(data).hexdigest(), len(data), origin]
+            fresh[fname] = stamp + [key if data is raw else hashlib.sha256(data).hexdigest(), len(data),
+                                    _origin(meta), _title_slug(meta if data is raw else _front(data)),
+                                    _links(meta), None]
             if len(data) <= room:
                 kept[fname], room = data, room - len(data)
     with redactor.pool() as pool:
@@ -163,12 +225,12 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
             listed.append(e.name)
             stamp = [st.st_size, st.st_mtime_ns]
             hit = files.get(e.name)
-            if hit and hit[:2] == stamp and len(hit) >= 5:
+            if hit and hit[:2] == stamp and len(hit) >= 8:
                 fresh[e.name] = hit
                 continue
             with open(e.path, "rb") as fh:
                 raw = fh.read(MAX_FILE + 1)
-            batch.append((e.name, stamp, raw, _origin(raw)))
+            batch.append((e.name, stamp, raw, _front(raw)))
             pending += len(raw)
             if pending >= BATCH_BYTES:
                 redact_batch(pool)
@@ -176,16 +238,42 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         redact_batch(pool)
         while waiting:
             finish_batch(*waiting.pop(0))
+    names, taken = {}, set()  # file here -> its published name
     for fname in listed:
-        sha, size, origin = fresh[fname][2:5]
-        if _held_back(fname, origin, privacy, memo):
+        if _held_back(fname, fresh[fname][4], privacy, memo):
             held.add(fname)
             kept.pop(fname, None)
             continue
-        entries.append({"name": fname, "sha256": sha, "size": size})
+        pub, n = published_name(fname, fresh[fname][5]), 0
+        while pub in taken or not valid_file_name(pub):  # (two titles slugged alike at one second)
+            n += 1
+            pub = f"{fname[:17]}_n{n}.md"
+        taken.add(pub)
+        names[fname] = pub
+    stems = {k[:-3]: v[:-3] for k, v in names.items()}
+    relinked = {}
+    for fname, pub in names.items():
+        f = fresh[fname]
+        sha, size, links = f[2], f[3], f[6]
+        # a link names its target as published; one not published here, without its slug
+        want = {k: stems.get(t) or (session_key(t + ".md")[:-3] if valid_file_name(t + ".md") else None)
+                for k, t in links.items()}
+        if want != links:
+            if f[7] and f[7][0] == want and fname not in kept:
+                sha, size = f[7][1:3]
+            else:
+                data = relink(kept[fname] if fname in kept else
+                              outgoing(os.path.join(vault, fname), redactor), want)
+                sha, size = hashlib.sha256(data).hexdigest(), len(data)
+                if fname in kept:
+                    kept[fname] = data
+                fresh[fname] = f[:7] + [[want, sha, size]]
+            relinked[pub] = want
+        entries.append({"name": pub, "sha256": sha, "size": size})
     if fresh != files:
         _vault.write_private(cache_path, json.dumps({"rules": redactor.digest, "files": fresh}))
-    withdrawn = withdrawn_names({e["name"] for e in entries}, held)
+    real = {v: k for k, v in names.items()}
+    withdrawn = withdrawn_names(set(taken), held)
     digest = hashlib.sha256(json.dumps([ident.id, name, entries, withdrawn]).encode()).hexdigest()
     pub_path = _layout.mesh_published(home)
     lock = _vault.open_lock(_layout.mesh_publish_lock(home))
@@ -195,7 +283,7 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         signed = last.get("signed") if isinstance(last.get("signed"), (int, float)) else 0
         when = _clock.now().timestamp()
         if last.get("digest") == digest and isinstance(last.get("envelope"), str) and 0 <= when - signed < REFRESH:
-            return Publication(last["envelope"].encode(), entries, vault, redactor, kept)
+            return Publication(last["envelope"].encode(), entries, vault, redactor, kept, real, relinked)
         # changed, or signed a day ago: signed again (receivers take nothing new from a
         # manifest older than MAX_AGE, so an honest node keeps its signature fresh)
         envelope, seq = _sign(ident, name, entries, int(last.get("seq", 0)) + 1, withdrawn, when)
@@ -203,15 +291,18 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
                                                    "envelope": envelope.decode()}))
     finally:
         os.close(lock)
-    return Publication(envelope, entries, vault, redactor, kept)
+    return Publication(envelope, entries, vault, redactor, kept, real, relinked)
 
 
 def withdrawn_names(published: set, held: set = frozenset()) -> list:
-    """The file names of this node's forgotten sessions (tombstones), as peers knew them, and
-    of the sessions it holds back (an excluded project's): honest peers drop their copies."""
+    """This node's forgotten sessions (tombstones) and the sessions it holds back (an excluded
+    project's), named by their keys (:func:`.files.session_key`: no slug, so no title leaves in
+    the list): honest peers drop every copy of theirs under any name."""
     from ..privacy import rules
 
-    return sorted(n for n in rules().files | held if valid_file_name(n) and n not in published)[:MAX_FILES]
+    keys = {session_key(n) for n in published}
+    gone = {session_key(n) for n in rules().files | held if valid_file_name(n)}
+    return sorted(n for n in gone - keys if valid_file_name(n))[:MAX_FILES]
 
 
 def _sign(ident, name: str, entries: list, seq: int, withdrawn: list = (), when: float | None = None
@@ -352,13 +443,20 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         quota = int(peer.get("quota_mb", 512)) << 20
         fd = peer_folder_fd(vault, peer["name"], own_name)
         have = known.get("files", {}) if isinstance(known.get("files"), dict) else {}
-        for name in m.get("withdrawn", []):  # the owner forgot them: an honest peer drops its copy
-            try:
-                os.unlink(name, dir_fd=fd)  # (unlink never follows a link)
-                out["withdrawn"] += 1
-            except FileNotFoundError:
-                pass
-            have.pop(name, None)
+        listed = {e["name"] for e in m["files"]}
+        # by session key (a name without its slug): the owner forgot them (an honest peer drops
+        # its copy, under any name), or a listed file now goes by another name (new redaction
+        # rules, or a sender that published names as they were): one copy, the listed one
+        gone, renamed = {session_key(n) for n in m.get("withdrawn", [])}, {session_key(n) for n in listed}
+        for name in _held(fd):
+            key = session_key(name)
+            if name not in listed and (key in gone or key in renamed):
+                try:
+                    os.unlink(name, dir_fd=fd)  # (unlink never follows a link)
+                    out["withdrawn"] += key in gone
+                except FileNotFoundError:
+                    pass
+                have.pop(name, None)
         from ..forget import keep_forgotten
         from ..privacy import forgotten_file, rules
 
@@ -370,7 +468,6 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                           "withdrawals are applied, nothing new is taken from it (a replayed old publication, "
                           "or the peer has not synced since)")
         rules(reload=True)
-        listed = {e["name"] for e in m["files"]}
         held = _held(fd)
         take, used = [], 0
         for e in sorted(m["files"], key=lambda e: e["name"], reverse=True):  # newest first
