@@ -50,8 +50,12 @@ def test_doctor_checks_the_package_and_it_really_captures(make, world, harness):
     assert report["package"]["version"] == report["package"]["cli_version"]
     assert [f["event"] for f in report["fired"]] and all(f["ok"] for f in report["fired"]), report
     assert report["mcp"]["registered"] and report["mcp"]["ok"], report
+    mark = world.server.mark()
     assert drv.run("say: doctor was right about this package", **kw).ok
     assert "doctor was right" in world.vault_text()
+    first = agent_requests(world, mark)[0]     # read_memory offered in the first request, once
+    offered = [n for n in first.get("tools", []) + first.get("deferred", []) if n.endswith("read_memory")]
+    assert len(offered) == 1, first.get("tools", []) + first.get("deferred", [])
 
 
 def _mentions_chrollo(home: Path) -> list:
@@ -124,6 +128,26 @@ def test_package_and_chrollo_install_together_capture_and_inject_once(make, worl
     if harness != "pi":    # pi's extension loads once: there is nothing to report
         report = _doctor(world, harness)
         assert report["status"] == "duplicate" and f"chrollo uninstall {harness}" in report["fix"], report
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_chrollo_uninstall_beside_the_package_leaves_its_configs_as_they_were(make, world, harness):
+    """Both ways, then `chrollo uninstall`: the files it edited are byte for byte what the
+    package left, and the package, no longer standing down, captures the next turn once."""
+    drv = make(harness)
+    kw = {}
+    if harness == "codex":
+        drv.trust()
+        kw = {"bypass_trust": False}
+    before = {str(p): p.read_bytes() if p.exists() else None for p in drv.config_files()}
+    drv.install()
+    assert {str(p): p.read_bytes() if p.exists() else None for p in drv.config_files()} != before
+    drv.uninstall()
+    assert {str(p): p.read_bytes() if p.exists() else None for p in drv.config_files()} == before
+    assert drv.run("say: the package alone again", **kw).ok
+    (text,) = world.vault_files().values()
+    assert turns(text) == [("User", "say: the package alone again"), ("Agent", "> the package alone again")]
+    assert _doctor(world, harness)["status"] == "ok"
 
 
 def test_codex_plugin_hooks_untrusted_do_not_run_and_doctor_says_so(make, world):
