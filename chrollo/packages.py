@@ -13,7 +13,7 @@ import shutil
 
 # chrollo is not on PyPI: the CLI comes from its repository (README, Install); the packages' shim
 # and pi's extension say this word for word (tests/test_packages.py)
-HOW_TO_INSTALL = "uv tool install . | pipx install . | pip install . in a clone of chrollo's repository (or: uv tool install git+<its URL>)"
+HOW_TO_INSTALL = "uv tool install . | pipx install . | pip install . in a clone of chrollo's repository, or uv tool install git+<its URL>"
 VIA_ENV = "CHROLLO_VIA"
 
 

@@ -14,7 +14,7 @@ import { homedir } from "node:os";
 const CHROLLO = ["chrollo"];
 const TIMEOUT_MS = 5000;
 const HOW_TO_INSTALL = "chrollo is not installed, so this session is not remembered. Install it with one of: " +
-  "uv tool install . | pipx install . | pip install . in a clone of chrollo's repository (or: uv tool install git+<its URL>) (or set CHROLLO_BIN to its path); then run: chrollo doctor";
+  "uv tool install . | pipx install . | pip install . in a clone of chrollo's repository, or uv tool install git+<its URL> (or set CHROLLO_BIN to its path); then run: chrollo doctor";
 
 // The chrollo to run: $CHROLLO_BIN, the path `chrollo install pi` wrote, `chrollo` on PATH, or
 // ~/.local/bin/chrollo (where uv tool / pipx put it); null when there is none.

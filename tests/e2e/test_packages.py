@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from chrollo.packages import HOW_TO_INSTALL
+
 from .conftest import HARNESSES
 from .drivers import DRIVERS
 from .kit.world import ROOT
@@ -102,10 +104,31 @@ def test_without_the_cli_the_prompt_goes_on(make, world, harness):
     drv = make(harness)
     node = os.path.dirname(shutil.which("node"))
     path = os.pathsep.join(dict.fromkeys([str(world.bin_dir), node, "/usr/bin", "/bin"]))
-    r = drv.run("say: answered without chrollo", PATH=path)
+    told = world.tmp / "tmp" / f"chrollo-notice-{os.getuid()}"    # the shim's record of telling a session
+    args = {"args": ("--output-format", "stream-json", "--verbose")} if harness == "claude-code" else {}
+    r = drv.run("say: answered without chrollo", PATH=path, **args)
     assert r.ok, r.proc.stderr
     assert "answered without chrollo" in r.proc.stdout
     assert world.vault_files() == {} and "Traceback" not in r.proc.stderr
+    if harness == "codex":   # `codex exec` shows no hook's message (its TUI does): the shim told this session
+        assert len(list(told.iterdir())) == 1
+    else:
+        assert _notices(harness, r) == 1, r.proc.stdout + r.proc.stderr
+    if harness != "pi":      # a second prompt of the same session is not told again (pi: once per process)
+        (sid,) = [p.name for p in told.iterdir()]
+        again = drv.run("say: still without chrollo", resume=sid, PATH=path, **args)
+        assert again.ok and "still without chrollo" in again.proc.stdout, again.proc.stderr
+        assert _notices(harness, again) == 0 and [p.name for p in told.iterdir()] == [sid]
+
+
+def _notices(harness: str, r) -> int:
+    """How often the run showed the user how to install chrollo: Claude Code's stream-json
+    carries a hook's systemMessage as an informational system message, Gemini CLI and pi print
+    it on stderr."""
+    if harness != "claude-code":
+        return r.proc.stderr.count(HOW_TO_INSTALL)
+    events = [json.loads(line) for line in r.proc.stdout.splitlines() if line.startswith("{")]
+    return sum(1 for e in events if e.get("subtype") == "informational" and HOW_TO_INSTALL in str(e.get("content")))
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
