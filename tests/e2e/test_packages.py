@@ -18,6 +18,7 @@ from .kit.world import ROOT
 
 # the scenarios, collected here again with this module's `make` (the package, not `chrollo install`)
 from .test_capture import test_plain_turn, turns  # noqa: F401
+from .test_mcp_tool_search import test_claude_code_tool_search_finds_read_memory_first  # noqa: F401
 from .test_recall import (test_model_calls_read_memory_and_the_hit_reaches_its_next_request,  # noqa: F401
                           agent_requests, test_new_session_request_carries_the_recall_block)
 
