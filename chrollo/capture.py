@@ -18,7 +18,11 @@ clock, so that live capture and import (which has only the transcript) write the
 Claude Code and Codex write their transcripts from a queue: at ``Stop`` the answer (even the
 prompt) may not be in it yet. The capture pass then waits for it (at most
 :data:`ANSWER_WAIT`) instead of writing the payload's copy with the hook's time; only a
-transcript that never shows it leaves the payload's copy as the record.
+transcript that never shows it leaves the payload's copy as the record. Claude Code may write
+the turn only once its Stop hook has *returned* (``TRANSCRIPT_AFTER_STOP``): that hook keeps the
+answer in the state as ``deferred`` and leaves a pass behind (:func:`settle`) that writes the
+turn once the transcript holds it (or the payload's copy, at the Stop's time, after
+:data:`SETTLE_WAIT`); any pass that catches up first (SessionEnd, the next prompt) settles it.
 
 Everything happens under an exclusive per-session lock. Before the turns are appended (one
 locked write, see :mod:`chrollo.session`) the state they lead to is saved with an ``intent``
@@ -43,6 +47,7 @@ MAX_KEYS = 2000   # only the last turn is ever read again; this is plenty
 MAX_TOKENS = 200
 MIN_PROMPT = 3   # prompts shorter than this ("k", "?") are not stored
 ANSWER_WAIT = 3.0  # seconds a capture waits for a lagging transcript to show the turn's answer
+SETTLE_WAIT = 5.0  # seconds a deferred turn waits for a transcript written after its Stop hook
 
 
 def append_turns(meta, turns: list, vault=None):
@@ -245,15 +250,22 @@ class Capture:
         last = self.state.get("last_final")
         return h in self.state.get("recent_agent", ()) or (isinstance(last, list) and h in last[:1])
 
+    def holds_answer(self, units: list, answer: str) -> bool:
+        """Do ``units`` (or what was written before) hold the turn's ``answer``?"""
+        return self._known_answer(answer) or _holds(_last_turn_texts(units), answer)
+
     def run(self, units: list, *, prompt: str | None = None,
             final: str | None = None, when: dt.datetime | None = None,
-            abort_if_empty: bool = False) -> list:
+            abort_if_empty: bool = False, defer: bool = False, settle: bool = False) -> list:
         """Write what is new in ``units`` (+ the pending prompt, + ``final``); returns the turns.
 
         ``prompt``: the prompt of a turn starting now; it becomes ``pending`` after the
         catch-up. ``final``: the finished turn's last agent message, from the payload.
         ``abort_if_empty``: a turn with no agent content (aborted) stores nothing and keeps
-        the pending prompt for a retry (pi's ``agent_end``).
+        the pending prompt for a retry (pi's ``agent_end``). ``defer``: ``final`` is kept as
+        ``deferred`` (with this pass's time) for a later pass, and its turn (from its prompt on)
+        is not written now;
+        ``settle``: a deferred answer is written now unless ``units`` hold it.
         """
         from . import privacy
 
@@ -274,6 +286,14 @@ class Capture:
         seen = set(keys)
         tokens = st.setdefault("tokens", [])
         now = when or _clock.now(strict=False)
+        final_at = now
+        stash, final = (final, None) if defer and isinstance(final, str) and final.strip() else (None, final)
+        if stash is not None:  # the turn in flight is written whole later, as import writes it
+            units = units[:max((i for i, u in enumerate(units) if u.role == "user"), default=0)]
+        deferred = st.get("deferred")
+        if (settle or stash) and final is None and isinstance(deferred, dict) and isinstance(deferred.get("text"), str):
+            final, final_at = deferred["text"], _time(deferred.get("when")) or now
+            del st["deferred"]
         fresh: list = []
         user_texts = set()
         last_turn_text: list = []  # agent text after the last user unit, written or not
@@ -317,7 +337,7 @@ class Capture:
         if isinstance(final, str) and final.strip():
             texts = [t for t in last_turn_text + [norm(u.text) for u in fresh if u.role == "agent"] if t]
             if _final_is_new(st, final, texts, recent_agent, fresh, pending):
-                fresh.append(Unit("agent", now, [final], None))
+                fresh.append(Unit("agent", final_at, [final], None))
                 tokens.append(digest(final))
                 st["last_final"] = [digest(final), digest(pending["text"]) if _is_pending(pending) else ""]
             elif _is_pending(pending) and st.get("last_final") == [digest(final), digest(pending["text"])]:
@@ -339,6 +359,8 @@ class Capture:
         turns = to_turns(fresh)
         if prompt is not None and prompt.strip():
             st["pending"] = {"text": prompt, "when": asked.isoformat()}
+        if stash is not None:
+            st["deferred"] = {"text": stash, "when": now.isoformat()}
         if turns and not self.dry_run:
             self._append(turns)
         self.save()
@@ -381,6 +403,28 @@ class Capture:
 
             self.indexes[vault] = VaultIndex(vault)
         return self.indexes[vault]
+
+
+def settle(session_id: str, harness: str, cwd: str, transcript: str, wait: float = SETTLE_WAIT) -> list:
+    """The pass a Stop hook leaves behind (``defer``): once ``transcript`` holds the deferred
+    answer — or after ``wait`` seconds — write the turn; nothing if another pass settled it.
+    Returns the turns written."""
+    import time
+
+    from .harness import adapter
+    from .harness.common import regular_file
+
+    mod = adapter(harness)
+    deadline = time.monotonic() + wait
+    while True:
+        with Capture(session_id, harness, cwd) as cap:
+            deferred = cap.state.get("deferred")
+            if not (isinstance(deferred, dict) and isinstance(deferred.get("text"), str)):
+                return []
+            units = cap.read_transcript(mod, regular_file(transcript)) or []
+            if time.monotonic() >= deadline or cap.holds_answer(units, deferred["text"]):
+                return cap.run(units, settle=True)
+        time.sleep(0.05)
 
 
 def to_turns(units: list) -> list:

@@ -209,17 +209,51 @@ def _capture(mod, ev: HookEvent) -> None:
         _captured(name, sid, written)
         return
     capture = ev.action == "capture"
+    # (Claude Code may write the turn only after this hook returns: no use waiting for it here)
+    later = capture and bool(final and final.strip() and ev.transcript_named) \
+        and getattr(mod, "TRANSCRIPT_AFTER_STOP", False)
+    defer = False
     with Capture(sid, name, cwd) as cap:
-        units = cap.read_transcript(mod, transcript, answer=final if capture else None) or []
+        # (a transcript read before and now gone was deleted: nothing will come to wait for)
+        later = later and (transcript is not None or cap.state.get("transcript") != ev.transcript_named)
+        units = cap.read_transcript(mod, transcript, answer=final if capture and not later else None) or []
         if capture:
             cap.payload_prompt(ev.prompt)  # Gemini AfterAgent / Codex notify carry the prompt too
             units = units + ev.extra_units
+            defer = later and not cap.holds_answer(units, final)
         if ev.action == "recall":
-            written = cap.run(units, prompt=ev.prompt or None)
+            written = cap.run(units, prompt=ev.prompt or None, settle=True)
         else:
-            written = cap.run(units, final=final if capture else None,
+            written = cap.run(units, final=final if capture else None, defer=defer, settle=not capture,
                               abort_if_empty=ev.abort_if_empty and capture)
     _captured(name, sid, written)
+    if defer:
+        _leave_settle(name, sid, cwd, ev.transcript_named)
+
+
+def _leave_settle(name: str, sid: str, cwd: str, transcript: str) -> None:
+    """Start :func:`chrollo.capture.settle` in a process of its own — detached, its output
+    nowhere — so the harness, which waits for this hook, writes the turn meanwhile."""
+    import subprocess
+
+    code = "import sys; from chrollo.hook import settle_main; settle_main(sys.argv[1:])"
+    subprocess.Popen([sys.executable, "-c", code, name, sid, cwd, transcript], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                     close_fds=True)
+
+
+def settle_main(argv: list) -> int:
+    """The settling pass's process (``_leave_settle``): like a hook, it never fails loudly."""
+    name = sid = None
+    try:
+        name, sid, cwd, transcript = argv
+        from .capture import settle
+
+        _captured(name, sid, settle(sid, name, cwd, transcript))
+    except BaseException as e:  # noqa: BLE001 — as a hook: logged, never raised
+        if not isinstance(e, KeyboardInterrupt):
+            _log_error(name, "settle", "capture", e)
+    return 0
 
 
 def _parent_first(mod, name: str, sid: str, cwd: str, transcript: str) -> None:

@@ -66,6 +66,21 @@ def ok(p) -> None:
     assert b"Traceback" not in p.stderr, p.stderr.decode(errors="replace")
 
 
+def settled(home: Path, timeout: float = 15.0) -> None:
+    """Wait until no capture pass is left waiting for a transcript (a Stop hook's ``deferred``
+    turn, written by the pass it left behind: chrollo.capture.settle)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        records = [json.loads(p.read_text("utf-8")) for p in (home / "state" / "capture").glob("*.json")]
+        # (an "intent" is an append under way: its state is saved just before the bytes go out)
+        if not any({"deferred", "intent"} & set(st) for r in records for st in r.get("vaults", {}).values()):
+            return
+        time.sleep(0.05)
+    raise AssertionError("a deferred capture never settled")
+
+
 def vault_files(home: Path) -> list:
     v = home / "memories"
     return sorted(v.glob("*.md")) if v.is_dir() else []
@@ -76,4 +91,4 @@ def snapshot(home: Path) -> dict:
 
 
 __all__ = ["FIXTURES", "OWN_FIXTURES", "SHARED_FIXTURES", "FIXTURE_SETS", "ROOT", "sets", "payload", "localise", "hook", "ok",
-           "vault_files", "snapshot"]
+           "settled", "vault_files", "snapshot"]

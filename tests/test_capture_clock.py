@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 from conftest import cli_env
-from hookkit import ok
-from recorded import E2E, RECORDED, assert_import_equals_live, calls, transcript_lines
+from hookkit import hook, ok, settled, snapshot
+from recorded import E2E, RECORDED, assert_import_equals_live, calls, import_into, transcript_lines, vault_bytes
 
 CAPTURE = {"Stop", "AfterAgent", "agent_end", "SubagentStop"}
 STAMP = re.compile(r'"timestamp"\s*:\s*"([^"]+)"')
@@ -111,3 +111,69 @@ def test_a_prompt_already_in_the_transcript_keeps_its_transcript_time(home, tmp_
                         when=asked + dt.timedelta(seconds=1))
     assert [(t.role, t.when.replace(microsecond=0)) for t in turns] == [
         ("user", asked.replace(microsecond=0)), ("agent", dt.datetime(2026, 11, 25, 13, 3, 30))]
+
+
+CLAUDE = next(n for n in E2E if n.startswith("claude-code-"))
+
+
+def _first_turn(tmp: Path):
+    """The recording's first turn of a new Claude Code session: (its three hook calls —
+    UserPromptSubmit, Stop, SessionEnd —, the transcript's path, its lines at SessionEnd,
+    the hooks' clock: the first whole second after the turn's records)."""
+    ups, stop, end = calls(f"e2e/{CLAUDE}")[:3]
+    assert [c["event"] for c in (ups, stop, end)] == ["UserPromptSubmit", "Stop", "SessionEnd"]
+    cwd = tmp / "work"
+    cwd.mkdir(parents=True, exist_ok=True)
+    rel = stop["payload"]["transcript_path"]
+    lines = transcript_lines(f"e2e/{CLAUDE}", rel, cwd)[: end["lines"]["transcript_path"]]
+    path = tmp / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    calls_ = [dict(c["payload"], cwd=str(cwd), transcript_path=str(path)) for c in (ups, stop, end)]
+    return calls_, path, lines, _clock(lines)
+
+
+def _imported(tmp: Path, home: Path, path: Path, lines: list) -> dict:
+    """What ``chrollo import`` writes from the transcript ``lines`` alone."""
+
+
+    src = tmp / "source"
+    dst = src / path.relative_to(tmp / "transcripts")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_text("".join(lines), "utf-8")
+    other = tmp / "imported"
+    assert import_into(other, "claude-code", src)["failed"] == 0
+    return vault_bytes(other / "memories")
+
+
+@pytest.mark.parametrize("session_end", [True, False], ids=["then-SessionEnd", "no-later-hook"])
+def test_a_transcript_written_only_after_the_stop_hook_returns_keeps_its_times(session_end, home, tmp_path):
+    """``claude -p`` may write a new session's transcript only once its Stop hook has returned
+    (CI: the e2e import check differed by a second). The hook must not write the turn at its own
+    clock then: it leaves it to whatever sees the transcript next — SessionEnd, or, when no hook
+    follows, a pass it left behind that waits for the file — and the turn gets Claude's times."""
+
+    (ups, stop, end), path, lines, now = _first_turn(tmp_path)
+    ok(hook(home, "claude-code", "UserPromptSubmit", ups, CHROLLO_NOW=now))
+    ok(hook(home, "claude-code", "Stop", stop, CHROLLO_NOW=now))
+    path.write_text("".join(lines), "utf-8")  # Claude Code writes it now
+    if session_end:
+        ok(hook(home, "claude-code", "SessionEnd", end, CHROLLO_NOW=now))
+    settled(home)
+    live = vault_bytes(home / "memories")
+    assert live and live == _imported(tmp_path, home, path, lines)
+
+
+def test_a_transcript_that_never_comes_leaves_the_payloads_turn_once(home, tmp_path):
+    """No transcript ever shows the turn: the pass the Stop hook left behind writes the prompt
+    and the payload's answer (at the hooks' times) once the wait is over, and only once."""
+
+    (ups, stop, end), path, lines, now = _first_turn(tmp_path)
+    ok(hook(home, "claude-code", "UserPromptSubmit", ups, CHROLLO_NOW=now))
+    ok(hook(home, "claude-code", "Stop", stop, CHROLLO_NOW=now))
+    settled(home)
+    (text,) = snapshot(home).values()
+    assert text.count(b"[User]") == 1 and text.count(b"[Agent]") == 1
+    assert stop["last_assistant_message"].strip().encode() in text and ups["prompt"].strip().encode() in text
+    before = snapshot(home)
+    ok(hook(home, "claude-code", "SessionEnd", end, CHROLLO_NOW=now))
+    assert snapshot(home) == before

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hookkit import SHARED_FIXTURES, hook, ok, payload, sets, snapshot, vault_files
+from hookkit import SHARED_FIXTURES, hook, ok, payload, sets, settled, snapshot, vault_files
 from recorded import calls, materialise, replay
 
 from chrollo.session import read_session
@@ -232,6 +232,7 @@ def test_lagging_transcript_uses_last_assistant_message_once(home, tmp_path, src
     cut = max(i for i, ln in enumerate(lines) if quoted in ln and b'"assistant"' in ln)
     tr.write_bytes(b"".join(lines[:cut]))  # the final message is not flushed yet
     ok(hook(home, "claude-code", "Stop", stop))
+    settled(home)  # (the pass the hook left behind waited for it, then wrote the payload's copy)
     path = session_file(home, stop["session_id"])
     tail = final.strip().splitlines()[-1]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run, without_root_bypass
-from hookkit import FIXTURES, SHARED_FIXTURES, hook, localise, ok, payload, vault_files
+from hookkit import FIXTURES, SHARED_FIXTURES, hook, localise, ok, payload, settled, vault_files
 
 from chrollo.session import read_session
 
@@ -155,6 +155,7 @@ def test_bad_payload_exits_0_quietly(case, home, tmp_path):
         else:  # nothing to recall in an empty vault, and capture prints nothing
             assert out == ""
         assert len(p.stderr) < 400  # at most a log line
+    settled(home)  # (a Claude Code Stop may leave its turn to a pass that waits for the transcript)
     # nothing created outside CHROLLO_HOME, every memory file valid UTF-8 without NUL
     assert sorted(p for p in tmp_path.rglob("*") if home not in p.parents and p != home) == outside
     for f in vault_files(home):

@@ -17,6 +17,10 @@ from .common import sample_payload as sample
 
 NAME = "claude-code"
 BINARY = "claude"   # the harness's command (`chrollo install --all` looks for it)
+# `claude -p` may write a new session's turn (even create its transcript) only after the Stop
+# hook has returned: waiting inside the hook cannot see it, so capture leaves the turn to the
+# next pass that can (chrollo.capture.settle).
+TRANSCRIPT_AFTER_STOP = True
 # tool results (user records), progress records and (2.1.330+) the API request copies: never
 # turns, and the bulk of the bytes. Every other record type that is not user/assistant
 # (attachment, atis-latch, cost-state, tools-used, system, …) is parsed and ignored.

@@ -224,6 +224,12 @@ def tool_call(name, args) -> ToolCall:
     return ToolCall(name, arg)
 
 
+def plain_path(path) -> bool:
+    """Is ``path`` an absolute ``.jsonl``/``.json`` path with no ``..`` segment (and no NUL)?"""
+    return (isinstance(path, str) and os.path.isabs(path) and "\x00" not in path
+            and path.endswith((".jsonl", ".json")) and ".." not in path.replace("\\", "/").split("/"))
+
+
 def regular_file(path) -> str | None:
     """``path`` if it is an absolute ``.jsonl``/``.json`` path to a regular file, else None.
 
@@ -231,8 +237,7 @@ def regular_file(path) -> str | None:
     through a link: a harness writes its transcript itself, a symlink there was put by
     someone else and may lead to another session's or another user's file.)
     """
-    if (not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path
-            or not path.endswith((".jsonl", ".json")) or ".." in path.replace("\\", "/").split("/")):
+    if not plain_path(path):
         return None
     try:
         import stat
@@ -284,15 +289,19 @@ class HookEvent:
     ``action``: recall, capture, subagent or catchup (see :mod:`chrollo.harness`); ``reply``:
     the agent's final message the payload carries; ``agent``/``agent_transcript``: a
     subagent's id and transcript (SubagentStop); ``extra_units``: turns the payload itself
-    holds (pi's agent_end); ``abort_if_empty``: a capture with no answer is an aborted turn."""
+    holds (pi's agent_end); ``abort_if_empty``: a capture with no answer is an aborted turn;
+    ``transcript``: the payload's transcript if it is a regular file; ``transcript_named``: the
+    same, or the plain path it names where nothing exists yet (the harness may write it later)."""
 
     __slots__ = ("harness", "name", "action", "session", "cwd", "prompt", "reply", "agent",
-                 "agent_transcript", "transcript", "extra_units", "abort_if_empty", "generated")
+                 "agent_transcript", "transcript", "transcript_named", "extra_units", "abort_if_empty",
+                 "generated")
 
     def __init__(self, harness: str, name: str, action: str, session: str, cwd: str = "",
                  prompt: str | None = None, reply: str | None = None, transcript: str | None = None):
         self.harness, self.name, self.action, self.session, self.cwd = harness, name, action, session, cwd
         self.prompt, self.reply, self.transcript = prompt, reply, transcript
+        self.transcript_named = transcript
         self.agent = self.agent_transcript = None
         self.extra_units: list = []
         self.abort_if_empty = False
@@ -317,8 +326,11 @@ def hook_event(harness: str, events: dict, payload: dict, event: str | None, loo
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isabs(payload["cwd"]) else ""
     prompt = payload.get("prompt") if isinstance(payload.get("prompt"), str) else None
     final = payload.get("last_assistant_message", payload.get("prompt_response"))
+    named = payload.get("transcript_path")
     ev = HookEvent(harness, name, action, sid, cwd, prompt, final if isinstance(final, str) else None,
-                   regular_file(payload.get("transcript_path")))
+                   regular_file(named))
+    if ev.transcript is None and plain_path(named) and not os.path.lexists(named):
+        ev.transcript_named = named  # (a harness may create it later: Claude Code after Stop)
     if action == "subagent":
         ev.agent = payload.get("agent_id")
         ev.agent_transcript = payload.get("agent_transcript_path")
