@@ -249,13 +249,20 @@ def _package_checks(h: str, r: dict, pkg, own, events) -> None:
     if pkg and pkg["enabled"] and not own and events and r["status"] not in ("broken", "untrusted"):
         r.update(status="duplicate", fix=(
             f"chrollo is installed twice for {h}: its package ({pkg['id']}) and `chrollo install` "
-            f"(only the latter's hooks run; the package's stand down). Remove one: `chrollo uninstall {h}` "
+            f"({_which_runs(h)}). Remove one: `chrollo uninstall {h}` "
             f"to keep the package, or `{pkg['remove']}`."))
     elif own and pkg["version"] != __version__ and r["status"] in ("ok", "partial", "stale"):
         r.update(status="mismatch", fix=(
             f"the {h} package is version {pkg['version']} but the chrollo CLI is {__version__}: "
             f"update the older one (the package: reinstall it from the new release; the CLI: "
             f"install it again from an updated clone: uv tool install --reinstall . / pipx install --force . / pip install .)."))
+
+
+def _which_runs(h: str) -> str:
+    """With both installed, what runs (nothing twice either way)."""
+    if adapter(h).HOOKS == "extension":
+        return f"{h} loads chrollo's extension once"
+    return "only the latter's hooks run; the package's stand down"
 
 
 def _freshness(h: str, r: dict) -> None:

@@ -98,8 +98,8 @@ def package() -> dict | None:
         if re.match(r"(git:|https?://|ssh://|git://)", source):
             path = re.sub(r"^(git:|https?://|ssh://|git://)(git@)?", "", source).split("@")[0].replace(":", "/")
             root = os.path.join(base, "git", path.removesuffix(".git"))
-        else:
-            root = os.path.join(base, os.path.expanduser(source))
+        else:   # recorded relative to settings.json: named by its absolute path (`pi remove` takes that)
+            root = source = os.path.normpath(os.path.join(base, os.path.expanduser(source)))
         manifest = read_json(os.path.join(root, "package.json"))
         extensions = (manifest.get("pi") or {}).get("extensions") if isinstance(manifest.get("pi"), dict) else None
         if manifest.get("name") == "chrollo" and isinstance(extensions, list) and extensions:

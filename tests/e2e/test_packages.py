@@ -149,9 +149,12 @@ def test_package_and_chrollo_install_together_capture_and_inject_once(make, worl
     assert first.count("[chrollo-recall]") == 1, first[:3000]
     offered = [n for n in request.get("tools", []) + request.get("deferred", []) if n.endswith("read_memory")]
     assert len(offered) == 1, offered    # the package's server lists none (pi: its extension loads once)
-    if harness != "pi":    # pi's extension loads once: there is nothing to report
-        report = _doctor(world, harness)
-        assert report["status"] == "duplicate" and f"chrollo uninstall {harness}" in report["fix"], report
+    report = _doctor(world, harness)
+    assert report["status"] == "duplicate" and f"chrollo uninstall {harness}" in report["fix"], report
+    remove = " ".join(map(str, DRIVERS[harness].package_commands(drv)[1][0][:3]))
+    assert remove in report["fix"], report           # the harness's own command, as the README says
+    # what runs: chrollo install's hooks (the package's stand down); pi loads one of the two copies
+    assert ("loads chrollo's extension once" if harness == "pi" else "the package's stand down") in report["fix"]
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
