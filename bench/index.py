@@ -63,7 +63,9 @@ def run(cmd: list, env: dict, stdin: bytes | None = None) -> tuple[float, int, b
 
 def env_for(home: Path, vault: Path | None = None, index: bool = True) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
-    env.update(CHROLLO_HOME=str(home), CHROLLO_INDEX="1" if index else "0")
+    # (CHROLLO_CAPTURE=off: the hook would capture each question into the vault, which is
+    # read-only here — a shared bench vault must not grow a session per run)
+    env.update(CHROLLO_HOME=str(home), CHROLLO_INDEX="1" if index else "0", CHROLLO_CAPTURE="off")
     if vault is not None:
         env["CHROLLO_MEMORIES_DIR"] = str(vault)
     return env
