@@ -26,6 +26,14 @@ HEADER_BYTES_RE = re.compile(("^" + HEADER).encode(), re.M)  # headers in a file
 FRONTMATTER_CLOSING = re.compile(rb"\n---\r*\n")
 FRONTMATTER_OPENING = re.compile(rb"---\r*(?:\n|\Z)")          # a first line "---" (trailing CRs aside)
 FRONTMATTER_CLOSING_LINE = re.compile(rb"\n---\r*(?:\n|\Z)")  # a later line "---"
+# Where search finds a frontmatter's end from a file's first bytes alone (its rows there never
+# count): the first FRONTMATTER_HEAD bytes, up to FRONTMATTER_MAX when those open a frontmatter
+# they do not close; a closing line past FRONTMATTER_LINES (parse_frontmatter's limit) or past
+# FRONTMATTER_MAX bytes ends none (a "frontmatter" that long is not one chrollo wrote: it
+# counts). The search index stores each file's end (chrollo/index.py: its FORMAT changes with these).
+FRONTMATTER_LINES = 400
+FRONTMATTER_HEAD = 4096
+FRONTMATTER_MAX = 64 << 10
 TOOL_LINE_RE = re.compile(r"^>?\s*<tool>.*</tool>\s*$")
 RECALL_MARKER = "[chrollo-recall]"
 # The first line of every recall block chrollo injects. Capture and import skip text that
@@ -114,7 +122,7 @@ def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
     human edited in goes through PyYAML (slow: a pure-Python parser)."""
     if not lines or lines[0].rstrip("\r") != "---":
         return {}, 0
-    for end in range(1, min(len(lines), 400)):
+    for end in range(1, min(len(lines), FRONTMATTER_LINES)):
         if lines[end].rstrip("\r") == "---":
             break
     else:
@@ -144,6 +152,30 @@ def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
         except (yaml.YAMLError, ValueError, OverflowError):  # (a date like 2026-13-45 is a ValueError)
             meta = {}
     return meta, end + 1
+
+
+def frontmatter_head_short(head: bytes) -> bool:
+    """Whether a file's first FRONTMATTER_HEAD bytes open a frontmatter they do not close
+    (then its end is looked for in its first FRONTMATTER_MAX bytes)."""
+    return head.startswith(b"---") and len(head) == FRONTMATTER_HEAD and not FRONTMATTER_CLOSING.search(head)
+
+
+def frontmatter_end_in(head: bytes) -> int:
+    """The line (1-based) of the ``---`` closing the frontmatter of a file whose head (see
+    FRONTMATTER_HEAD) is ``head``, 0 if it has none — where parse_frontmatter puts it."""
+    # (regexes, not a split into lines: search runs this for most matching files)
+    opening = FRONTMATTER_OPENING.match(head)
+    closing = opening and FRONTMATTER_CLOSING_LINE.search(head, opening.end() - 1)
+    if not closing:
+        return 0
+    k = head.count(b"\n", 0, closing.start() + 1)  # the closing line's index
+    return k + 1 if k < FRONTMATTER_LINES else 0
+
+
+def frontmatter_end_of(data: bytes) -> int:
+    """:func:`frontmatter_end_in` of a file's whole bytes (what the index stores)."""
+    head = data[:FRONTMATTER_HEAD]
+    return frontmatter_end_in(data[:FRONTMATTER_MAX] if frontmatter_head_short(head) else head)
 
 
 def read_frontmatter(path) -> dict:

@@ -11,7 +11,9 @@ What it holds (one SQLite file per vault, ``state/index/<key>.sqlite``, stdlib `
   rows. ``files``: every file of those folders (path relative to the vault, bytes; its folder)
   with the size, mtime, ctime and inode it had when it was read, and ``ok``: whether its
   words are in (0: read it directly — changed, read within RACY_NS of a change, or found by a
-  listing; -1: cannot be indexed). A search stats folders, not files: a folder that moved is
+  listing; -1: cannot be indexed), and ``fm``: the line its frontmatter ends on
+  (fileformat.frontmatter_end_of), which a search would otherwise read each matching file's
+  head for. A search stats folders, not files: a folder that moved is
   listed again; in-place edits are found by a sweep of SWEEP files per search (see
   :class:`_Scope`, docs/index.md).
 - ``post``: (segment, term) → ids of files holding it (``array('I')``, with a CRC32: a
@@ -42,8 +44,9 @@ from array import array
 
 from . import __version__
 from . import homedir as _home
+from .fileformat import frontmatter_end_of
 
-FORMAT = 3
+FORMAT = 4                   # (4: files.fm; also bump when fileformat's FRONTMATTER_* limits change)
 MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
 MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
 RACY_NS = 200_000_000        # a file changed this close to being read is re-read (mtime ticks)
@@ -73,7 +76,7 @@ CREATE TABLE IF NOT EXISTS dirs(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL
     mtime INTEGER NOT NULL, seen INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,
     dir INTEGER NOT NULL, size INTEGER, mtime INTEGER, ctime INTEGER, ino INTEGER,
-    seen INTEGER, ok INTEGER NOT NULL);
+    seen INTEGER, ok INTEGER NOT NULL, fm INTEGER);
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE INDEX IF NOT EXISTS files_loose ON files(ok) WHERE ok <> 1;
 CREATE TABLE IF NOT EXISTS post(term TEXT, seg INTEGER, ids BLOB NOT NULL, crc INTEGER NOT NULL,
@@ -368,7 +371,7 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         done_bytes = read = 0
         words: set = set()
         for rows, postings, nbytes, size in _tokenised(todo):
-            con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             _merge(con, postings)
             words.update(postings)
             con.execute("COMMIT")  # (killed later, the index is right for what it holds)
@@ -471,11 +474,12 @@ def _index_chunk(items: list) -> tuple:
         got = _read(path)
         seen = time.time_ns()
         if got is None:  # (not a regular file, too large: read directly)
-            rows.append((fid, rel, did, 0, 0, 0, 0, seen, -1))
+            rows.append((fid, rel, did, 0, 0, 0, 0, seen, -1, None))
             continue
         data, st = got
         nbytes += len(data)
-        rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0))
+        rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0,
+                     frontmatter_end_of(data)))
         for t in terms_of(data):
             ids = post.get(t)
             if ids is None:
@@ -506,18 +510,19 @@ def ensure(vault: str | None, create: bool = False, under: str | None = None) ->
         return None
 
 
-def _put_file(con, rel: bytes, did: int, st) -> int:
-    """Record ``rel`` (in folder ``did``) as read with stat ``st`` (now); its id. A file
-    changed this close to being read is left to read directly until read again (RACY_NS)."""
+def _put_file(con, rel: bytes, did: int, st, fm: int) -> int:
+    """Record ``rel`` (in folder ``did``, its frontmatter ending on line ``fm``) as read with
+    stat ``st`` (now); its id. A file changed this close to being read is left to read
+    directly until read again (RACY_NS)."""
     seen = time.time_ns()
     ok = 1 if st.st_ctime_ns < seen - RACY_NS else 0
     row = con.execute("SELECT id FROM files WHERE rel = ?", (rel,)).fetchone()
     if row:
-        con.execute("UPDATE files SET dir=?, size=?, mtime=?, ctime=?, ino=?, seen=?, ok=? WHERE id=?",
-                    (did, *_stat_of(st), seen, ok, row[0]))
+        con.execute("UPDATE files SET dir=?, size=?, mtime=?, ctime=?, ino=?, seen=?, ok=?, fm=? WHERE id=?",
+                    (did, *_stat_of(st), seen, ok, fm, row[0]))
         return row[0]
-    return con.execute("INSERT INTO files(rel, dir, size, mtime, ctime, ino, seen, ok) VALUES (?,?,?,?,?,?,?,?)",
-                       (rel, did, *_stat_of(st), seen, ok)).lastrowid
+    return con.execute("INSERT INTO files(rel, dir, size, mtime, ctime, ino, seen, ok, fm) VALUES (?,?,?,?,?,?,?,?,?)",
+                       (rel, did, *_stat_of(st), seen, ok, fm)).lastrowid
 
 
 def _size(vault: str) -> int:
@@ -639,7 +644,7 @@ def _update_one(con, vb: bytes, rel: bytes) -> int:
             con.execute("DELETE FROM files WHERE rel = ?", (rel,))
         return 0
     data, st = got
-    fid = _put_file(con, rel, row[0], st)
+    fid = _put_file(con, rel, row[0], st, frontmatter_end_of(data))
     return con.executemany("INSERT OR IGNORE INTO delta VALUES (?, ?)",
                            ((t.decode("ascii"), fid) for t in terms_of(data))).rowcount
 
@@ -839,11 +844,14 @@ def _residue(vault: str, words: list) -> bool:
 
 class Plan:
     """What a search reads with the index's help: ``paths`` (the candidate files plus every
-    file the index cannot vouch for), ``files`` (how many files rg would have searched),
-    ``stale`` (how many were read directly)."""
+    file the index cannot vouch for; None: most files are, rg walks the folder), ``files``
+    (how many files rg would have searched), ``stale`` (how many were read directly),
+    ``fm_ends``: path -> the line its frontmatter ends on, for the files among them the index
+    vouches for (the collector reads no head for those; see collect.frontmatter_end)."""
 
-    def __init__(self, paths: list, files: int, stale: int, candidates: int):
+    def __init__(self, paths: list | None, files: int, stale: int, candidates: int, fm_ends: dict):
         self.paths, self.files, self.stale, self.candidates = paths, files, stale, candidates
+        self.fm_ends = fm_ends
 
 
 def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
@@ -852,7 +860,8 @@ def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
 
     No file is stat'ed for it but a slice of SWEEP (see :class:`_Scope`): folders are, and a
     folder whose mtime moved is listed. ``memo`` (a dict a search keeps for its passes)
-    spares doing that twice.
+    spares doing that twice. When most files may hold a form, the plan's ``paths`` is None
+    (rg walks the folder) and its ``fm_ends`` holds every vouched file's, once per search.
     """
     need = _needed_terms(forms)
     if need is None:
@@ -873,17 +882,24 @@ def plan(vault: str, folder: str, forms: list, exclude_peers: bool = False,
                 or False
         if not scope or scope.files < MIN_FILES:
             return None
-        cand = _candidates(con, need, most=int(SCAN_SHARE * scope.files))
-        if cand is None:
-            return None
-        paths = scope.paths(con, cand)
-    except Exception:  # noqa: BLE001 — too many candidates, locked, damaged: rg walks as before
+        try:
+            cand = _candidates(con, need, most=int(SCAN_SHARE * scope.files))
+            if cand is None:
+                return None
+            paths, fm_ends = scope.paths(con, cand)
+        except _Many:
+            cand, paths = (), None
+        if paths is not None and len(paths) > SCAN_SHARE * scope.files:
+            paths = None  # most files: rg's own walk is faster than a list of them
+        if paths is None:
+            fm_ends = {} if memo.get(("fm_ends", key)) else scope.vouched(con, folder)
+            memo[("fm_ends", key)] = True
+    except Exception:  # noqa: BLE001 — locked, damaged: rg walks as before
         return None
     finally:
         con.close()
-    if len(paths) > SCAN_SHARE * scope.files:
-        return None  # most files: rg's own walk is faster than a list of them
-    return Plan([os.fsdecode(p) for p in paths], scope.files, len(scope.direct), len(cand))
+    return Plan(None if paths is None else [os.fsdecode(p) for p in paths], scope.files, len(scope.direct),
+                len(cand), fm_ends)
 
 
 def _in_scope(rel: bytes, top: bytes, exclude_peers: bool, unsearchable: frozenset) -> bool:
@@ -977,17 +993,39 @@ class _Scope:
             if base + sub not in known and _in_scope(base + sub, top, exclude_peers, unsearchable):
                 self.new.update(p for p, _e in walk(os.fsdecode(path + b"/" + sub), exclude_peers, unsearchable))
 
-    def paths(self, con, cand: set) -> list:
-        """The paths rg reads: ``cand``'s files in scope, and ``direct``."""
+    def paths(self, con, cand: set) -> tuple:
+        """The paths rg reads: ``cand``'s files in scope, and ``direct``; and the frontmatter
+        ends of those the index vouches for (see :class:`Plan`)."""
         import json
 
-        vb = self.vb
-        out = set(self.direct)
-        for fid, rel, did in con.execute("SELECT id, rel, dir FROM files WHERE id IN "
-                                         "(SELECT value FROM json_each(?))", (json.dumps(sorted(cand)),)):
-            if did in self.trusted or fid in self.alive:
-                out.add(vb + b"/" + rel)
-        return sorted(out)
+        vb, trusted, alive = self.vb, self.trusted, self.alive
+        out, fm_ends = set(self.direct), {}
+        for fid, rel, did, ok, fm in con.execute("SELECT id, rel, dir, ok, fm FROM files WHERE id IN "
+                                                 "(SELECT value FROM json_each(?))", (json.dumps(sorted(cand)),)):
+            if did in trusted or fid in alive:
+                p = vb + b"/" + rel
+                out.add(p)
+                if ok == 1 and fm is not None:
+                    fm_ends[p] = fm
+        for p in self.direct:
+            fm_ends.pop(p, None)
+        return sorted(out), fm_ends
+
+    def vouched(self, con, folder: str) -> dict:
+        """The frontmatter ends of every file in scope the index vouches for, keyed by the
+        path rg prints when it walks ``folder`` (none when that is not the vault's real path:
+        a key that misses only costs reading the head)."""
+        vb, trusted, alive = self.vb, self.trusted, self.alive
+        if os.fsencode(folder) != vb and not os.fsencode(folder).startswith(vb + b"/") \
+                or os.path.realpath(folder) != folder:
+            return {}
+        pre = vb + b"/"
+        fm_ends = {pre + rel: fm for fid, rel, did, fm in
+                   con.execute("SELECT id, rel, dir, fm FROM files WHERE ok = 1 AND fm IS NOT NULL")
+                   if did in trusted or fid in alive}
+        for p in self.direct:
+            fm_ends.pop(p, None)
+        return fm_ends
 
 
 def _sweep_file(vault: str) -> str:

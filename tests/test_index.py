@@ -106,6 +106,39 @@ def test_forms_the_index_cannot_answer():
     assert index.form_terms("auth-service") == [b"auth", b"service"]
 
 
+def test_the_index_gives_frontmatter_ends_so_a_search_reads_no_head(home, tmp_path, monkeypatch):
+    """Where each file's frontmatter ends (its rows there never count) comes from the index
+    for the files it vouches for — a long frontmatter, none at all, format 1 and 2 — both when
+    rg reads a list of candidates and when it walks the folder; the results are the full
+    scan's, and a file the index cannot vouch for has its head read as before."""
+    from chrollo.retrieval import collect
+
+    vault = tmp_path / "v"
+    for i in range(12):
+        write_session(vault, f"f{i:04d}-0000", f"2026-03-{1 + i:02d}T10:00:00",
+                      [("user", "10:00:00", f"falcon {'quartz' if i < 2 else 'meadow'} {i}"),
+                       ("agent", "10:00:05", "falcon again")], fmt=1 + i % 2)
+    (vault / "long.md").write_text("---\ntitle: falcon\nnotes: " + "falcon quartz " * 600 + "\n---\nfalcon body\n")
+    (vault / "bare.md").write_text("falcon quartz without a frontmatter\n---\nfalcon\n")
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    index.build(str(vault))
+    reads = []
+    real = collect.frontmatter_end
+    monkeypatch.setattr(collect, "frontmatter_end", lambda path: reads.append(path) or real(path))
+    for q in ("falcon", "quartz"):  # (in every file: rg walks; in four: a list)
+        want = search_json(vault, q, False, limit=50)
+        reads.clear()
+        assert search_json(vault, q, True, limit=50) == want, q
+        assert reads == [], q
+        assert (index.plan(str(vault), str(vault), [q]).paths is None) == (q == "falcon")
+    late = vault / "late.md"
+    late.write_text("---\ntitle: quartz\n---\nquartz body\n")
+    want = search_json(vault, "quartz", False, limit=50)
+    reads.clear()
+    assert search_json(vault, "quartz", True, limit=50) == want
+    assert reads == [os.fsencode(late)]
+
+
 # ----------------------------------------------------------------------------- random histories
 
 def _session(vault: Path, rng: random.Random, n: int, folder: Path | None = None) -> Path:
@@ -124,7 +157,7 @@ def _assert_same(vault: Path, step: str, used: list, queries=QUERIES) -> None:
         a, b = search_json(vault, q, False), search_json(vault, q, True)
         assert a == b, (step, q)
         p = index.plan(str(vault), str(vault), [w for w in q.lower().split()])
-        used.append(p is not None)
+        used.append(p is not None and p.paths is not None)
 
 
 def _swept(vault: Path, rng: random.Random) -> None:

@@ -19,6 +19,7 @@ from markdown_it import MarkdownIt
 from chrollo import obsidian
 from chrollo.retrieval import collect, pipeline, tuning
 from chrollo.excerpt import read
+from chrollo import fileformat
 from chrollo.fileformat import parse_frontmatter
 from chrollo.recall import Passage, _forms
 from chrollo.retrieval import search
@@ -268,7 +269,8 @@ FRONTMATTERS = {  # name: (file text, whether parse_frontmatter finds a frontmat
 
 def test_a_frontmatter_ends_where_every_reader_ends_it(home, tmp_path):
     """Where search drops rows is where parse_frontmatter (what every reader uses) ends the
-    frontmatter, from the file's head only; a file matching only there is not counted."""
+    frontmatter, from the file's head only (and where the index, from the file's bytes,
+    says it does); a file matching only there is not counted."""
     body_matches = 0
     for name, (text, has) in FRONTMATTERS.items():
         f = tmp_path / f"{name}.md"
@@ -277,6 +279,7 @@ def test_a_frontmatter_ends_where_every_reader_ends_it(home, tmp_path):
         end = parse_frontmatter(lines)[1]
         assert bool(end) == has, name
         assert collect.frontmatter_end(bytes(f)) == end, name
+        assert fileformat.frontmatter_end_of(text.encode()) == end, name  # (what the index stores)
         body_matches += sum(len(re.findall(r"(?i)\b[a-z0-9_]*walrus[a-z0-9_]*\b", ln)) for ln in lines[end:])
     r = search("walrus", dir=tmp_path, expand="never", limit=50)
     assert r.total_matches == body_matches
@@ -292,7 +295,7 @@ def test_frontmatter_heads_are_read_once_and_only_when_rows_could_be_inside(home
     monkeypatch.setattr(collect, "frontmatter_end", lambda path: reads.append(path) or real_end(path))
     monkeypatch.setattr(pipeline, "run", lambda *a, **kw: runs.append(kw) or real_run(*a, **kw))
     v = tmp_path / "v"
-    late = write(v, "aaaa1111-0000", T, [Turn.user("filler line\n" * tuning.FRONTMATTER_LINES
+    late = write(v, "aaaa1111-0000", T, [Turn.user("filler line\n" * fileformat.FRONTMATTER_LINES
                                                   + "the walrus at the end", T)])
     early = {bytes(write(v, f"beef{i:04d}-0000", T + dt.timedelta(hours=i),
                          [Turn.user(f"a walrus {'and a narwhal' if i % 10 == 7 else 'again'}", T),

@@ -12,7 +12,7 @@
 Engine (why it is shaped like this: on a 100 MB vault a name or a common word matches
 100,000 lines, and handling each of them in Python costs more than ripgrep's whole scan)
     1. ripgrep lists each occurrence as a compact ``LINE:term`` row (those in a file's
-       frontmatter are dropped: see tuning.FRONTMATTER_LINES); a file's rows are folded
+       frontmatter are dropped: see fileformat.FRONTMATTER_LINES); a file's rows are folded
        into per-line term masks with C-level bytes operations, and candidates are kept in
        one bounded list per mask (memory stays flat however much matches).
     2. Vaults of thousands of sessions are sampled first: ~1/64 of the sessions (picked by

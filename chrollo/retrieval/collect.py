@@ -9,7 +9,7 @@ Frontmatter rows never count (not in a document frequency, a mask, a neighbourho
 a hit or an excerpt): the properties (a title repeating the first prompt, tags, the project,
 another session's title slug in a `previous` link, format 1's cwd and date) are not the
 conversation. rg's rows carry no hint of where a file's frontmatter ends, so a file whose
-first row lies within tuning.FRONTMATTER_LINES has its head read once per search and its rows
+first row lies within fileformat.FRONTMATTER_LINES has its head read once per search and its rows
 up to the closing ``---`` dropped.
 """
 from __future__ import annotations
@@ -20,12 +20,12 @@ from functools import reduce
 from itertools import filterfalse, repeat
 from operator import or_
 
-from ..fileformat import FRONTMATTER_CLOSING, FRONTMATTER_CLOSING_LINE, FRONTMATTER_OPENING
+from ..fileformat import (FRONTMATTER_HEAD, FRONTMATTER_LINES, FRONTMATTER_MAX, frontmatter_end_in,
+                          frontmatter_head_short)
 from ..terms import Forms, _parts
 from . import tuning
 from .query import present
 
-_CLOSING, _OPENING, _CLOSING_LINE = FRONTMATTER_CLOSING, FRONTMATTER_OPENING, FRONTMATTER_CLOSING_LINE
 INVERT_DIGITS = bytes.maketrans(b"0123456789", b"9876543210")
 
 
@@ -35,21 +35,14 @@ def frontmatter_end(path: bytes) -> int:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
-            head = os.read(fd, tuning.FRONTMATTER_HEAD)
-            if (head.startswith(b"---") and len(head) == tuning.FRONTMATTER_HEAD
-                    and not _CLOSING.search(head)):
-                head += os.read(fd, tuning.FRONTMATTER_MAX - tuning.FRONTMATTER_HEAD)  # (rare)
+            head = os.read(fd, FRONTMATTER_HEAD)
+            if frontmatter_head_short(head):
+                head += os.read(fd, FRONTMATTER_MAX - FRONTMATTER_HEAD)  # (rare)
         finally:
             os.close(fd)
     except OSError:
         return 0
-    # (regexes, not a split into lines: this runs for most matching files of a search)
-    opening = _OPENING.match(head)
-    closing = opening and _CLOSING_LINE.search(head, opening.end() - 1)
-    if not closing:
-        return 0
-    k = head.count(b"\n", 0, closing.start() + 1)  # the closing line's index
-    return k + 1 if k < tuning.FRONTMATTER_LINES else 0
+    return frontmatter_end_in(head)
 
 
 def rows_after(rows: bytes, end: int) -> bytes:
@@ -143,7 +136,7 @@ class Collector:
     def add(self, path: bytes, rows: bytes) -> None:
         """One file's rows (``LINE:match`` lines, in line order)."""
         c = rows.find(b":")
-        if 0 < c and (first := int(rows[:c])) <= tuning.FRONTMATTER_LINES:  # (see frontmatter_end)
+        if 0 < c and (first := int(rows[:c])) <= FRONTMATTER_LINES:  # (see frontmatter_end)
             end = self.fm_ends.get(path)
             if end is None:
                 end = self.fm_ends[path] = frontmatter_end(path)

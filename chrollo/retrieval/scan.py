@@ -59,7 +59,8 @@ def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, lis
     """The main scan of a complete search: with the vault's index (chrollo/index.py), rg
     reads only the files that may hold a form plus every file not indexed as it is now —
     the same rows as a walk of the folder, and the same count of files searched; without
-    one (or when most files are candidates), rg walks the folder."""
+    one (or when most files are candidates), rg walks the folder. Either way the index gives
+    the frontmatter ends of the files it vouches for (no head is read for those)."""
     q, common, folder, vault = col.q, col.common, scope.folder, scope.vault
     forms, parts = q.forms(~common), q.part_forms(~common)
     plan = None
@@ -69,7 +70,9 @@ def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, lis
         whole = scope.include_peers and folder == vault
         plan = _index.plan(vault, folder, forms + parts, exclude_peers=not scope.include_peers and folder == vault,
                            unsearchable=_unsearchable_names(vault) if whole else frozenset(), memo=scope.memo)
-    if plan is None:
+    if plan is not None:
+        scope.fm_ends.update(plan.fm_ends)  # (the collector reads no head for these)
+    if plan is None or plan.paths is None:
         return scan_into(col, forms, parts, [folder], spec)
     errors: list = []
     for i in range(0, len(plan.paths), tuning.DEADLINE_MAX_BATCH):

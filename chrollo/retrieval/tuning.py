@@ -29,12 +29,8 @@ LONG_LINE = 2000             # characters: a longer line's score shrinks by sqrt
 BUCKET_KEEP = 256            # candidates kept per term mask
 LINES_PER_FILE_MASK = 8      # per file, candidates kept per term mask
 POOL = 300                   # candidates rescored exactly when common terms were left out
-# Frontmatter rows never count (see collect.frontmatter_end): a file whose first row lies
-# within FRONTMATTER_LINES (parse_frontmatter's limit: a later line is never frontmatter) has
-# its head read once per search (FRONTMATTER_HEAD bytes, more only for a frontmatter that long).
-FRONTMATTER_LINES = 400      # (parse_frontmatter looks this far for the closing ---)
-FRONTMATTER_HEAD = 4096
-FRONTMATTER_MAX = 64 << 10   # (a "frontmatter" longer than this is not one chrollo wrote: it counts)
+# (Frontmatter rows never count: where a frontmatter ends is the format's fact, with its
+# limits — fileformat.FRONTMATTER_LINES/HEAD/MAX — see collect.frontmatter_end.)
 
 # ----------------------------------------------------------------------------- the sample
 # Among the first SAMPLE_AFTER entries of the vault folder (directory order, unrelated to
