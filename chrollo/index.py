@@ -233,9 +233,22 @@ def _connect(path: str, write: bool, busy_ms: int = READ_BUSY_MS):
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
                               timeout=READ_BUSY_MS / 1000)
     con.execute("PRAGMA secure_delete=ON")
-    if write:  # (capture's per-turn cost; SQLite's transactions stay atomic, see docs/index.md)
+    if write:
+        # (WAL: a commit appends to -wal without an fsync — capture's per-turn cost; a crash
+        # loses at most the last commits, never atomicity. Forget checkpoints and truncates
+        # the -wal so no old page outlives it: see forget and docs/index.md)
+        con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=NORMAL")
     return con
+
+
+def _checkpoint(con) -> None:
+    """Copy every page of the -wal into the index and truncate the -wal to nothing (forget:
+    the old copies of a forgotten word's pages must not stay there). Raises if a reader kept
+    it from completing."""
+    busy, _log, _done = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        raise RuntimeError("a reader kept the index's -wal from being checkpointed")
 
 
 def _compatible(con) -> bool:
@@ -784,6 +797,7 @@ def forget(vault: str, contents: dict) -> None:
                     con.execute(f"DELETE FROM delta WHERE id IN ({','.join('?' * len(chunk))})", chunk)
             gone = _unheld(con, terms)
             con.execute("COMMIT")
+            _checkpoint(con)
         finally:
             con.close()
         if gone and _residue(vault, gone):
@@ -794,6 +808,7 @@ def forget(vault: str, contents: dict) -> None:
             con = _connect(db_path(vault), write=True, busy_ms=WRITE_BUSY_MS * 5)
             try:
                 con.execute("VACUUM")
+                _checkpoint(con)
             finally:
                 con.close()
             if _residue(vault, gone):
