@@ -382,7 +382,9 @@ class Capture:
         self.state.pop("intent", None)
         if path is not None:
             self.state["file"] = str(path)
-            if self.indexes is None:  # (an import brings the index up to date once, at its end)
+            # (an import brings the index up to date once, at its end; no index file, no
+            # import of chrollo.index: 1 ms of every turn where there is none)
+            if self.indexes is None and os.path.isfile(_layout.index_file(vault)):
                 from . import index as _index
 
                 _index.update(vault, [path])

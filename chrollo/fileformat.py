@@ -46,9 +46,9 @@ def safe_id_prefix(session_id: str) -> str:
     safe = re.sub(r"[^A-Za-z0-9-]", "", session_id)[:8]
     if safe:
         return safe
-    import hashlib
+    from .sha256 import hexdigest
 
-    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:8]
+    return hexdigest(session_id.encode("utf-8", "replace"))[:8]
 
 
 class ToolCall:

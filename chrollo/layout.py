@@ -67,9 +67,9 @@ def home_path() -> str:
 
 def state_key(session_id: str) -> str:
     """The file-name-safe key of a session (or folder) in state/ (a hash of the full id)."""
-    import hashlib
+    from .sha256 import hexdigest
 
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hexdigest(session_id.encode("utf-8", "surrogatepass"))[:32]
 
 
 def _state(*parts: str, home: str | None = None) -> str:

@@ -9,7 +9,6 @@ as :func:`findable_cli` does and sets ``CHROLLO_VIA=package`` (see :func:`stands
 from __future__ import annotations
 
 import os
-import shutil
 
 # chrollo is not on PyPI: the CLI comes from its repository (README, Install); the packages' shim
 # and pi's extension say this word for word (tests/test_packages.py)
@@ -30,6 +29,8 @@ def find(harness: str) -> dict | None:
 def findable_cli() -> str | None:
     """The chrollo the packages' shim runs: ``$CHROLLO_BIN``, else ``chrollo`` on PATH, else
     ``~/.local/bin/chrollo`` (where uv tool and pipx install it); None if there is none."""
+    import shutil  # (here: every hook imports this module, and shutil brings bz2, lzma, zlib: 2 ms)
+
     for c in (os.environ.get("CHROLLO_BIN"), shutil.which("chrollo"),
               os.path.expanduser(os.path.join("~", ".local", "bin", "chrollo"))):
         if c and os.path.isfile(c) and os.access(c, os.X_OK):

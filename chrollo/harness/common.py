@@ -8,11 +8,11 @@ turn. Units never carry tool outputs, thinking, or text chrollo injected.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 
 from ..fileformat import RECALL_HEADER, ToolCall
+from ..sha256 import hexdigest
 
 MAX_LINE = 64 << 20      # a JSONL line longer than this (a pasted video?) is skipped, not parsed
 MAX_ARG = 300            # characters of a tool call's argument kept on its one line
@@ -155,7 +155,7 @@ def norm(text: str) -> str:
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(norm(text).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    return hexdigest(norm(text).encode("utf-8", "surrogatepass"))[:20]
 
 
 def is_injected(text: str) -> bool:

@@ -6,6 +6,7 @@ import os
 import time
 
 from .. import listing as _listing
+from ..layout import index_file
 from . import tuning
 from .collect import Collector
 from .scan import ScanSpec, scan_into
@@ -61,8 +62,8 @@ def _indexed_batches(q, folder: str, files: list, total: int, include_peers: boo
     """With the vault's index: the newest DEADLINE_BATCH files, then — of all the others,
     whatever their age — only those that may hold a form or are not indexed: every indexed
     session is within reach (chrollo/index.py, newest_plan). None without an index."""
-    if os.environ.get("CHROLLO_INDEX", "1") == "0":
-        return None
+    if os.environ.get("CHROLLO_INDEX", "1") == "0" or not os.path.isfile(index_file(folder)):
+        return None  # (and chrollo.index, 1 ms to import, is not needed)
     from .. import index as _index
 
     return _index.newest_plan(folder, q.forms() + q.part_forms(), files, total, include_peers,
