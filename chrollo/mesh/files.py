@@ -23,6 +23,11 @@ MAX_MANIFEST = 32 << 20      # bytes of a manifest
 MAX_DEPTH = 8                # JSON nesting a manifest may use
 MAX_CERT = 16 << 10          # a node certificate (PEM)
 MAX_RECIPIENTS = 1024        # content keys wrapped in one sealed manifest
+BATCH_BYTES = 8 << 20        # files asked for at once (LAN: one request; folder: read together)
+BATCH_FILES = 1024           # … and at most this many
+MAX_BATCH_ASK = 512 << 10    # bytes of a LAN request naming a batch (1,024 names of 255 characters fit)
+MAX_BATCH_ANSWER = 16 << 20  # bytes a server answers one batch with (a larger file alone)
+NOT_SENT = (1 << 64) - 1     # a batch answer's length for a file not sent
 # a sealed manifest on a shared medium: the signed envelope sealed, in base64, the sender's
 # certificate and the wrapped keys
 MAX_OUTER = (MAX_MANIFEST + 2 * MAX_CERT) * 4 // 3 + MAX_CERT + MAX_RECIPIENTS * 400
@@ -140,14 +145,16 @@ def read_at(dir_fd: int, name: str, limit: int) -> bytes:
         os.close(fd)
 
 
-def write_at(dir_fd: int, name: str, data: bytes) -> None:
-    """Write ``name`` in ``dir_fd`` atomically (temp file + rename), never through a link."""
+def write_at(dir_fd: int, name: str, data: bytes) -> list:
+    """Write ``name`` in ``dir_fd`` atomically (temp file + rename), never through a link;
+    returns its [size, mtime ns, inode]."""
     tmp = f".{name}.{os.getpid()}.part"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _vault.FILE_MODE, dir_fd=dir_fd)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
+        st = os.fstat(fd)
     except BaseException:
         os.close(fd)
         os.unlink(tmp, dir_fd=dir_fd)
@@ -155,6 +162,7 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
     os.close(fd)
     # rename replaces a link at ``name`` itself (it never writes through it)
     os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def peer_folder_fd(vault: str, name: str, own_name: str) -> int:

@@ -16,8 +16,11 @@ import shutil
 import stat
 
 from .. import vault as _vault
-from .files import MAX_OUTER, Refused, make_dir_at, open_dir, read_at, valid_blob_name, write_at
-from .manifests import Source, TransportError
+from .files import (BATCH_BYTES, BATCH_FILES, MAX_OUTER, Refused, make_dir_at, open_dir, read_at, valid_blob_name,
+                    write_at)
+from .manifests import Source, TransportError, batches
+
+READERS = 4  # threads reading a peer's files (a file's open and read wait on the disk, not on Python)
 
 MANIFEST = "manifest.json"
 
@@ -130,16 +133,48 @@ class FolderSource(Source):
             os.close(fd)
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
-        if not valid_blob_name(name):
-            raise Refused(f"file name refused: {name!r}")
         fd = self._peer_dir(peer_id)
         if fd is None:
             raise TransportError(f"{peer_id}/ vanished from the shared folder")
         try:
-            return read_at(fd, name, size)
-        except FileNotFoundError:
-            raise TransportError(f"{name}: not in the shared folder yet") from None
-        except OSError as e:
-            raise Refused(f"{name}: {e.strerror} (a symlink?)") from None
+            return _read(fd, name, size)
         finally:
             os.close(fd)
+
+    def files(self, peer_id: str, entries: list):
+        """The peer's folder opened once (not once a file) and its files read by READERS
+        threads, a batch at a time (memory stays bounded)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        try:
+            fd = self._peer_dir(peer_id)
+        except Refused as err:
+            fd = err
+        if not isinstance(fd, int):
+            err = fd or TransportError(f"{peer_id}/ vanished from the shared folder")
+            for e in entries:
+                yield e, err
+            return
+
+        def one(e):
+            try:
+                return _read(fd, e["name"], e["size"])
+            except (Refused, TransportError, OSError) as err:
+                return err
+        try:
+            with ThreadPoolExecutor(READERS) as pool:
+                for run in batches(entries, BATCH_BYTES, BATCH_FILES):
+                    yield from zip(run, pool.map(one, run))
+        finally:
+            os.close(fd)
+
+
+def _read(fd: int, name: str, size: int) -> bytes:
+    if not valid_blob_name(name):
+        raise Refused(f"file name refused: {name!r}")
+    try:
+        return read_at(fd, name, size)
+    except FileNotFoundError:
+        raise TransportError(f"{name}: not in the shared folder yet") from None
+    except OSError as e:
+        raise Refused(f"{name}: {e.strerror} (a symlink?)") from None

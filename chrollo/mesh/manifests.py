@@ -26,6 +26,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 
@@ -65,6 +66,19 @@ class Source:
 
     def file(self, peer_id: str, name: str, size: int) -> bytes:
         raise NotImplementedError
+
+    def files(self, peer_id: str, entries: list):
+        """(entry, its bytes — or the Refused/TransportError/OSError for that one) for each
+        manifest entry, in order, fetched lazily (a transport batches them: per file, a
+        request or a folder lookup cost more than the bytes)."""
+        for e in entries:
+            try:
+                yield e, self.file(peer_id, e["name"], e["size"])
+            except (Refused, TransportError, OSError) as err:
+                yield e, err
+
+    def close(self) -> None:
+        pass
 
     deadline: float | None = None  # time.monotonic() by which the pull must be done (set by pull)
 
@@ -350,6 +364,9 @@ def verify_envelope(raw: bytes, pinned_id: str) -> dict:
     return m
 
 
+_SHA = re.compile(r"[0-9a-f]{64}")
+
+
 def check_entries(entries) -> list:
     if not isinstance(entries, list):
         raise Refused("manifest files is not a list")
@@ -367,7 +384,7 @@ def check_entries(entries) -> list:
         seen.add(name)
         if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_FILE:
             raise Refused(f"size refused for {name}: {clean(repr(size)[:20])}")
-        if not isinstance(sha, str) or len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        if not isinstance(sha, str) or not _SHA.fullmatch(sha):
             raise Refused(f"sha256 refused for {name}")
     return entries
 
@@ -385,18 +402,10 @@ def _blocks(size: int) -> int:
     return max(1, -(-size // BLOCK)) * BLOCK
 
 
-def _stamp(fd: int, name: str) -> list:
-    """[size, mtime ns, inode] of ``name`` in ``fd`` ([] if it is not there): a copy whose
-    stamp is the one recorded when it was written has not been touched since."""
-    try:
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except OSError:
-        return []
-    return [st.st_size, st.st_mtime_ns, st.st_ino] if stat.S_ISREG(st.st_mode) else []
-
-
 def _held(fd: int) -> dict:
-    """{name: size} of the session files in a peer's folder (links and others ignored)."""
+    """{name: [size, mtime ns, inode]} of the session files in a peer's folder (links and
+    others ignored): one listing and one stat a file, for the whole pull. A copy whose stamp
+    is the one recorded when it was written has not been touched since."""
     out = {}
     with os.scandir(fd) as it:
         for e in it:
@@ -406,8 +415,22 @@ def _held(fd: int) -> dict:
                 except OSError:
                     continue
                 if stat.S_ISREG(st.st_mode):
-                    out[e.name] = st.st_size
+                    out[e.name] = [st.st_size, st.st_mtime_ns, st.st_ino]
     return out
+
+
+def batches(entries: list, size: int, count: int):
+    """``entries`` (manifest entries) in runs of at most ``count`` files and about ``size``
+    bytes (a file larger than ``size`` alone)."""
+    run, total = [], 0
+    for e in entries:
+        if run and (total + e["size"] > size or len(run) >= count):
+            yield run
+            run, total = [], 0
+        run.append(e)
+        total += e["size"]
+    if run:
+        yield run
 
 
 def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, transport: str,
@@ -448,14 +471,16 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         # its copy, under any name), or a listed file now goes by another name (new redaction
         # rules, or a sender that published names as they were): one copy, the listed one
         gone, renamed = {session_key(n) for n in m.get("withdrawn", [])}, {session_key(n) for n in listed}
-        for name in _held(fd):
+        held = _held(fd)
+        for name in [n for n in held if n not in listed]:
             key = session_key(name)
-            if name not in listed and (key in gone or key in renamed):
+            if key in gone or key in renamed:
                 try:
                     os.unlink(name, dir_fd=fd)  # (unlink never follows a link)
                     out["withdrawn"] += key in gone
                 except FileNotFoundError:
                     pass
+                del held[name]
                 have.pop(name, None)
         from ..forget import keep_forgotten
         from ..privacy import forgotten_file, rules
@@ -468,7 +493,6 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                           "withdrawals are applied, nothing new is taken from it (a replayed old publication, "
                           "or the peer has not synced since)")
         rules(reload=True)
-        held = _held(fd)
         take, used = [], 0
         for e in sorted(m["files"], key=lambda e: e["name"], reverse=True):  # newest first
             if forgotten_file(e["name"]):
@@ -480,8 +504,8 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             take.append(e)
         keep = {e["name"] for e in take}
         for name in sorted(set(held) - listed, reverse=True):  # copies it no longer lists: newest kept
-            if used + _blocks(held[name]) <= quota and len(keep) < MAX_FILES:
-                used += _blocks(held[name])
+            if used + _blocks(held[name][0]) <= quota and len(keep) < MAX_FILES:
+                used += _blocks(held[name][0])
                 keep.add(name)
         for name in set(held) - keep:  # over the quota: out, so the folder never outgrows it
             try:
@@ -490,35 +514,40 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             except OSError:
                 pass
             have.pop(name, None)
+        todo = []
         for e in take:
             name, sha = e["name"], e["sha256"]
-            if time.monotonic() > source.deadline:
-                out["errors"].append(f"deadline of {timeout:.0f} s for this peer reached: the rest waits "
-                                     "for the next sync")
-                break
             # what we hold: [the peer's sha256, the sha256 of our copy, our copy's stat stamp]
             # — the shas differ where a `forget --lines` pattern was applied to the copy (an old
             # state holds one sha, or no stamp). A copy whose stamp is unchanged is not read
             # again (hashing every copy made each sync read the whole peer folder)
             got = have.get(name)
             theirs, ours, *stamp = [got, got] if isinstance(got, str) else (got or [None, None])
-            now = _stamp(fd, name)
+            now = held.get(name)
             if theirs == sha and now and (stamp == now or sha_at(fd, name) == ours):
                 out["unchanged"] += 1
                 have[name] = [theirs, ours, *now]
-                continue
+            else:
+                todo.append(e)
+        for e, body in source.files(peer["id"], todo):
+            name, sha = e["name"], e["sha256"]
+            if time.monotonic() > source.deadline:
+                out["errors"].append(f"deadline of {timeout:.0f} s for this peer reached: the rest waits "
+                                     "for the next sync")
+                break
             try:
-                body = source.file(peer["id"], name, e["size"])
+                if isinstance(body, Exception):
+                    raise body
                 if len(body) != e["size"] or hashlib.sha256(body).hexdigest() != sha:
                     raise Refused(f"{name}: body does not match the signed manifest (size or sha256)")
                 if forgotten_file(name, body):
                     continue
                 kept = keep_forgotten(body)  # a line this user forgot stays forgotten in the copy
-                write_at(fd, name, kept)
+                now = write_at(fd, name, kept)
             except (Refused, TransportError, OSError) as err:
                 out["errors"].append(str(err))
                 continue
-            have[name] = [sha, sha if kept is body else hashlib.sha256(kept).hexdigest(), *_stamp(fd, name)]
+            have[name] = [sha, sha if kept is body else hashlib.sha256(kept).hexdigest(), *now]
             out["downloaded"] += 1
             out["bytes"] += len(body)
         if out["skipped_quota"]:

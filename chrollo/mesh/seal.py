@@ -28,7 +28,7 @@ import os
 from .. import vault as _vault
 from . import identity as _identity
 from .files import MAX_CERT, MAX_OUTER, MAX_RECIPIENTS, Refused, bounded_json
-from .manifests import Publication, Source
+from .manifests import Publication, Source, TransportError
 
 MAGIC = b"CHS2"
 OUTER_FIELDS = {"v", "sealed", "cert", "keys", "box", "names"}
@@ -36,10 +36,19 @@ OVERHEAD = len(MAGIC) + 12 + 16
 SCHEME = "p256-ecdh+aes-256-gcm"
 
 
-def _aead(key: bytes):
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+_AEADS: dict = {}
 
-    return AESGCM(key)
+
+def _aead(key: bytes):
+    """An AES-GCM cipher for ``key`` (kept: one a file cost more than sealing a small file)."""
+    aead = _AEADS.get(key)
+    if aead is None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        if len(_AEADS) > 64:
+            _AEADS.clear()
+        aead = _AEADS[key] = AESGCM(key)
+    return aead
 
 
 def seal(key: bytes, name: str, data: bytes) -> bytes:
@@ -183,3 +192,19 @@ class SealedSource(Source):
         key = self.keys[peer_id]
         blob = self.raw.file(peer_id, blob_name(key, name) if self.opaque.get(peer_id) else name, size + OVERHEAD)
         return unseal(key, name, blob)  # (the real name is the associated data: no swapping blobs)
+
+    def files(self, peer_id: str, entries: list):
+        key, opaque = self.keys[peer_id], self.opaque.get(peer_id)
+        medium = [{"name": blob_name(key, e["name"]) if opaque else e["name"], "size": e["size"] + OVERHEAD, "of": e}
+                  for e in entries]
+        for m, blob in self.raw.files(peer_id, medium):
+            e = m["of"]
+            try:
+                if isinstance(blob, Exception):
+                    raise blob
+                yield e, unseal(key, e["name"], blob)
+            except (Refused, TransportError, OSError) as err:
+                yield e, err
+
+    def close(self) -> None:
+        self.raw.close()

@@ -7,7 +7,9 @@ secrecy. A paired node connecting for the first time is not yet known by certifi
 ID: it connects without one and posts its certificate to ``/v2/hello``; the server keeps it
 only if its fingerprint is a paired ID (a certificate is public, the ID pins it, and only the
 key's holder can then authenticate with it). Authenticated peers may ``GET /v2/manifest``
-(the signed envelope) and ``GET /v2/file/<name>``.
+(the signed envelope), ``GET /v2/file/<name>`` and ``POST /v2/files`` (a JSON list of names,
+at most BATCH_FILES, answered with each file's length and bytes in turn, at most
+MAX_BATCH_ANSWER bytes or one file).
 
 Bounded: at most MAX_ANON connections not yet proved paired (a new one evicts the oldest),
 each with its handshake within HANDSHAKE_TIMEOUT and, without a paired certificate, all of
@@ -30,7 +32,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from .. import vault as _vault
 from . import identity as _identity
 from .client import nodelay
-from .files import Refused, valid_file_name
+from .files import (MAX_BATCH_ANSWER, MAX_BATCH_ASK, BATCH_FILES, NOT_SENT, Refused, bounded_json,
+                    valid_file_name)
 
 MAX_CONNECTIONS = 64      # paired nodes at once
 MAX_ANON = 32             # connections not yet proved paired (the oldest goes for a new one)
@@ -209,9 +212,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if body:
-            self.wfile.write(body)
+        self._headers_buffer.append(b"\r\n")  # (end_headers, but the body goes in the same write)
+        self.wfile.write(b"".join(self._headers_buffer) + body)
+        self._headers_buffer = []
 
     def _peer(self) -> str | None:
         der = self.connection.getpeercert(binary_form=True)
@@ -238,7 +241,45 @@ class Handler(BaseHTTPRequestHandler):
                     pass
         return self._send(404)
 
+    def _files(self):
+        """A batch of files for a paired peer: one request for many small files."""
+        srv: MeshServer = self.server
+        if not self._peer():
+            self.close_connection = True
+            srv.guard.fail(self.client_address[0])
+            return self._send(403)
+        try:
+            length = int(self.headers.get("Content-Length", "-1"))
+        except ValueError:
+            length = -1
+        if not 0 < length <= MAX_BATCH_ASK:
+            self.close_connection = True
+            return self._send(413)
+        try:
+            names = bounded_json(self.rfile.read(length), MAX_BATCH_ASK, depth=1)
+        except Refused:
+            names = None
+        if not isinstance(names, list) or len(names) > BATCH_FILES:
+            self.close_connection = True
+            return self._send(400)
+        pub, parts, total = srv.publication(fresh=False), [], 0
+        for name in names:
+            data = None
+            if isinstance(name, str) and valid_file_name(name):
+                try:
+                    data = pub.data(name)
+                except (Refused, OSError):
+                    pass
+            if data is None or (total and total + len(data) > MAX_BATCH_ANSWER):
+                parts.append(NOT_SENT.to_bytes(8, "big"))
+                continue
+            parts += [len(data).to_bytes(8, "big"), data]
+            total += len(data)
+        return self._send(200, b"".join(parts))
+
     def do_POST(self):
+        if self.path == "/v2/files":
+            return self._files()
         srv: MeshServer = self.server
         ip = self.client_address[0]
         self.close_connection = True
