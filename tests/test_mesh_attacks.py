@@ -503,7 +503,7 @@ import sys, time
 from chrollo.mesh import server as S
 plain = S.Handler._send
 def slow(self, code, body=b"", ctype="application/octet-stream"):
-    if not self.path.startswith("/v2/file/"):
+    if not self.path.startswith("/v2/file"):  # (a file, or a batch of them)
         return plain(self, code, body, ctype)
     self.send_response(code)
     self.send_header("Content-Length", str(len(body)))
