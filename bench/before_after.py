@@ -19,8 +19,13 @@ interleaved query by query (the order rotating), each with a CHROLLO_HOME of its
             after/before per round (the spread).
   recall    bench/hooks.py's: the UserPromptSubmit hook over the same vault, a fresh session
             per prompt, with `rg -c` of the prompt's longest word in the same run.
-  capture   bench/hooks.py's: a long Claude Code transcript, the first Stop, then 20 one-turn
-            Stops, each build twice, alternating.
+  capture   bench/hooks.py's: a long Claude Code transcript per build, the first Stop, then
+            20 x ROUNDS one-turn Stops, the builds interleaved turn by turn.
+
+Every timing gives the wall p50 and the CPU p50 (user + system of the process and those it
+waited for, rg included: os.wait4's rusage). On a shared 2-core machine the wall time follows
+the load (a p50 moves 5-10 % between identical runs at load 8); the CPU time holds still, so
+its after/before is the steadier "nothing moved" figure.
 """
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hooks import bench_capture, pct, run_hook  # noqa: E402
+from hooks import claude_turn, pct, run_hook, run_hook_cpu  # noqa: E402
 from search import SHARED_EVAL, grow, parse_size, rg_count, sources_and_queries, timed  # noqa: E402
 
 from chrollo.rg import rg_path  # noqa: E402
@@ -115,8 +120,9 @@ def identity(cmds: dict, homes: dict, code_vaults: Path, most: int | None = None
     return {k: dict(zip(keys, v)) for k, v in stats.items()} | {"ranking_differs": examples}
 
 
-def _row(t: dict, mb: float, files: int, rounds: int, load0) -> dict:
+def _row(t: dict, cpu: dict, mb: float, files: int, rounds: int, load0) -> dict:
     ms = {b: statistics.median(x) * 1000 for b, x in t.items()}
+    cpu_ms = {b: statistics.median(x) * 1000 for b, x in cpu.items()}
     n = len(t["rg"]) // rounds
     by_round = [round(statistics.median(t["after"][i * n:(i + 1) * n]) /
                       statistics.median(t["before"][i * n:(i + 1) * n]), 3) for i in range(rounds)]
@@ -124,7 +130,19 @@ def _row(t: dict, mb: float, files: int, rounds: int, load0) -> dict:
             **{f"{b}_p50_ms": round(v, 1) for b, v in ms.items()},
             **{f"{b}_p90_ms": round(pct(x, 0.9) * 1000, 1) for b, x in t.items() if b != "rg"},
             **{f"{b}_ratio_to_rg": round(ms[b] / ms["rg"], 2) for b in BUILDS},
-            "after_vs_before": round(ms["after"] / ms["before"], 3), "after_vs_before_by_round": by_round}
+            "after_vs_before": round(ms["after"] / ms["before"], 3), "after_vs_before_by_round": by_round,
+            **{f"{b}_cpu_p50_ms": round(v, 1) for b, v in cpu_ms.items()},
+            "cpu_after_vs_before": round(cpu_ms["after"] / cpu_ms["before"], 3)}
+
+
+def _cpu_run(cmd: list, env: dict) -> tuple[float, float]:
+    """(wall, CPU) seconds of one process, its output dropped; CPU: user + system of it and
+    the processes it waited for (rg included), which the load on a shared machine moves
+    far less than the wall time."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _status, ru = os.wait4(p.pid, 0)
+    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime
 
 
 def time_search(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
@@ -134,6 +152,7 @@ def time_search(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
         for b in BUILDS:
             subprocess.run(cmds[b] + ["search", q, "--dir", str(mem), "--json"], capture_output=True, env=env[b])
     t: dict = {"rg": [], "before": [], "after": []}
+    cpu: dict = {"before": [], "after": []}
     load0, k = os.getloadavg(), 0
     for _ in range(rounds):
         for q in queries:
@@ -145,12 +164,11 @@ def time_search(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
                 if b == "rg":
                     t["rg"].append(timed(rc)[0])
                 else:
-                    t0 = time.perf_counter()
-                    subprocess.run(cmds[b] + ["search", q, "--dir", str(mem), "--json"], env=env[b],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                    t[b].append(time.perf_counter() - t0)
+                    wall, used = _cpu_run(cmds[b] + ["search", q, "--dir", str(mem), "--json"], env[b])
+                    t[b].append(wall)
+                    cpu[b].append(used)
             k += 1
-    return _row(t, round(sum(f.stat().st_size for f in mem.iterdir()) / 1e6, 1), len(os.listdir(mem)), rounds, load0)
+    return _row(t, cpu, round(sum(f.stat().st_size for f in mem.iterdir()) / 1e6, 1), len(os.listdir(mem)), rounds, load0)
 
 
 def time_recall(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
@@ -161,6 +179,7 @@ def time_recall(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
         for b in BUILDS:
             run_hook(hook[b], {"session_id": "warm-" + uuid.uuid4().hex, "prompt": q, "cwd": "/"}, env[b])
     t: dict = {"rg": [], "before": [], "after": []}
+    cpu: dict = {"before": [], "after": []}
     injected = {b: 0 for b in BUILDS}
     load0, k = os.getloadavg(), 0
     for _ in range(rounds):
@@ -174,12 +193,56 @@ def time_recall(cmds, homes, mem: Path, queries: list, rounds: int) -> dict:
                     continue
                 payload = {"session_id": uuid.uuid4().hex, "transcript_path": None, "cwd": "/",
                            "hook_event_name": "UserPromptSubmit", "prompt": q}
-                dt, out = run_hook(hook[b], payload, env[b])
+                dt, used, out = run_hook_cpu(hook[b], payload, env[b])
                 t[b].append(dt)
+                cpu[b].append(used)
                 injected[b] += bool(out.strip())
             k += 1
-    row = _row(t, round(sum(f.stat().st_size for f in mem.iterdir()) / 1e6, 1), len(os.listdir(mem)), rounds, load0)
+    row = _row(t, cpu, round(sum(f.stat().st_size for f in mem.iterdir()) / 1e6, 1), len(os.listdir(mem)), rounds, load0)
     return row | {"prompts_with_injection": injected}
+
+
+def time_capture(cmds, work: Path, turns: int, rounds: int) -> dict:
+    """bench/hooks.py's capture, the builds interleaved turn by turn: each build its own home
+    and long Claude Code transcript, the first Stop (backfilling ``turns`` turns), then
+    20 x ``rounds`` one-turn Stops, the order rotating."""
+    stop, tr, env = {}, {}, {}
+    first = {}
+    for b in BUILDS:
+        home = work / f"capture-{b}"
+        (home / "memories").mkdir(parents=True)
+        env[b] = clean_env(CHROLLO_HOME=str(home))
+        sid = str(uuid.uuid4())
+        tr[b] = work / f"{sid}.jsonl"
+        t0 = time.time() - turns * 60
+        with open(tr[b], "w") as fh:
+            for i in range(turns):
+                fh.writelines(json.dumps(r) + "\n" for r in claude_turn(i, sid, t0 + i * 60))
+        stop[b] = {"session_id": sid, "transcript_path": str(tr[b]), "cwd": "/home/user/project",
+                   "hook_event_name": "Stop", "stop_hook_active": False}
+        first[b] = run_hook(cmds[b] + ["hook", "Stop", "--harness", "claude-code"], stop[b], env[b])[0]
+    t: dict = {b: [] for b in BUILDS}
+    cpu: dict = {b: [] for b in BUILDS}
+    load0 = os.getloadavg()
+    for k in range(20 * rounds):
+        for b in rotations(list(BUILDS), k):
+            recs = claude_turn(turns + k, stop[b]["session_id"], time.time())
+            with open(tr[b], "a") as fh:
+                fh.writelines(json.dumps(r) + "\n" for r in recs)
+            payload = dict(stop[b], last_assistant_message=recs[-1]["message"]["content"][0]["text"])
+            wall, used, _out = run_hook_cpu(cmds[b] + ["hook", "Stop", "--harness", "claude-code"], payload, env[b])
+            t[b].append(wall)
+            cpu[b].append(used)
+    ms = {b: statistics.median(x) * 1000 for b, x in t.items()}
+    cpu_ms = {b: statistics.median(x) * 1000 for b, x in cpu.items()}
+    return {"turns": turns, "transcript_mb": round(tr["after"].stat().st_size / 1e6, 1), "n": len(t["after"]),
+            "load": [load0, os.getloadavg()],
+            **{f"{b}_first_stop_ms": round(first[b] * 1000, 1) for b in BUILDS},
+            **{f"{b}_per_turn_p50_ms": round(v, 1) for b, v in ms.items()},
+            **{f"{b}_per_turn_p90_ms": round(pct(t[b], 0.9) * 1000, 1) for b in BUILDS},
+            **{f"{b}_per_turn_cpu_p50_ms": round(v, 1) for b, v in cpu_ms.items()},
+            "after_vs_before": round(ms["after"] / ms["before"], 3),
+            "cpu_after_vs_before": round(cpu_ms["after"] / cpu_ms["before"], 3)}
 
 
 def main() -> None:
@@ -219,13 +282,8 @@ def main() -> None:
                 for kind, bench in (("search", time_search), ("recall", time_recall)):
                     report[kind].append(bench(cmds, homes, mem, queries, a.rounds))
                     print(kind, json.dumps(report[kind][-1]), flush=True)
-            report["capture"] = {b: [] for b in BUILDS}
-            for i in range(2):
-                for b in rotations(list(BUILDS), i):
-                    home = work / f"capture-{b}-{i}"
-                    (home / "memories").mkdir(parents=True)
-                    report["capture"][b].append(bench_capture(work, cmds[b], clean_env(CHROLLO_HOME=str(home)), a.turns))
-                    print("capture", b, json.dumps(report["capture"][b][-1]), flush=True)
+            report["capture"] = time_capture(cmds, work, a.turns, a.rounds)
+            print("capture", json.dumps(report["capture"]), flush=True)
         report["load_end"] = os.getloadavg()
         print("load at the end", report["load_end"])
         if a.out:

@@ -5,10 +5,10 @@ bulk hashing (redaction, the mesh) keeps hashlib, which is faster on megabytes."
 from __future__ import annotations
 
 try:  # CPython's own implementation, the one hashlib falls back to
-    from _sha2 import sha256 as _new  # (Python 3.12+)
+    from _sha256 import sha256 as _new  # (Python 3.10, 3.11)
 except ImportError:
     try:
-        from _sha256 import sha256 as _new  # (Python 3.10, 3.11)
+        from _sha2 import sha256 as _new  # (Python 3.12+)
     except ImportError:  # (a Python built without it)
         from hashlib import sha256 as _new
 
