@@ -93,6 +93,8 @@ def yaml_quote(value: str) -> str:
 
 
 _TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)(?:T(\d\d):(\d\d):(\d\d))?")
+_INT = re.compile(r"-?\d+")
+_KEY = re.compile(r"[\w-]+")
 
 
 def _scalar(raw: str):
@@ -101,7 +103,7 @@ def _scalar(raw: str):
         import json  # frontmatter values are JSON-compatible double-quoted YAML scalars
 
         return json.loads(raw)
-    if re.fullmatch(r"-?\d+", raw):
+    if _INT.fullmatch(raw):
         return int(raw)
     if raw[:4].isdigit() and raw[4:5] == "-":  # format 2's `date` and `started`, as YAML reads them
         import datetime as dt
@@ -114,12 +116,13 @@ def _scalar(raw: str):
     return raw
 
 
-def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
+def parse_frontmatter(lines: list[str], keys: frozenset | None = None) -> tuple[dict, int]:
     """(metadata, index of the first line after the frontmatter) for a file's lines.
 
     What chrollo writes — ``key: value`` lines and (format 2's aliases and tags) a ``key:``
     line followed by ``  - item`` lines — is read here, as YAML reads it; anything else a
-    human edited in goes through PyYAML (slow: a pure-Python parser)."""
+    human edited in goes through PyYAML (slow: a pure-Python parser). ``keys``: only these
+    are read (a value is decoded only when asked for: publishing reads 6 keys of 10,000 files)."""
     if not lines or lines[0].rstrip("\r") != "---":
         return {}, 0
     for end in range(1, min(len(lines), FRONTMATTER_LINES)):
@@ -138,10 +141,11 @@ def parse_frontmatter(lines: list[str]) -> tuple[dict, int]:
                 items.append(_scalar(ln[4:]))
                 continue
             k, sep, v = ln.partition(":")
-            if not sep or k != k.strip() or not re.fullmatch(r"[\w-]+", k):
+            if not sep or k != k.strip() or not _KEY.fullmatch(k):
                 raise ValueError("needs YAML")
             items = None if v.strip() else []
-            meta[k] = _scalar(v) if items is None else items
+            if keys is None or k in keys:
+                meta[k] = _scalar(v) if items is None else items
         meta = {k: None if v == [] else v for k, v in meta.items()}  # (`key:` alone is null)
     except ValueError:
         import yaml  # only for frontmatter a human edited beyond what chrollo writes

