@@ -16,12 +16,22 @@ TS_FMT = "%Y-%m-%d %H:%M:%S"
 # Obsidian's outline; legacy files may omit the date or put user text on the header line.
 HEADING = "## "
 # The header itself, once: (date, time, role). Every header pattern is built from it.
-HEADER = r"(?:## )?\[(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2})\] \[(User|Agent)\]"
+HEADER_PARTS = (r"\d{4}-\d{2}-\d{2}", r"\d{2}:\d{2}:\d{2}", "User|Agent")  # date, time, role
+
+
+def _header(date: str, time: str, role: str) -> str:
+    return rf"(?:## )?\[(?:{date} )?{time}\] \[{role}\]"
+
+
+HEADER = _header(*(f"({part})" for part in HEADER_PARTS))
 HEADER_RE = re.compile("^" + HEADER + r"(?:[ \t]+(\S.*))?[ \t\r]*$")  # a whole header line
 # A line that starts like a header, or like one the writer escaped with a backslash (a user's
 # line that looked like a header): `forget --lines` never rewrites those.
 HEADER_START_RE = re.compile(r"^\\?" + HEADER)
-HEADER_BYTES_RE = re.compile(("^" + HEADER).encode(), re.M)  # headers in a file's bytes (stats)
+HEADER_BYTES_RE = re.compile(("^" + HEADER).encode(), re.M)  # headers in a file's bytes
+# Only the dates of a file's headers (b"" where a legacy header has none): what stats counts.
+HEADER_DATES_RE = re.compile(("^" + _header(f"({HEADER_PARTS[0]})", HEADER_PARTS[1], f"(?:{HEADER_PARTS[2]})"))
+                             .encode(), re.M)
 # The frontmatter's delimiters in a file's first bytes (search reads heads as bytes).
 FRONTMATTER_CLOSING = re.compile(rb"\n---\r*\n")
 FRONTMATTER_OPENING = re.compile(rb"---\r*(?:\n|\Z)")          # a first line "---" (trailing CRs aside)

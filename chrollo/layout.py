@@ -29,7 +29,8 @@ writer's locks by the names below). See docs/design.md §3.
     obsidian/<key>           chrollo.base was written once into that vault
     ignored-projects/<key>   an untrusted project vault was logged once
     repositories/<key>.json  a repository's root commit, found once (chrollo/repository.py)
-    listing/                 cached vault listings (<key>.json), creation journals (<key>.created[.lock])
+    listing/                 cached vault listings (<key>.json), creation journals (<key>.created[.lock]),
+                             each file's counts for ``stats`` (<key>.stats.json)
     index/<key>.sqlite       the search index of a vault (docs/index.md; -journal beside it mid-write,
                              .sweep: where the searches' verification sweep is)
     torn/                    torn bytes cut off a session file
@@ -267,6 +268,12 @@ def listing_dir() -> str:
 
 def listing_cache(folder: str, include_peers: bool) -> str:
     return os.path.join(listing_dir(), state_key(f"{folder}\0{include_peers}") + ".json")
+
+
+def stats_cache(folder: str) -> str:
+    """What ``stats`` counted in each file of ``folder`` (chrollo/vaultstats.py), keyed by the
+    file's size and mtime; in listing/, so that `chrollo forget` drops it with the listings."""
+    return os.path.join(listing_dir(), state_key(f"{folder}\0stats") + ".stats.json")
 
 
 def listing_journal(folder: str) -> str:

@@ -105,3 +105,47 @@ def test_forget_and_import_take_the_same_dates(home, tmp_path):
     assert out.get("error", {}).get("kind") != "bad_date"
     r, out = run_json(["import", "jsonl", "--source", tmp_path / "none", "--since", "soon", "--dry-run"], home)
     assert r.returncode == 2 and out["error"]["kind"] == "bad_date"
+
+
+def test_a_second_run_reads_only_the_files_that_changed(home, tmp_path, monkeypatch):
+    """stats keeps each file's counts beside the vault's cached listing, keyed by the file's
+    size and mtime: a second run opens no unchanged file; a file appended to, a new one and a
+    deleted one are counted as they are now, exactly as a run without the cache counts them;
+    `forget` drops the cache with the listings (it holds project names and dates)."""
+    import os
+    import shutil
+    import time
+
+    from chrollo import layout, vaultstats
+
+    vault = _vault(tmp_path)
+    old = time.time() - 60  # (a file changed in the last second is not trusted to the cache)
+    for p in vault.rglob("*.md"):
+        os.utime(p, (old, old))
+
+    def both(**kw):
+        return (vaultstats.stats(str(vault), since="2026-10-20", **kw).to_json(),
+                vaultstats.stats(str(vault), since="2026-10-20", per="week", by="harness").to_json())
+
+    first = both(by="project")
+    cache = layout.stats_cache(str(vault.resolve()))
+    assert os.path.isfile(cache) and oct(os.stat(cache).st_mode & 0o777) == "0o600"
+    opened = []
+    real = vaultstats._vault.open_regular
+    monkeypatch.setattr(vaultstats._vault, "open_regular", lambda p: opened.append(os.path.basename(p)) or real(p))
+    assert both(by="project") == first and opened == []
+
+    grown = next(vault.glob("*aaaa1111*.md"))
+    with open(grown, "a") as fh:
+        fh.write("## [2026-10-30 08:00:00] [User]\none more\n\n\n")
+    os.utime(grown, (old + 1, old + 1))
+    next(vault.glob("*cccc3333*.md")).unlink()
+    write_session(vault, "dddd4444-x", "2026-10-29T09:00:00", [("user", "09:00:00", "new"), ("agent", "09:00:01", ["ok"])])
+    got = both(by="project")
+    assert sorted(set(opened)) == sorted([grown.name, next(vault.glob("*dddd4444*.md")).name])
+    assert got[0]["turns"] == 6 + 1 - 1 + 2 and got[0]["sessions"] == 3
+    shutil.rmtree(os.path.dirname(cache))
+    assert both(by="project") == got  # what a run without the cache counts
+
+    assert run(["forget", "dddd4444-x", "--yes", "--dir", vault], home).returncode == 0
+    assert not os.path.exists(cache)
