@@ -29,9 +29,20 @@ HEADER_RE = re.compile("^" + HEADER + r"(?:[ \t]+(\S.*))?[ \t\r]*$")  # a whole 
 # line that looked like a header): `forget --lines` never rewrites those.
 HEADER_START_RE = re.compile(r"^\\?" + HEADER)
 HEADER_BYTES_RE = re.compile(("^" + HEADER).encode(), re.M)  # headers in a file's bytes
-# Only the dates of a file's headers (b"" where a legacy header has none): what stats counts.
-HEADER_DATES_RE = re.compile(("^" + _header(f"({HEADER_PARTS[0]})", HEADER_PARTS[1], f"(?:{HEADER_PARTS[2]})"))
-                             .encode(), re.M)
+_HEADER_DATE = _header(f"({HEADER_PARTS[0]})", HEADER_PARTS[1], f"(?:{HEADER_PARTS[2]})").encode()
+# (after a "\n", not "^" with re.M: a literal first character lets re skip ahead with a fast
+# search — 4x faster over a vault's bytes)
+_HEADER_DATES_RE = re.compile(b"\n" + _HEADER_DATE)
+_FIRST_HEADER_DATE_RE = re.compile(_HEADER_DATE)
+
+
+def header_dates(data: bytes) -> list:
+    """The date of each turn header in a file's bytes (b"" where a legacy header has none), in
+    no particular order: what ``stats`` counts."""
+    got = _HEADER_DATES_RE.findall(data)
+    if m := _FIRST_HEADER_DATE_RE.match(data):
+        got.append(m.group(1) or b"")
+    return got
 # The frontmatter's delimiters in a file's first bytes (search reads heads as bytes).
 FRONTMATTER_CLOSING = re.compile(rb"\n---\r*\n")
 FRONTMATTER_OPENING = re.compile(rb"---\r*(?:\n|\Z)")          # a first line "---" (trailing CRs aside)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import vault as _vault
 from .catalog import project_of
-from .fileformat import HEADER_DATES_RE, parse_frontmatter
+from .fileformat import header_dates, parse_frontmatter
 
 CACHE_VERSION = 1
 DEFAULT_WEEKS = 12
@@ -173,7 +173,7 @@ def _facts(data: bytes, name: str) -> list:
     named = _vault.SESSION_NAME_RE.fullmatch(name)
     date = str(meta.get("date") or "") or (named.group(1) if named else "")
     repository = meta.get("repository")
-    per_day: Counter = Counter(HEADER_DATES_RE.findall(data))
+    per_day: Counter = Counter(header_dates(data))
     if b"" in per_day:
         per_day[date[:10].encode()] += per_day.pop(b"")
     days = ",".join(f"{d.decode('ascii', 'replace')}={n}" for d, n in sorted(per_day.items()))

@@ -149,3 +149,19 @@ def test_a_second_run_reads_only_the_files_that_changed(home, tmp_path, monkeypa
 
     assert run(["forget", "dddd4444-x", "--yes", "--dir", vault], home).returncode == 0
     assert not os.path.exists(cache)
+
+
+def test_header_dates_finds_exactly_the_headers():
+    """stats' fast header scan (after a newline, not ^ with re.M) finds what HEADER_BYTES_RE finds."""
+    import random
+
+    from chrollo.fileformat import HEADER_BYTES_RE, header_dates
+
+    pieces = [b"## [2026-10-01 10:00:00] [User]", b"[2026-10-02 10:00:00] [Agent]", b"[10:00:00] [User]",
+              b"## [10:00:01] [Agent] legacy text", b"\\[2026-10-01 10:00:00] [User]", b"> [2026-10-01 10:00:00] [User]",
+              b"## [2026-10-01 10:00] [User]", b"text", b"", b"\r", b"---", b"#", b"["]
+    rnd = random.Random(3)
+    for _ in range(3000):
+        data = rnd.choice([b"", b"\n"]).join(rnd.choice(pieces) + rnd.choice([b"\n", b"\n\n", b"", b"\r\n"])
+                                             for _ in range(rnd.randint(0, 8)))
+        assert sorted(header_dates(data)) == sorted(s for s, _t, _r in HEADER_BYTES_RE.findall(data)), data
