@@ -98,3 +98,64 @@ def test_the_code_cites_the_design_in_the_repository():
         for group in re.findall(r"docs/design\.md ((?:§\d+(?:, )?)+)", text):
             cited += re.findall(r"§(\d+)", group)
     assert cited and set(cited) <= sections, set(cited) - sections
+
+
+def _samples(section: str) -> dict:
+    """The README section's sample blocks by command: {"$ chrollo …": [output lines]}."""
+    text = README.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for block in re.findall(r"```\n(\$ chrollo [^\n]*)\n(.*?)```", text, re.S):
+        out[block[0]] = block[1].splitlines()
+    return out
+
+
+def _shown(lines: list) -> str:
+    """A sample's lines as a pattern: a line "…" alone stands for any lines, the rest verbatim."""
+    return "".join(r"(?:[^\n]*\n)*?" if ln == "…" else re.escape(ln.rstrip()) + r"\n" for ln in lines)
+
+
+def test_the_look_at_your_memory_samples_are_real(tmp_path):
+    """Each view's sample in "Look at your memory" is what the real CLI prints, piped, on the
+    bundled sample memory (a copy, in /home/me/.chrollo): sessions, read and recall why first,
+    then two prompts through the real recall hook (one recalls, one does not) on 2026-10-26,
+    then stats' chart and the recall log. A line "…" in a sample elides lines."""
+    import json
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    me = tmp_path / "me"
+    home = me / ".chrollo"
+    shutil.copytree(ROOT / "chrollo" / "data" / "demo", home / "memories")
+    env = cli_env(home, HOME=me, CHROLLO_NOW="2026-10-26T12:00:00")
+    for k in ("COLUMNS", "LINES", "PAGER", "CHROLLO_PAGER"):
+        env.pop(k, None)
+
+    def chrollo(args, now=None, stdin=None):
+        p = subprocess.run([sys.executable, "-m", "chrollo", *args], capture_output=True, text=True, input=stdin,
+                           cwd=me, timeout=120, env={**env, **({"CHROLLO_NOW": now} if now else {})})
+        assert p.returncode == 0, (args, p.stderr)
+        return "".join(ln.rstrip() + "\n" for ln in p.stdout.replace(str(me), "/home/me").splitlines())
+
+    samples = _samples("Look at your memory")
+    views = ["sessions", "read", "recall why", "stats", "recall log"]
+    assert sorted(next(v for v in views if cmd[len("$ chrollo "):].startswith(v)) for cmd in samples) == sorted(views)
+    order = sorted(samples, key=lambda cmd: next(i for i, v in enumerate(views) if cmd[len("$ chrollo "):].startswith(v)))
+    why = next(cmd for cmd in samples if cmd.startswith("$ chrollo recall why"))
+    prompt = shlex.split(why)[-1]
+    for cmd in order:
+        if cmd.startswith("$ chrollo stats"):  # (after the sessions, the read and the why)
+            for text, at in ((prompt, "2026-10-26T09:30:00"), ("thanks, that was it", "2026-10-26T09:31:00")):
+                chrollo(["hook", "UserPromptSubmit", "--harness", "claude-code"], at, json.dumps(
+                    {"session_id": "4c7d2e1a-9b3f-4d2e-8a1c-6f5e4d3c2b1a", "transcript_path": None,
+                     "cwd": str(me / "payments"), "hook_event_name": "UserPromptSubmit", "prompt": text}))
+        got = chrollo(shlex.split(cmd)[2:])
+        assert re.fullmatch(_shown(samples[cmd]), got), f"README's sample of `{cmd[2:]}` is not what it prints:\n{got}"
+    # the stable schema of `sessions --json` the section shows: the keys the command prints
+    text = README.split("## Look at your memory", 1)[1].split("\n## ", 1)[0]
+    shown = json.loads(re.search(r"```json\n(\{.*?\})\n```", text, re.S).group(1).replace("…", ""))
+    real = json.loads(chrollo(["sessions", "-n", "1", "--json"]))
+    assert set(shown) == set(real) and set(shown["sessions"][0]) == set(real["sessions"][0])
