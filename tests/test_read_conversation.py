@@ -147,3 +147,22 @@ def test_bulk_sanitizing_is_the_sanitizer():
         assert json_text(text) == text.translate(_JSON_TABLE)
         lines = text.split("\n")
         assert clean_lines(lines) == "\n".join(clean(x) for x in lines)
+
+
+def test_stats_chart_and_recall_log_are_coloured_on_a_terminal_only_and_never_paged_when_piped(home, tmp_path):
+    vault, session = _vault(tmp_path)
+    out, code = _on_a_terminal(home, ["stats", "--dir", vault, "--since", "2026-09-28", "--by", "harness"], 60)
+    chart = next(ln for ln in out.splitlines() if "2026-09-28" in ln and "█" in ln)
+    assert code == 0 and "\x1b[" in chart  # the bars are coloured by harness
+    (home / "logs").mkdir(parents=True)
+    (home / "logs" / "recall.jsonl").write_text(json.dumps(
+        {"time": "2026-10-31T09:00:00", "harness": "codex", "session": "feed0000-x", "prompt": "why is the deploy slow",
+         "excerpts": [{"path": str(session), "line": 9, "start": 8, "end": 12, "chars": 120}], "chars": 120}) + "\n")
+    out, code = _on_a_terminal(home, ["recall", "log"], 60)
+    assert code == 0 and "why is the deploy slow" in out and "\x1b[" in out
+    assert "\x1b" not in run(["recall", "log"], home).stdout
+    paged = tmp_path / "paged.txt"
+    r = run(["read", "0a1b2c3d", "--dir", vault], home, PAGER=f"cat > {paged}", LINES="5")
+    assert r.returncode == 0 and not paged.exists() and "cache the layers" in r.stdout and "\x1b" not in r.stdout
+    piped = run(["stats", "--dir", vault, "--since", "2026-09-28", "--by", "harness"], home).stdout
+    assert "█" in piped and "\x1b" not in piped
