@@ -14,8 +14,9 @@ imports  `python -X importtime` of the recall hook: the modules that cost the mo
     python bench/hooks.py --receipts DIR [--queries 30] [--rounds 3]
 
 receipts the recall hook with the recall log on and off, interleaved prompt by prompt (the
-         order alternating), over the vault DIR (read-only: CHROLLO_MEMORIES_DIR), with bare
-         `rg -c -i -w` of each prompt's first word in the same run for the ratio.
+         order alternating), over a copy of the vault DIR (CHROLLO_MEMORIES_DIR: the hook
+         captures each prompt into it, so DIR itself is never written), with bare
+         `rg -c -i -w` of each prompt's longest word over the copy in the same run for the ratio.
 """
 from __future__ import annotations
 
@@ -131,12 +132,14 @@ def import_breakdown(cmd: list, env: dict, payload: dict, top: int = 12) -> list
         for c, s, n in sorted(rows, reverse=True)[:top]]
 
 
-def bench_receipts(vault: Path, queries: list, rounds: int) -> dict:
+def bench_receipts(source: Path, queries: list, rounds: int) -> dict:
     """p50 of the recall hook with the recall log on vs off, interleaved (see the doc)."""
     from chrollo.rg import rg_path
 
     cmd = chrollo_cmd() + ["hook", "UserPromptSubmit", "--harness", "claude-code"]
     work = Path(tempfile.mkdtemp(prefix="chrollo-bench-receipts-"))
+    # (a real copy: the hook writes each prompt into its vault, and DIR may be shared)
+    vault = Path(shutil.copytree(source, work / "vault", symlinks=True))
     envs = {}
     for mode in ("on", "off"):
         home = work / mode
@@ -167,7 +170,7 @@ def bench_receipts(vault: Path, queries: list, rounds: int) -> dict:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     p50 = {m: statistics.median(v) * 1000 for m, v in times.items()}
-    return {"vault": str(vault), "prompts": len(times["on"]), "receipts_written": logged,
+    return {"vault": str(source), "load": round(os.getloadavg()[0], 2), "prompts": len(times["on"]), "receipts_written": logged,
             "record_p50_us_in_process": _record_cost(),
             "hook_p50_log_on_ms": round(p50["on"], 1), "hook_p50_log_off_ms": round(p50["off"], 1),
             "added_ms": round(p50["on"] - p50["off"], 2), "rg_p50_ms": round(p50["rg"], 1),
