@@ -208,16 +208,10 @@ def sessions(limit, project, harness, peer, no_peers, since, until, dir_, as_jso
       chrollo sessions --project shop-api --since 2w
       chrollo sessions --harness codex -n 100 --json
     """
-    from .catalog import filters, sessions as run
+    from .console import run_sessions
 
-    listing = run(dir_, filters(project, harness, peer, no_peers, since, until), limit)
-    if as_json:
-        _dump(listing.to_json())
-        return
-    from .output import emit_rows, sessions_lines, sessions_notes
-
-    emit_rows(sessions_lines(listing))
-    _echo([], sessions_notes(listing, bool(project or harness or peer or since or until), limit))
+    run_sessions(dict(limit=limit, project=project, harness=harness, peer=peer, no_peers=no_peers, since=since,
+                      until=until, dir_=dir_, as_json=as_json))
 
 
 @cli.command()

@@ -129,3 +129,21 @@ def missing_module(e: ImportError) -> ChrolloError | None:
     dist = _DISTRIBUTIONS.get(name, name)
     return ChrolloError("missing_module", f"the Python package {dist!r} is not installed ({e})",
                         f"pip install '{dist}'   (or reinstall chrollo: pip install --force-reinstall chrollo)")
+
+
+def run_sessions(opts: dict) -> None:
+    """`chrollo sessions`, whichever parser read the command line: ``opts`` holds every option
+    under its click name (entry.SESSIONS_DEFAULTS)."""
+    from .catalog import filters, sessions
+
+    listing = sessions(opts["dir_"], filters(opts["project"], opts["harness"], opts["peer"], opts["no_peers"],
+                                             opts["since"], opts["until"]), opts["limit"])
+    if opts["as_json"]:
+        dump(listing.to_json())
+        return
+    from .output import emit_rows, sessions_lines, sessions_notes
+
+    emit_rows(sessions_lines(listing))
+    filtered = bool(opts["project"] or opts["harness"] or opts["peer"] or opts["since"] or opts["until"])
+    for note in sessions_notes(listing, filtered, opts["limit"]):
+        say(note)

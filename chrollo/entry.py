@@ -2,10 +2,12 @@
 
 ``chrollo search`` runs on every recall (by agents, by hooks), and importing click costs
 tens of milliseconds before any work starts (48 ms measured on the CI machine — more than
-the whole search on a 10 MB vault). So a well-formed ``search`` command line is parsed here
-with a table of its options; anything else — ``--help``, an unknown option, a bad value, any
-other command — goes to the click CLI in ``cli.py``, which owns help and usage errors. Both
-paths run the same ``console.run_search``, so their output cannot drift apart. ``chrollo hook``
+the whole search on a 10 MB vault); ``chrollo sessions`` has a budget of 150 ms at 250,000
+sessions. So a well-formed ``search`` or ``sessions`` command line is parsed here with a
+table of its options (:data:`FAST`); anything else — ``--help``, an unknown option, a bad
+value, any other command — goes to the click CLI in ``cli.py``, which owns help and usage
+errors. Both paths run the same ``console.run_search`` / ``console.run_sessions``, so their
+output cannot drift apart. ``chrollo hook``
 and ``chrollo mcp [--dir PATH]`` (started by harnesses that will not wait for a slow MCP
 server) never load click either.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from .console import dump, fail, missing_module, run_search
+from .console import dump, fail, missing_module, run_search, run_sessions
 from .errors import ChrolloError
 
 # search's options: name -> (dest, converter or None for a flag). Mirrors cli.search.
@@ -33,9 +35,43 @@ SEARCH_DEFAULTS = {"limit": 10, "context": 3, "since": None, "until": None, "pro
                    "no_expand": False, "raw": False, "compact": False}
 
 
+def _count(value: str) -> int:
+    """-n for sessions (click's IntRange(0)): a negative count is click's to refuse."""
+    n = int(value)
+    if n < 0:
+        raise ValueError(value)
+    return n
+
+
+# sessions' options, likewise. Mirrors cli.sessions.
+SESSIONS_OPTIONS = {
+    "-n": ("limit", _count), "--limit": ("limit", _count), "--project": ("project", str),
+    "--harness": ("harness", str), "--peer": ("peer", str), "--no-peers": ("no_peers", None),
+    "--since": ("since", str), "--until": ("until", str), "--dir": ("dir_", str), "--json": ("as_json", None),
+}
+SESSIONS_DEFAULTS = {"limit": 20, "project": None, "harness": None, "peer": None, "no_peers": False,
+                     "since": None, "until": None, "dir_": None, "as_json": False}
+
+
 def parse_search(args: list) -> dict | None:
     """The search arguments as keyword arguments, or None when click should handle them."""
-    opts = dict(SEARCH_DEFAULTS)
+    opts = _parse(args, SEARCH_OPTIONS, SEARCH_DEFAULTS)
+    if opts is None or not opts["query"]:
+        return None
+    opts["query"] = tuple(opts["query"])
+    return opts
+
+
+def parse_sessions(args: list) -> dict | None:
+    """The sessions arguments as keyword arguments, or None when click should handle them."""
+    opts = _parse(args, SESSIONS_OPTIONS, SESSIONS_DEFAULTS)
+    return opts if opts is not None and not opts.pop("query") else None
+
+
+def _parse(args: list, options: dict, defaults: dict) -> dict | None:
+    """``args`` read with the table ``options`` (name -> (dest, converter; None: a flag)) over
+    ``defaults``, the other words under "query"; None when click should handle them."""
+    opts = dict(defaults)
     query: list = []
     i = 0
     while i < len(args):
@@ -45,7 +81,7 @@ def parse_search(args: list) -> dict | None:
             break
         if a.startswith("-") and a != "-":
             name, eq, value = a.partition("=") if a.startswith("--") else (a, "", "")
-            spec = SEARCH_OPTIONS.get(name)
+            spec = options.get(name)
             if spec is None:
                 return None  # --help, -h, an unknown or combined option: click explains
             dest, conv = spec
@@ -66,10 +102,13 @@ def parse_search(args: list) -> dict | None:
         else:
             query.append(a)
         i += 1
-    if not query:
-        return None
-    opts["query"] = tuple(query)
+    opts["query"] = query
     return opts
+
+
+# The commands parsed here: name -> (options, defaults, parser, runner).
+FAST = {"search": (SEARCH_OPTIONS, SEARCH_DEFAULTS, parse_search, lambda o: run_search(o.pop("query"), o)),
+        "sessions": (SESSIONS_OPTIONS, SESSIONS_DEFAULTS, parse_sessions, run_sessions)}
 
 
 def parse_mcp(args: list) -> str | None:
@@ -94,7 +133,8 @@ def main(argv=None) -> None:
         from .mcp_server import run
 
         return run(mcp_dir or None)
-    fast = parse_search(args[1:]) if args[:1] == ["search"] else None
+    command = FAST.get(args[0]) if args else None
+    fast = command[2](args[1:]) if command else None
     if fast is None:
         try:
             from .cli import main as click_main
@@ -102,7 +142,7 @@ def main(argv=None) -> None:
             fail(missing_module(e) or ChrolloError("internal", str(e)), "--json" in args)
         return click_main(args)
     try:
-        run_search(fast.pop("query"), fast)
+        command[3](fast)
     except ChrolloError as e:
         fail(e, fast["as_json"])
     except BrokenPipeError:

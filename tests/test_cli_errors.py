@@ -122,16 +122,20 @@ def test_broken_pipe_is_quiet(home, tmp_path):
     assert p.stdout.startswith("---") and "Traceback" not in p.stderr
 
 
-def test_fast_search_path_mirrors_the_click_command():
-    """`chrollo search` skips importing click; its option table must match the click command."""
+@pytest.mark.parametrize("command", ["search", "sessions"])
+def test_fast_paths_mirror_the_click_commands(command):
+    """`chrollo search` and `chrollo sessions` skip importing click; their option tables must
+    match the click commands."""
     from chrollo.cli import cli
-    from chrollo.entry import SEARCH_DEFAULTS, SEARCH_OPTIONS
-    click_opts = {o for p in cli.commands["search"].params for o in getattr(p, "opts", []) if o.startswith("-")}
-    assert click_opts == set(SEARCH_OPTIONS)
-    for p in cli.commands["search"].params:
+    from chrollo.entry import FAST
+
+    options, defaults = FAST[command][:2]
+    click_opts = {o for p in cli.commands[command].params for o in getattr(p, "opts", []) if o.startswith("-")}
+    assert click_opts == set(options)
+    for p in cli.commands[command].params:
         if p.name != "query":
             default = None if type(p.default).__name__ == "Sentinel" else p.default  # click 8.3 UNSET
-            assert (SEARCH_DEFAULTS[p.name] or None) == (default or None), p.name
+            assert (defaults[p.name] or None) == (default or None), p.name
 
 
 @pytest.mark.parametrize("args", [
@@ -143,6 +147,16 @@ def test_fast_search_path_mirrors_the_click_command():
     ["search", "x", "--limit", "0", "--json"],
     ["search", "x", "--since", "nope"],
     ["search", "x", "--peer", "a", "--no-peers", "--json"],
+    ["sessions"],
+    ["sessions", "--json", "-n", "1"],
+    ["sessions", "--limit=0", "--harness", "claude-code", "--no-peers", "--since", "2026-09-01", "--until", "7d"],
+    ["sessions", "--project", "project", "--json"],
+    ["sessions", "--harness", "nobody"],
+    ["sessions", "-n", "-1", "--json"],
+    ["sessions", "--since", "nope", "--json"],
+    ["sessions", "--peer", "a", "--no-peers"],
+    ["sessions", "--peer", "nobody", "--json"],
+    ["sessions", "stray"],
 ])
 def test_fast_and_click_paths_agree(home, tmp_path, args):
     import subprocess

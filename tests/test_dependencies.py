@@ -126,3 +126,15 @@ def test_sha256_without_hashlib_is_hashlibs_digest():
     for data in (b"", b"abc", "s\u00e9ssion-\U0001f600".encode(), bytes(range(256)) * 300):
         assert hexdigest(data) == hashlib.sha256(data).hexdigest()
     assert state_key("/home/u/.chrollo/memories") == hashlib.sha256(b"/home/u/.chrollo/memories").hexdigest()[:32]
+
+
+def test_sessions_loads_neither_click_nor_rich(home):
+    """`chrollo sessions` (#32: its first page ≤150 ms at 250,000 sessions) parses a well-formed
+    command line without click, and piped or --json prints without rich (~50 ms of imports)."""
+    from conftest import write_session
+
+    vault = home / "memories"
+    write_session(vault, "s0", "2026-11-20T10:00:00", [("user", "10:00:00", "which port does the staging proxy use?")])
+    for args in (["sessions"], ["sessions", "-n", "5", "--json", "--since", "7d"]):
+        loaded = {m.split(".")[0] for m in _loaded(args, home)}
+        assert "chrollo" in loaded and not loaded & {"click", "rich"}, args
