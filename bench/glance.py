@@ -16,7 +16,7 @@ stats     `chrollo stats --json --since 2023-01-01` (totals and the activity ser
           (the per-file counts kept by the first: files stat'ed, the changed ones read), next to
           bare `rg -c "^\\[" DIR` (every file read once), interleaved; wall and CPU seconds
           (user + sys: on a shared machine the wall time is mostly other people's load).
-          `--before TREE` adds the same first run from another checkout (PYTHONPATH=TREE).
+          `--before TREE` adds sessions and stats' first run from another checkout (PYTHONPATH=TREE).
 
 The vaults are only read (CHROLLO_HOME is a temp folder; the 5 MB session is written there).
 """
@@ -61,7 +61,7 @@ def main() -> None:
     ap.add_argument("--vaults", default="/tmp/ret-scale/10MB,/tmp/ret-scale/100MB,/tmp/ret-scale/1000MB")
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--stats-runs", type=int, default=3)
-    ap.add_argument("--before", metavar="TREE", help="also time stats' first run from this checkout")
+    ap.add_argument("--before", metavar="TREE", help="also time sessions and stats' first run from this checkout")
     ap.add_argument("--only", default="sessions,read,stats", help="which parts to run")
     a = ap.parse_args()
     chrollo = [sys.executable, "-m", "chrollo"]
@@ -79,13 +79,16 @@ def main() -> None:
                 continue
             files = sum(1 for n in os.listdir(v) if n.endswith(".md"))
             first = timed(chrollo + ["sessions", "--dir", str(v), "--json"], env)  # lists, caches
-            t = {"sessions": [], "ls": [], "rg": [], "python": []}
+            kinds = ("sessions", "ls", "rg", "python") + (("before",) if a.before else ())
+            t = {k: [] for k in kinds}
             for i in range(a.runs):
-                for k in (("sessions", "ls", "rg", "python") if i % 2 else ("python", "rg", "ls", "sessions")):
+                for k in (kinds if i % 2 else kinds[::-1]):
                     if k == "python":
                         t[k].append(timed([sys.executable, "-c", "pass"], env))
                     elif k == "sessions":
                         t[k].append(timed(chrollo + ["sessions", "--dir", str(v), "--json"], env))
+                    elif k == "before":
+                        t[k].append(timed(chrollo + ["sessions", "--dir", str(v), "--json"], {**env, "PYTHONPATH": a.before}))
                     elif k == "ls":
                         t[k].append(timed(f"ls {v} | head -20", shell=True))
                     else:
@@ -94,7 +97,9 @@ def main() -> None:
                    "sessions_p50_ms": ms(t["sessions"]), "ls_head_p50_ms": ms(t["ls"]),
                    "rg_files_head_p50_ms": ms(t["rg"]), "python_startup_p50_ms": ms(t["python"]),
                    "ratio_to_ls": round(statistics.median(t["sessions"]) / statistics.median(t["ls"]), 2),
-                   "ratio_to_rg": round(statistics.median(t["sessions"]) / statistics.median(t["rg"]), 2)}
+                   "ratio_to_rg": round(statistics.median(t["sessions"]) / statistics.median(t["rg"]), 2),
+                   **({"before_p50_ms": ms(t["before"]), "before_ratio_to_ls": round(
+                       statistics.median(t["before"]) / statistics.median(t["ls"]), 2)} if a.before else {})}
             rows.append(row)
             print(json.dumps(row))
         if "read" in a.only:
