@@ -1179,11 +1179,14 @@ def status(vault: str) -> dict:
 class NewestPlan:
     """The batches of a search with a deadline, with the index (see :func:`newest_plan`):
     iterating it yields lists of paths; ``done`` once all were taken; ``total`` files in
-    scope; ``ruled_out`` of them the index says hold no form (not read)."""
+    scope; ``ruled_out`` of them the index says hold no form (not read); ``fm_ends``: the
+    frontmatter ends of the files past the newest it names (path bytes -> line, see Plan)."""
 
-    def __init__(self, first: list, rest: list, older, total: int, ruled_out: int, first_size: int):
+    def __init__(self, first: list, rest: list, older, total: int, ruled_out: int, first_size: int,
+                 fm_ends: dict):
         self.first, self.rest, self.older = first, rest, older
         self.total, self.ruled_out, self.first_size = total, ruled_out, first_size
+        self.fm_ends = fm_ends
         self.done = False
         self.covers_all = True  # (False: after the rare words' files, the newest first)
 
@@ -1248,10 +1251,11 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
                 "SELECT value FROM json_each(?) WHERE NOT EXISTS "
                 "(SELECT 1 FROM files WHERE rel = CAST(value AS BLOB))",
                 (json.dumps([k.rpartition("\0")[2] for k in newest[first:]]),))}
-        rels = con.execute("SELECT id, rel FROM files WHERE id IN (SELECT value FROM json_each(?))",
+        rels = con.execute("SELECT id, rel, CASE ok WHEN 1 THEN fm END FROM files "
+                           "WHERE id IN (SELECT value FROM json_each(?))",
                            (json.dumps(sorted(rare if big else cand)),)).fetchall()
         # (files the index holds but does not vouch for are read like those it does not hold)
-        rels += [(None, rel) for (rel,) in con.execute("SELECT rel FROM files WHERE ok <> 1")]
+        rels += [(None, rel, None) for (rel,) in con.execute("SELECT rel FROM files WHERE ok <> 1")]
     except Exception:  # noqa: BLE001
         return None
     finally:
@@ -1259,7 +1263,10 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
     in_head = set(head)
     keys = {k for k in newest[first:] if k.rpartition("\0")[2] in missing} if missing else set()
     first_keys = set()
-    for fid, rel in rels:
+    # (the frontmatter ends of the files past the newest it trusts the index for, as it trusts
+    # it to name them: the collector reads no head for those)
+    fm_ends, pre = {}, os.fsencode(folder) + b"/"
+    for fid, rel, fm in rels:
         parts = rel.split(b"/")
         if len(parts) > 1 and (any(p.startswith(b".") for p in parts[:-1])
                                or (not include_peers and parts[0] == b"peers")):
@@ -1268,6 +1275,8 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
         k = name if len(parts) == 1 else f"{name}\0{os.fsdecode(rel)}"
         if k not in in_head:
             (first_keys if fid in rare else keys).add(k)
+            if fm is not None:
+                fm_ends[pre + rel] = fm
     rest = sorted(first_keys, reverse=True)
     if len(rest) <= first // 10:  # few: read with the newest files, in one rg (no second process)
         head, rest = head + rest, []
@@ -1278,7 +1287,7 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
         rest_all = [k for k in newest[first:] if k not in seen]
         to = _to_path(folder)
         plan = NewestPlan([to(k) for k in head], [to(k) for k in rest],
-                          lambda: older_batches(rest_all), total, 0, first)
+                          lambda: older_batches(rest_all), total, 0, first, fm_ends)
         plan.covers_all = False
         return plan
     if total - len(newest) > indexed - (len(newest) - len(head) - len(missing)) - len(head):
@@ -1295,4 +1304,4 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
     to_path = _to_path(folder)
     ruled_out = max(0, total - len(head) - len(rest))
     return NewestPlan([to_path(k) for k in head], [to_path(k) for k in rest], older, total,
-                      ruled_out, first)
+                      ruled_out, first, fm_ends)

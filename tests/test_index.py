@@ -137,6 +137,16 @@ def test_the_index_gives_frontmatter_ends_so_a_search_reads_no_head(home, tmp_pa
     reads.clear()
     assert search_json(vault, "quartz", True, limit=50) == want
     assert reads == [os.fsencode(late)]
+    # the recall hook's search (a deadline): heads are read only for the newest files, which
+    # it reads whatever the index says
+    from chrollo.retrieval import tuning
+
+    monkeypatch.setattr(tuning, "DEADLINE_BATCH", 3)
+    want = search_json(vault, "falcon", False, limit=50, deadline=60)
+    reads.clear()
+    assert search_json(vault, "falcon", True, limit=50, deadline=60) == want
+    newest = sorted(n for n in os.listdir(vault) if n.endswith(".md"))[-3:]  # (names start with their time)
+    assert reads and {os.path.basename(os.fsdecode(p)) for p in reads} <= set(newest)
 
 
 # ----------------------------------------------------------------------------- random histories

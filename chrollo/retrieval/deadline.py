@@ -45,6 +45,7 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
     batches = _indexed_batches(col.q, folder, files, total, include_peers)
     if batches is not None:
         total = batches.total
+        col.fm_ends.update(batches.fm_ends)  # (no head read for those: see index.newest_plan)
     searched, complete, skipped, errors = _scan_batches(
         col, batches or newest_first(folder, files, total, include_peers), spec, stop)
     if batches is not None and batches.done:  # the files the index rules out count as searched
