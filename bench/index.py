@@ -61,11 +61,17 @@ def run(cmd: list, env: dict, stdin: bytes | None = None) -> tuple[float, int, b
     return dt, ru.ru_maxrss, out
 
 
+NOW = time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
 def env_for(home: Path, vault: Path | None = None, index: bool = True) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
     # (CHROLLO_CAPTURE=off: the hook would capture each question into the vault, which is
     # read-only here — a shared bench vault must not grow a session per run)
-    env.update(CHROLLO_HOME=str(home), CHROLLO_INDEX="1" if index else "0", CHROLLO_CAPTURE="off")
+    # (CHROLLO_NOW: one clock for the whole run — a recency score of a session from today moves
+    # between two searches a second apart, and its 4th decimal can tick between them)
+    env.update(CHROLLO_HOME=str(home), CHROLLO_INDEX="1" if index else "0", CHROLLO_CAPTURE="off",
+               CHROLLO_NOW=NOW)
     if vault is not None:
         env["CHROLLO_MEMORIES_DIR"] = str(vault)
     return env

@@ -40,7 +40,7 @@ def same(query: str, memdir: str, **kw) -> bool:
 
         def counted(*a, **k):
             got = plain(*a, **k)
-            USED[0] += got is not None
+            USED[0] += got is not None and got.paths is not None  # (None: rg walks the folder)
             return got
         counted.counted = True
         index.plan = counted
