@@ -1178,30 +1178,37 @@ def status(vault: str) -> dict:
 
 class NewestPlan:
     """The batches of a search with a deadline, with the index (see :func:`newest_plan`):
-    iterating it yields lists of paths; ``done`` once all were taken; ``total`` files in
-    scope; ``ruled_out`` of them the index says hold no form (not read); ``fm_ends``: the
+    iterating it yields the newest files first, then asks the index for the rest (its SQL
+    must not delay the newest, and is skipped once ``stop`` — a time.monotonic() — is past);
+    ``done`` once all were taken; ``total`` files in scope; ``ruled_out`` of them the index
+    says hold no form (not read); ``fm_ends`` (a dict to fill: the collector's) gets the
     frontmatter ends of the files past the newest it names (path bytes -> line, see Plan)."""
 
-    def __init__(self, first: list, rest: list, older, total: int, ruled_out: int, first_size: int,
-                 fm_ends: dict):
-        self.first, self.rest, self.older = first, rest, older
-        self.total, self.ruled_out, self.first_size = total, ruled_out, first_size
-        self.fm_ends = fm_ends
+    def __init__(self, first: list, later, fallback, total: int, first_size: int):
+        self.first, self.later, self.fallback = first, later, fallback
+        self.total, self.first_size = total, first_size
+        self.ruled_out, self.fm_ends, self.stop = 0, {}, None
         self.done = False
-        self.covers_all = True  # (False: after the rare words' files, the newest first)
 
     def __iter__(self):
         size = self.first_size
         if self.first:
             yield self.first
-        rest = self.rest
+        if self.stop is not None and time.monotonic() >= self.stop:
+            return
+        got = self.later()
+        if got is None:  # (the index failed: newest first, as without it)
+            yield from self.fallback()
+            return
+        rest, older, ruled_out, covers_all, fm_ends = got
+        self.fm_ends.update(fm_ends)
         while rest:
             size *= 4
             yield rest[:size]
             rest = rest[size:]
-        if self.older is not None:
-            yield from self.older()
-        self.done = self.covers_all
+        if older is not None:
+            yield from older()
+        self.ruled_out, self.done = ruled_out, covers_all
 
 
 def _to_path(folder: str):
@@ -1210,7 +1217,7 @@ def _to_path(folder: str):
 
 
 def newest_plan(folder: str, forms: list, newest: list, total: int, include_peers: bool,
-                first: int, older_batches) -> NewestPlan | None:
+                first: int, older_batches, fallback) -> NewestPlan | None:
     """The recall hook's files, with ``folder``'s index: the newest ``first`` of ``newest``
     (listing.cached keys, newest first; ``total`` files in all) as without an index, then the
     files the index says may hold one of ``forms`` plus those not in it, newest first.
@@ -1218,11 +1225,28 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
     The hook trusts the index for files past the newest ``first`` (it stats none of them:
     a file edited in place since it was indexed is read only if it is a candidate; `chrollo
     search` checks every file). Files older than ``newest`` that the index does not hold are
-    listed and read last (``older_batches(keys)``). None: no usable index, scan as before.
+    listed and read last (``older_batches(keys)``). None: no usable index, scan as before;
+    ``fallback()``: the batches past the newest without it, should the index fail after them.
     """
     need = _needed_terms(forms)
     if need is None:
         return None
+    con = open_reader(folder)
+    if con is None:
+        return None
+    con.close()
+    to_path = _to_path(folder)
+    return NewestPlan([to_path(k) for k in newest[:first]],
+                      lambda: _newest_rest(folder, need, newest, total, include_peers, first, older_batches),
+                      fallback, total, first)
+
+
+def _newest_rest(folder: str, need: list, newest: list, total: int, include_peers: bool, first: int,
+                 older_batches):
+    """The part of :func:`newest_plan` past the newest ``first``: (paths, newest first — the
+    rare words' files, then the other candidates and the files the index does not hold —,
+    the batches of older files to list or None, how many the index rules out, whether that
+    covers every file, the frontmatter ends of the named files); None if the index fails."""
     con = open_reader(folder)
     if con is None:
         return None
@@ -1277,20 +1301,14 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
             (first_keys if fid in rare else keys).add(k)
             if fm is not None:
                 fm_ends[pre + rel] = fm
-    rest = sorted(first_keys, reverse=True)
-    if len(rest) <= first // 10:  # few: read with the newest files, in one rg (no second process)
-        head, rest = head + rest, []
-    rest += sorted(keys - first_keys, reverse=True)
-    older = None
+    rest = sorted(first_keys, reverse=True) + sorted(keys - first_keys, reverse=True)
+    to_path = _to_path(folder)
     if big:
         seen = in_head.union(first_keys, keys)
         rest_all = [k for k in newest[first:] if k not in seen]
-        to = _to_path(folder)
-        plan = NewestPlan([to(k) for k in head], [to(k) for k in rest],
-                          lambda: older_batches(rest_all), total, 0, first, fm_ends)
-        plan.covers_all = False
-        return plan
-    if total - len(newest) > indexed - (len(newest) - len(head) - len(missing)) - len(head):
+        return [to_path(k) for k in rest], lambda: older_batches(rest_all), 0, False, fm_ends
+    older = None
+    if total > indexed + len(missing):
         # (files older than the cached listing that the index does not hold: list them)
         oldest = min(newest) if newest else None
 
@@ -1301,7 +1319,5 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
                         if oldest is None or k < oldest]
             have = set(keys)
             return older_batches([k for k in keys_all if k not in have])
-    to_path = _to_path(folder)
     ruled_out = max(0, total - len(head) - len(rest))
-    return NewestPlan([to_path(k) for k in head], [to_path(k) for k in rest], older, total,
-                      ruled_out, first, fm_ends)
+    return [to_path(k) for k in rest], older, ruled_out, True, fm_ends

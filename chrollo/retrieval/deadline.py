@@ -45,7 +45,7 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
     batches = _indexed_batches(col.q, folder, files, total, include_peers)
     if batches is not None:
         total = batches.total
-        col.fm_ends.update(batches.fm_ends)  # (no head read for those: see index.newest_plan)
+        batches.fm_ends, batches.stop = col.fm_ends, stop  # (no head read for those: see index.newest_plan)
     searched, complete, skipped, errors = _scan_batches(
         col, batches or newest_first(folder, files, total, include_peers), spec, stop)
     if batches is not None and batches.done:  # the files the index rules out count as searched
@@ -62,13 +62,16 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
 def _indexed_batches(q, folder: str, files: list, total: int, include_peers: bool):
     """With the vault's index: the newest DEADLINE_BATCH files, then — of all the others,
     whatever their age — only those that may hold a form or are not indexed: every indexed
-    session is within reach (chrollo/index.py, newest_plan). None without an index."""
+    session is within reach (chrollo/index.py, newest_plan; the index is asked once the
+    newest are read, if time is left). None without an index."""
     if os.environ.get("CHROLLO_INDEX", "1") == "0" or not os.path.isfile(index_file(folder)):
         return None  # (and chrollo.index, 1 ms to import, is not needed)
     from .. import index as _index
 
-    return _index.newest_plan(folder, q.forms() + q.part_forms(), files, total, include_peers,
-                              tuning.DEADLINE_BATCH, lambda older: newest_first(folder, older))
+    first = tuning.DEADLINE_BATCH
+    return _index.newest_plan(folder, q.forms() + q.part_forms(), files, total, include_peers, first,
+                              lambda older: newest_first(folder, older),
+                              lambda: newest_first(folder, files[first:], total - len(files[:first]), include_peers))
 
 
 def _scan_batches(col: Collector, batches, spec: ScanSpec, stop: float) -> tuple:
