@@ -1196,8 +1196,8 @@ class NewestPlan:
             yield self.first
         if self.stop is not None and time.monotonic() >= self.stop:
             return
-        got = self.later()
-        if got is None:  # (the index failed: newest first, as without it)
+        got = self.later(self.stop)
+        if got is None:  # (the index failed, or the deadline passed: newest first, as without it)
             yield from self.fallback()
             return
         rest, older, ruled_out, covers_all, fm_ends = got
@@ -1237,16 +1237,23 @@ def newest_plan(folder: str, forms: list, newest: list, total: int, include_peer
     con.close()
     to_path = _to_path(folder)
     return NewestPlan([to_path(k) for k in newest[:first]],
-                      lambda: _newest_rest(folder, need, newest, total, include_peers, first, older_batches),
+                      lambda stop: _newest_rest(folder, need, newest, total, include_peers, first,
+                                                older_batches, stop),
                       fallback, total, first)
 
 
 def _newest_rest(folder: str, need: list, newest: list, total: int, include_peers: bool, first: int,
-                 older_batches):
+                 older_batches, stop: float | None = None):
     """The part of :func:`newest_plan` past the newest ``first``: (paths, newest first — the
     rare words' files, then the other candidates and the files the index does not hold —,
     the batches of older files to list or None, how many the index rules out, whether that
-    covers every file, the frontmatter ends of the named files); None if the index fails."""
+    covers every file, the frontmatter ends of the named files); None if the index fails or
+    ``stop`` (a time.monotonic()) passes between its steps (on a loaded machine its SQL alone
+    can take a deadline's length)."""
+
+    def late() -> bool:
+        return stop is not None and time.monotonic() >= stop
+
     con = open_reader(folder)
     if con is None:
         return None
@@ -1257,7 +1264,7 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
         rare_max = max(RARE_FILES, indexed // 50)
         groups: list = []
         cand = _candidates(con, need, groups, most=max(HOOK_CANDIDATES, rare_max))
-        if cand is None:
+        if cand is None or late():
             return None
         # Files holding the query's rare words come first (they weigh most in the ranking and
         # are few); then the other candidates, newest first.
@@ -1284,6 +1291,8 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
         return None
     finally:
         con.close()
+    if late():
+        return None
     in_head = set(head)
     keys = {k for k in newest[first:] if k.rpartition("\0")[2] in missing} if missing else set()
     first_keys = set()
