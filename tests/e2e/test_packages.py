@@ -18,6 +18,7 @@ from .kit.world import ROOT
 
 # the scenarios, collected here again with this module's `make` (the package, not `chrollo install`)
 from .test_capture import test_plain_turn, turns  # noqa: F401
+from .test_install import snapshot
 from .test_mcp_tool_search import test_claude_code_tool_search_finds_read_memory_first  # noqa: F401
 from .test_recall import (test_model_calls_read_memory_and_the_hit_reaches_its_next_request,  # noqa: F401
                           agent_requests, test_new_session_request_carries_the_recall_block)
@@ -166,11 +167,11 @@ def test_chrollo_uninstall_beside_the_package_leaves_its_configs_as_they_were(ma
     if harness == "codex":
         drv.trust()
         kw = {"bypass_trust": False}
-    before = {str(p): p.read_bytes() if p.exists() else None for p in drv.config_files()}
+    before = snapshot(drv.config_files())
     drv.install()
-    assert {str(p): p.read_bytes() if p.exists() else None for p in drv.config_files()} != before
+    assert snapshot(drv.config_files()) != before
     drv.uninstall()
-    assert {str(p): p.read_bytes() if p.exists() else None for p in drv.config_files()} == before
+    assert snapshot(drv.config_files()) == before
     assert drv.run("say: the package alone again", **kw).ok
     (text,) = world.vault_files().values()
     assert turns(text) == [("User", "say: the package alone again"), ("Agent", "> the package alone again")]
