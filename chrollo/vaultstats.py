@@ -2,8 +2,8 @@
 and what happened over time: turns per day or week (by project or harness), and what recall did.
 
 Activity counts each turn on the day of its own header. Every file is read once, then its
-counts are kept (beside the vault's cached listing) until its size or mtime changes: a vault
-of 1 GB is read in tens of seconds, stat'ed in about one.
+counts are kept (beside the vault's cached listing) until its size or mtime changes: at 1 GB,
+reading costs ~14 CPU seconds (as rg -c's walk, bound by the disk), stat'ing ~2.5.
 """
 from __future__ import annotations
 
