@@ -81,13 +81,20 @@ def stands_down(harness: str) -> bool:
     it: loaded twice, it runs once.)"""
     if os.environ.get(VIA_ENV) != "package":
         return False
-    from .install import hooks_config_path, installed_events
+    from .harness import adapter
 
     try:
-        with open(hooks_config_path(harness), encoding="utf-8") as fh:
-            return bool(installed_events(harness, fh.read()))
-    except (OSError, UnicodeDecodeError):
+        with open(adapter(harness).hooks_config(), encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError, ImportError):
         return False
+    # every command chrollo install writes ends so (install._is_ours): a config without it holds
+    # none, and the question costs this hook no import of chrollo.install (~50 ms a prompt)
+    if f"--harness {harness}" not in text:
+        return False
+    from .install import installed_events
+
+    return bool(installed_events(harness, text))
 
 
 def describe(pkg: dict) -> dict:

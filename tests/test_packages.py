@@ -277,3 +277,19 @@ def test_every_install_hint_installs_from_chrollo_s_repository_and_says_it_alike
         assert how in HOW_TO_INSTALL
     for path in TELLS_HOW[:2]:         # the shim's notice and pi's: word for word the CLI's
         assert HOW_TO_INSTALL in (ROOT / path).read_text("utf-8"), path
+
+
+def test_a_package_s_recall_hook_loads_nothing_more_than_chrollo_install_s(home, tmp_path):
+    """The package's hook asks whether to stand down on every prompt: that question costs no
+    import (chrollo.install brought vault, session, hashlib, inspect…: ~50 ms a prompt)."""
+    from test_dependencies import _loaded
+
+    cfg = _claude_plugin(tmp_path, __version__)     # settings.json names chrollo (enabledPlugins)
+    prompt = json.dumps({"session_id": "s1", "prompt": "which port does the staging proxy use?",
+                         "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit"})
+    args = ["hook", "UserPromptSubmit", "--harness", "claude-code"]
+    installs = _loaded(args, home, prompt, CLAUDE_CONFIG_DIR=cfg)
+    package = _loaded(args, tmp_path / "other-home", prompt, CLAUDE_CONFIG_DIR=cfg, CHROLLO_VIA="package",
+                      CHROLLO_HARNESS="claude-code")     # (a home of its own: the same first prompt)
+    assert "chrollo.recall" in package
+    assert package - installs == set()
