@@ -1015,32 +1015,47 @@ class _Scope:
 
         vb, trusted, alive = self.vb, self.trusted, self.alive
         out, fm_ends = set(self.direct), {}
-        for fid, rel, did, ok, fm in con.execute("SELECT id, rel, dir, ok, fm FROM files WHERE id IN "
-                                                 "(SELECT value FROM json_each(?))", (json.dumps(sorted(cand)),)):
+        for fid, rel, did, ok, fm, *stat in con.execute(
+                "SELECT id, rel, dir, ok, fm, size, mtime, ctime, ino FROM files WHERE id IN "
+                "(SELECT value FROM json_each(?))", (json.dumps(sorted(cand)),)):
             if did in trusted or fid in alive:
                 p = vb + b"/" + rel
                 out.add(p)
-                if ok == 1 and fm is not None:
+                if ok == 1 and fm is not None and _unchanged(p, stat):
                     fm_ends[p] = fm
         for p in self.direct:
             fm_ends.pop(p, None)
         return sorted(out), fm_ends
 
     def vouched(self, con, folder: str) -> dict:
-        """The frontmatter ends of every file in scope the index vouches for, keyed by the
-        path rg prints when it walks ``folder`` (none when that is not the vault's real path:
-        a key that misses only costs reading the head)."""
+        """The frontmatter ends of every file in scope the index vouches for and whose stat is
+        still what it was when indexed, keyed by the path rg prints when it walks ``folder``
+        (none when that is not the vault's real path: a key that misses only costs reading
+        the head)."""
         vb, trusted, alive = self.vb, self.trusted, self.alive
         if os.fsencode(folder) != vb and not os.fsencode(folder).startswith(vb + b"/") \
                 or os.path.realpath(folder) != folder:
             return {}
-        pre = vb + b"/"
-        fm_ends = {pre + rel: fm for fid, rel, did, fm in
-                   con.execute("SELECT id, rel, dir, fm FROM files WHERE ok = 1 AND fm IS NOT NULL")
-                   if did in trusted or fid in alive}
+        pre, fm_ends = vb + b"/", {}
+        for fid, rel, did, fm, *stat in con.execute(
+                "SELECT id, rel, dir, fm, size, mtime, ctime, ino FROM files WHERE ok = 1 AND fm IS NOT NULL"):
+            if (did in trusted or fid in alive) and _unchanged(pre + rel, stat):
+                fm_ends[pre + rel] = fm
         for p in self.direct:
             fm_ends.pop(p, None)
         return fm_ends
+
+
+def _unchanged(path: bytes, stat: list) -> bool:
+    """Whether ``path``'s (size, mtime, ctime, inode) are still ``stat`` (a row's): a frontmatter
+    end is taken from the index only then — rg reads every file as it is now, and an in-place
+    edit the verification sweep has not reached yet must not move where its rows start (an
+    lstat is a tenth of reading the head)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] == stat
 
 
 def _sweep_file(vault: str) -> str:
@@ -1282,11 +1297,12 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
                 "SELECT value FROM json_each(?) WHERE NOT EXISTS "
                 "(SELECT 1 FROM files WHERE rel = CAST(value AS BLOB))",
                 (json.dumps([k.rpartition("\0")[2] for k in newest[first:]]),))}
-        rels = con.execute("SELECT id, rel, CASE ok WHEN 1 THEN fm END FROM files "
+        rels = con.execute("SELECT id, rel, CASE ok WHEN 1 THEN fm END, size, mtime, ctime, ino FROM files "
                            "WHERE id IN (SELECT value FROM json_each(?))",
                            (json.dumps(sorted(rare if big else cand)),)).fetchall()
         # (files the index holds but does not vouch for are read like those it does not hold)
-        rels += [(None, rel, None) for (rel,) in con.execute("SELECT rel FROM files WHERE ok <> 1")]
+        rels += [(None, rel, None, None, None, None, None)
+                 for (rel,) in con.execute("SELECT rel FROM files WHERE ok <> 1")]
     except Exception:  # noqa: BLE001
         return None
     finally:
@@ -1296,10 +1312,10 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
     in_head = set(head)
     keys = {k for k in newest[first:] if k.rpartition("\0")[2] in missing} if missing else set()
     first_keys = set()
-    # (the frontmatter ends of the files past the newest it trusts the index for, as it trusts
-    # it to name them: the collector reads no head for those)
+    # (the frontmatter ends of the files past the newest whose stat the index vouches for:
+    # the collector reads no head for those)
     fm_ends, pre = {}, os.fsencode(folder) + b"/"
-    for fid, rel, fm in rels:
+    for fid, rel, fm, *stat in rels:
         parts = rel.split(b"/")
         if len(parts) > 1 and (any(p.startswith(b".") for p in parts[:-1])
                                or (not include_peers and parts[0] == b"peers")):
@@ -1308,7 +1324,7 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
         k = name if len(parts) == 1 else f"{name}\0{os.fsdecode(rel)}"
         if k not in in_head:
             (first_keys if fid in rare else keys).add(k)
-            if fm is not None:
+            if fm is not None and _unchanged(pre + rel, stat):
                 fm_ends[pre + rel] = fm
     rest = sorted(first_keys, reverse=True) + sorted(keys - first_keys, reverse=True)
     to_path = _to_path(folder)
