@@ -496,6 +496,56 @@ def test_quotas_count_files_and_history_not_only_current_bytes(mesh, tmp_path):
     assert (a.vault / "peers" / "bravo" / "2026-10-13_000000_big3.md").exists()  # the newest stays
 
 
+# ------------------------------------------------- batches of files: bounded, paired peers only
+
+def _post_files(port: int, body: bytes, cert: tuple | None = None) -> tuple[int, bytes]:
+    s = _tls(port, cert)
+    try:
+        s.sendall(b"POST /v2/files HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        got = b""
+        while b"\r\n\r\n" not in got:
+            chunk = s.recv(65536)
+            if not chunk:
+                return 0, b""
+            got += chunk
+        head, _, data = got.partition(b"\r\n\r\n")
+        length = int(next(ln.split(b":")[1] for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length")))
+        while len(data) < length:
+            data += s.recv(1 << 20)
+        return int(head.split()[1]), data
+    finally:
+        s.close()
+
+
+def test_a_batch_of_files_is_bounded_and_for_paired_peers_only(mesh):
+    """POST /v2/files (one request for many files): a stranger gets 403; a paired peer asking
+    for more than 1,024 names, or with a larger request than 512 KiB, is refused; names that
+    are not published are answered as not sent; an answer stops at 16 MB (a paired peer asking
+    for one big file again and again cannot make the server build gigabytes)."""
+    from chrollo.mesh.files import NOT_SENT
+    from chrollo.mesh.identity import Identity
+
+    a, b = two(mesh, lan=True)
+    big = "2026-10-05_100000_bigfile1.md"
+    (b.vault / big).write_bytes(b'---\nsession_id: "big"\n---\n\n' + b"a plain line of text\n" * 250_000)
+    assert a.sync("--all")[0].returncode == 0  # (b now knows a's certificate)
+    key, cert = Identity.paths(str(a.home / "mesh"))
+    assert _post_files(b.port, json.dumps([big]).encode())[0] == 403  # no certificate
+    assert _post_files(b.port, json.dumps([big] * 1025).encode(), (cert, key))[0] == 400
+    assert _post_files(b.port, b'["' + b"x" * (600 << 10) + b'"]', (cert, key))[0] == 413
+    status, data = _post_files(b.port, json.dumps([big] * 5 + ["../../etc/passwd", "2026-10-05_100000_nope.md"]).encode(),
+                               (cert, key))
+    assert status == 200
+    lengths, at = [], 0
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 8], "big")
+        lengths.append(n)
+        at += 8 + (0 if n == NOT_SENT else n)
+    size = (b.vault / big).stat().st_size
+    assert lengths == [size] * 3 + [NOT_SENT] * 4, lengths  # 3 × 5.3 MB fit in 16 MB, a fourth does not
+    assert len(data) <= (16 << 20) + 8 * 7
+
+
 # ------------------------------------------------- 11. a per-peer deadline over the whole pull
 
 DRIP = r"""
