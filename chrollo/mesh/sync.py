@@ -72,9 +72,12 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
                 source.close()
     if any(p.get("downloaded") for p in out["peers"]):
         os.sync()  # received files are renamed into place unsynced; one flush for the whole run
-    from ..index import ensure
+    from ..layout import index_file
 
-    ensure(vault, under="peers")  # (what was received goes into the search index, if there is one)
+    if os.path.isfile(index_file(vault)):  # (what was received goes into the search index, if there is one;
+        from ..index import ensure         # without one, chrollo.index is not even imported: ~0.05 s a sync)
+
+        ensure(vault, under="peers")
     return out
 
 
