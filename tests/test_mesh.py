@@ -71,6 +71,21 @@ def test_same_peer_over_every_transport_gives_byte_identical_folders(mesh, tmp_p
     assert b"hunter2hunter2" not in b"".join(got["lan"].values())
 
 
+def test_what_a_sync_receives_goes_into_the_index_when_there_is_one(mesh, tmp_path):
+    """mesh sync imports the index only when the vault has one; when it has, the peer's files
+    are indexed by the sync itself."""
+    import sqlite3
+
+    a, b = two(mesh)
+    assert a.cli("index").returncode == 0
+    args = transport_args("folder", tmp_path)
+    introduce(args, a, b)
+    assert b.peer_files("alpha") and not list((b.home / "state").glob("index/*.sqlite"))
+    (db,) = (a.home / "state").glob("index/*.sqlite")
+    rels = [bytes(r[0]) for r in sqlite3.connect(db).execute("SELECT rel FROM files")]
+    assert any(b"peers/bravo/" in r for r in rels), rels
+
+
 def test_grown_file_is_updated_and_manifest_sequence_grows(mesh, tmp_path):
     a, b = two(mesh)
     args = transport_args("folder", tmp_path)
