@@ -241,6 +241,13 @@ class Handler(BaseHTTPRequestHandler):
                     pass
         return self._send(404)
 
+    def _length(self) -> int:
+        """The request's Content-Length (-1: none, or not a number)."""
+        try:
+            return int(self.headers.get("Content-Length", "-1"))
+        except ValueError:
+            return -1
+
     def _files(self):
         """A batch of files for a paired peer: one request for many small files."""
         srv: MeshServer = self.server
@@ -248,10 +255,7 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             srv.guard.fail(self.client_address[0])
             return self._send(403)
-        try:
-            length = int(self.headers.get("Content-Length", "-1"))
-        except ValueError:
-            length = -1
+        length = self._length()
         if not 0 < length <= MAX_BATCH_ASK:
             self.close_connection = True
             return self._send(413)
@@ -285,10 +289,7 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if self.path != "/v2/hello" or self._peer() is not None:
             return self._send(404)
-        try:
-            length = int(self.headers.get("Content-Length", "-1"))
-        except ValueError:
-            length = -1
+        length = self._length()
         if not 0 < length <= MAX_HELLO:
             srv.guard.fail(ip)
             return self._send(413)
