@@ -142,7 +142,8 @@ def _counted(root: Path, out: Stats) -> list:
         try:
             st = os.lstat(p)
             row = packed.split("\t") if isinstance(packed, str) and stat.S_ISREG(st.st_mode) else None
-            if not (row and len(row) == 8 and row[0] == str(st.st_size) and row[1] == str(st.st_mtime_ns)):
+            if not (row and len(row) == 8 and row[0] == str(st.st_size) and row[1] == str(st.st_mtime_ns)
+                    and row[6].isdigit()):  # (else: not what this code wrote, read the file again)
                 with _vault.open_regular(p) as fh:  # (a FIFO named *.md must not hang stats)
                     st = os.fstat(fh.fileno())
                     data = fh.read()
@@ -189,7 +190,7 @@ def _days(days: str, first: str, last: str) -> list:
     got = []
     for item in days.split(","):
         day, _, n = item.rpartition("=")
-        if first <= day <= last:
+        if first <= day <= last and n.isdigit():
             got.append((day, int(n)))
     return got
 

@@ -165,3 +165,27 @@ def test_header_dates_finds_exactly_the_headers():
         data = rnd.choice([b"", b"\n"]).join(rnd.choice(pieces) + rnd.choice([b"\n", b"\n\n", b"", b"\r\n"])
                                              for _ in range(rnd.randint(0, 8)))
         assert sorted(header_dates(data)) == sorted(s for s, _t, _r in HEADER_BYTES_RE.findall(data)), data
+
+
+def test_a_damaged_count_cache_is_read_around(home, tmp_path):
+    """state/ is disposable: counts that are not what stats wrote are not trusted (the file
+    is read again), never a crash."""
+    import json
+    import os
+    import time
+
+    from chrollo import layout, vaultstats
+
+    vault = _vault(tmp_path)
+    old = time.time() - 60
+    for p in vault.rglob("*.md"):
+        os.utime(p, (old, old))
+    want = vaultstats.stats(str(vault), since="2026-10-20", by="project").to_json()
+    cache = layout.stats_cache(str(vault.resolve()))
+    got = json.loads(open(cache).read())
+    for rel, packed in got["files"].items():
+        fields = packed.split("\t")
+        got["files"][rel] = "\t".join(fields[:6] + ["many", "2026-10-27=x,2026-10-28=2"])
+    with open(cache, "w") as fh:
+        json.dump(got, fh)
+    assert vaultstats.stats(str(vault), since="2026-10-20", by="project").to_json() == want
