@@ -252,7 +252,7 @@ class Capture:
 
     def holds_answer(self, units: list, answer: str) -> bool:
         """Do ``units`` (or what was written before) hold the turn's ``answer``?"""
-        return self._known_answer(answer) or _holds(_last_turn_texts(units), answer)
+        return self._known_answer(answer) or _answered(units, answer)
 
     def run(self, units: list, *, prompt: str | None = None,
             final: str | None = None, when: dt.datetime | None = None,
@@ -497,6 +497,11 @@ def _holds(texts: list, final: str) -> bool:
     return bool(texts) and (f in " ".join(texts) or f.startswith(texts[-1]))
 
 
+def _answered(units: list, answer: str) -> bool:
+    """Does the last turn of ``units`` hold ``answer``?"""
+    return _holds(_last_turn_texts(units), answer)
+
+
 def _last_turn_texts(units: list) -> list:
     """The normalised agent texts after the last user unit."""
     texts: list = []
@@ -515,14 +520,14 @@ def _until_answer(adapter, path: str, offset: int, agent_id, tr, answer: str):
 
     deadline = time.monotonic() + ANSWER_WAIT
     size = os.path.getsize(path)
-    held = _holds(_last_turn_texts(tr.units), answer)
+    held = _answered(tr.units, answer)
     while not held and time.monotonic() < deadline:
         time.sleep(0.05)
         grown = os.path.getsize(path)
         if grown != size:  # (looked at again only when the transcript was read again)
             size = grown
             tr = adapter.read_transcript(path, offset, agent_id)
-            held = _holds(_last_turn_texts(tr.units), answer)
+            held = _answered(tr.units, answer)
     return tr
 
 
