@@ -5,6 +5,8 @@ and read frontmatter, imports nothing more.
 """
 from __future__ import annotations
 
+import datetime as dt
+import math
 import os
 import re
 
@@ -224,3 +226,32 @@ def file_date(name: str) -> str | None:
     """The start date in a session file's name (``YYYY-MM-DD_HHMMSS_id.md``), if it has one."""
     m = SESSION_NAME_RE.fullmatch(os.path.basename(name))
     return m.group(1) if m else None
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+INVERT_DIGITS = bytes.maketrans(b"0123456789", b"9876543210")
+_NAME_TIME = re.compile(rb"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
+
+
+def file_key(path: bytes) -> bytes:
+    """Sorts newer sessions first: the file name with its digits inverted (9→0, …).
+
+    Session names start with their start time, so inverting the digits turns "newest
+    first" into plain ascending order. Names without a timestamp sort last (as oldest).
+    """
+    name = path[path.rfind(b"/") + 1:]
+    if len(name) >= 17 and name[:4].isdigit():
+        return name.translate(INVERT_DIGITS)
+    return b"~" + name
+
+
+def name_time(name: bytes) -> float:
+    """A session file name's start time as naive seconds (the wall clock its name is in), NaN
+    when the name holds none."""
+    m = _NAME_TIME.match(name)
+    if m is None:
+        return math.nan
+    try:
+        return (dt.datetime(*map(int, m.groups())) - _EPOCH).total_seconds()
+    except ValueError:
+        return math.nan

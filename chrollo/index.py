@@ -44,9 +44,10 @@ from array import array
 
 from . import __version__
 from . import homedir as _home
-from .fileformat import frontmatter_end_of
+from .fileformat import file_key, frontmatter_end_of, name_time
 
-FORMAT = 4                   # (4: files.fm; also bump when fileformat's FRONTMATTER_* limits change)
+FORMAT = 5                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
+                             # also bump when fileformat's FRONTMATTER_* limits change)
 MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
 MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
 RACY_NS = 200_000_000        # a file changed this close to being read is re-read (mtime ticks)
@@ -74,7 +75,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS dirs(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,
     mtime INTEGER NOT NULL, seen INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,
+CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY AUTOINCREMENT, rel BLOB UNIQUE NOT NULL,
     dir INTEGER NOT NULL, size INTEGER, mtime INTEGER, ctime INTEGER, ino INTEGER,
     seen INTEGER, ok INTEGER NOT NULL, fm INTEGER);
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
@@ -82,7 +83,12 @@ CREATE INDEX IF NOT EXISTS files_loose ON files(ok) WHERE ok <> 1;
 CREATE TABLE IF NOT EXISTS post(term TEXT, seg INTEGER, ids BLOB NOT NULL, crc INTEGER NOT NULL,
     PRIMARY KEY(seg, term)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS delta(term TEXT, id INTEGER, PRIMARY KEY(term, id)) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta VALUES ('gone', '0');
+CREATE TRIGGER IF NOT EXISTS files_gone AFTER DELETE ON files
+    BEGIN UPDATE meta SET v = CAST(v AS INTEGER) + 1 WHERE k = 'gone'; END;
 """
+# (meta 'gone' counts the rows ever deleted — REPLACE's too: writers turn recursive_triggers
+# on —, so a reader knows in one lookup whether the rows its .order file lists still are)
 
 
 def db_path(vault: str) -> str:
@@ -239,6 +245,7 @@ def _connect(path: str, write: bool, busy_ms: int = READ_BUSY_MS):
         # the -wal so no old page outlives it: see forget and docs/index.md)
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=NORMAL")
+        con.execute("PRAGMA recursive_triggers=ON")
     return con
 
 
@@ -299,7 +306,7 @@ def _open_writer(vault: str, fresh: bool = False, busy_ms: int = WRITE_BUSY_MS):
 def remove(vault: str) -> None:
     """Delete ``vault``'s index and SQLite's side files (never raises)."""
     path = db_path(vault)
-    for p in (path, path + "-journal", path + "-wal", path + "-shm", path + ".sweep"):
+    for p in (path, path + "-journal", path + "-wal", path + "-shm", path + ".sweep", path + ".order"):
         try:
             os.unlink(p)
         except OSError:
@@ -435,7 +442,7 @@ def _survey(con, vb: bytes, under: str | None) -> tuple:
     for k in range(0, len(gone_dirs), 500):
         chunk = gone_dirs[k:k + 500]
         con.execute(f"DELETE FROM dirs WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-    next_id = (con.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
+    next_id = _next_id(con)
     todo, here = [], set()
     for path, e in found:
         rel = _rel(vb, path)
@@ -447,10 +454,9 @@ def _survey(con, vb: bytes, under: str | None) -> tuple:
         got = rows.get(rel)
         if got is not None and _fresh(got[1:], st):
             continue
-        if got is None:
-            fid, next_id = next_id, next_id + 1
-        else:
-            fid = got[0]  # (a changed file keeps its id)
+        # (a changed file takes a new id: the postings of its old words name the old one, which
+        # no row holds any more, so what the index says a file holds is what it holds now)
+        fid, next_id = next_id, next_id + 1
         todo.append((fid, path, rel, dir_id[os.path.dirname(path)], st.st_size))
     gone = [r[0] for rel, r in rows.items() if rel not in here]
     _drop_ids(con, gone)
@@ -529,13 +535,23 @@ def _put_file(con, rel: bytes, did: int, st, fm: int) -> int:
     directly until read again (RACY_NS)."""
     seen = time.time_ns()
     ok = 1 if st.st_ctime_ns < seen - RACY_NS else 0
-    row = con.execute("SELECT id FROM files WHERE rel = ?", (rel,)).fetchone()
-    if row:
+    row = con.execute("SELECT id, ok, size FROM files WHERE rel = ?", (rel,)).fetchone()
+    if row and row[1] == 1 and row[2] <= st.st_size:
+        # (indexed as it was and grown since: a turn appended, whose words only add to its own)
         con.execute("UPDATE files SET dir=?, size=?, mtime=?, ctime=?, ino=?, seen=?, ok=?, fm=? WHERE id=?",
                     (did, *_stat_of(st), seen, ok, fm, row[0]))
         return row[0]
+    if row:  # (rewritten, or never read: a new id, so no posting of a word it lost names it)
+        con.execute("DELETE FROM files WHERE id = ?", (row[0],))
     return con.execute("INSERT INTO files(rel, dir, size, mtime, ctime, ino, seen, ok, fm) VALUES (?,?,?,?,?,?,?,?,?)",
                        (rel, did, *_stat_of(st), seen, ok, fm)).lastrowid
+
+
+def _next_id(con) -> int:
+    """The next file id: never one a row held before (AUTOINCREMENT's sequence, or past the
+    ids a build wrote itself)."""
+    seq = con.execute("SELECT seq FROM sqlite_sequence WHERE name = 'files'").fetchone()
+    return max(seq[0] if seq else 0, con.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
 
 
 def _size(vault: str) -> int:
@@ -951,6 +967,7 @@ class _Scope:
 
     def __init__(self, vb: bytes):
         self.vb, self.trusted, self.alive, self.direct, self.new, self.files = vb, set(), set(), set(), set(), 0
+        self.direct_ids: set = set()  # the rows of files read directly (their postings are not theirs now)
 
     @classmethod
     def of(cls, con, vault: str, folder: str, exclude_peers: bool, unsearchable: frozenset):
@@ -978,6 +995,7 @@ class _Scope:
             s._relisted(con, did, rel, known, top, exclude_peers, unsearchable)
         s.files += len(s.alive)
         for fid, rel, did in con.execute("SELECT id, rel, dir FROM files WHERE ok <> 1"):
+            s.direct_ids.add(fid)
             if did in s.trusted or fid in s.alive:
                 s.direct.add(vb + b"/" + rel)
         _sweep(con, vault, s)
@@ -1001,6 +1019,7 @@ class _Scope:
                     self.alive.add(fid)
                 else:
                     self.direct.add(vb + b"/" + frel)
+                    self.direct_ids.add(fid)
                     self.alive.add(fid)
         self.new.update(path + b"/" + n for n in names)
         base = rel + b"/" if rel else b""
@@ -1084,6 +1103,7 @@ def _sweep(con, vault: str, scope: _Scope) -> None:
             continue  # gone: its folder's mtime says so
         if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) != (size, mtime, ctime, ino):
             stale.append(fid)
+            scope.direct_ids.add(fid)
             if did in scope.trusted or fid in scope.alive:
                 scope.direct.add(vb + b"/" + rel)
     if rows and (not stale or _mark_stale(vault, stale)):
@@ -1346,3 +1366,297 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
             return older_batches([k for k in keys_all if k not in have])
     ruled_out = max(0, total - len(head) - len(rest))
     return [to_path(k) for k in rest], older, ruled_out, True, fm_ends
+
+
+# ----------------------------------------------------------------------------- file selection
+
+ORDER_MAGIC = b"chrollo-order 1\n"
+ORDER_NEWER = 5000           # rows added since the order file was written, past which it is written anew
+DIRECT_HOOK_BYTES = 32 << 20  # the recall hook reads at most this much directly (else: newest first)
+
+
+class TermFiles:
+    """The files of one search's scope as the selection (retrieval/select.py) sees them.
+
+    ``n``: files in scope. ``sets[i]``: ids of the files the index vouches for that hold term
+    i. ``order``, ``times``: every file the index lists, in file-key order (newest first), and
+    its name's time (fileformat.name_time); ``pos``: id -> its place in ``order``. ``extras``:
+    the files in scope the index does not vouch for, each ``(terms mask, file key, path,
+    time)``. ``paths(ids)``: {id: (file key, path)}, and their frontmatter ends into ``fm_ends``.
+    """
+
+    __slots__ = ("n", "sets", "order", "times", "pos", "extras", "paths", "fm_ends")
+
+    def __init__(self, n: int, sets: list, order, times, pos, extras: list, paths):
+        self.n, self.sets, self.order, self.times, self.pos = n, sets, order, times, pos
+        self.extras, self.paths = extras, paths
+        self.fm_ends: dict = {}
+
+    def df(self) -> list:
+        """Per term, the files in scope that hold it."""
+        out = [len(s) for s in self.sets]
+        for m, *_rest in self.extras:
+            for i in range(len(out)):
+                if m >> i & 1:
+                    out[i] += 1
+        return out
+
+
+def _order_file(vault: str) -> str:
+    return db_path(vault) + ".order"
+
+
+def _order(con, vault: str):
+    """Every row's id in file-key order (newest first), with its folder and its name's time,
+    ``pos`` (id -> place) and the ids below the largest that no row holds: (ids, dirs, times,
+    pos, dead, newer rows (id, rel, dir) added since).
+    Kept in a file beside the index (``.order``), written anew by a reader when a row it lists
+    was deleted since (meta 'gone' moved; ids are never reused) or many were added, else read
+    (a few ms; it is ~20 bytes a file)."""
+    top = con.execute("SELECT max(id) FROM files").fetchone()[0] or 0
+    gone = int(con.execute("SELECT v FROM meta WHERE k = 'gone'").fetchone()[0])
+    try:
+        with open(_order_file(vault), "rb") as fh:
+            data = fh.read()
+        head, _, body = data.partition(b"\n" + ORDER_MAGIC)
+        upto, n, n_dead, was_gone, fmt = map(int, head.split())
+        if fmt == FORMAT and was_gone == gone and upto <= top and len(body) == (4 * n + upto + 1 + n_dead) * 4:
+            newer = con.execute("SELECT id, rel, dir FROM files WHERE id > ? LIMIT ?",
+                                (upto, ORDER_NEWER + 1)).fetchall() if top > upto else []
+            if len(newer) <= ORDER_NEWER:
+                mv = memoryview(body)
+                ids, dirs, times, pos, dead = array("I"), array("I"), array("d"), array("i"), array("I")
+                ids.frombytes(mv[:4 * n])
+                dirs.frombytes(mv[4 * n:8 * n])
+                times.frombytes(mv[8 * n:16 * n])
+                pos.frombytes(mv[16 * n:16 * n + 4 * (upto + 1)])
+                dead.frombytes(mv[16 * n + 4 * (upto + 1):])
+                return ids, dirs, times, pos, dead, newer
+    except (OSError, ValueError):
+        pass
+    return _write_order(con, vault)
+
+
+def _write_order(con, vault: str):
+    """Write the order file from the rows as they are now (see :func:`_order`)."""
+    gone = int(con.execute("SELECT v FROM meta WHERE k = 'gone'").fetchone()[0])
+    rows = con.execute("SELECT id, rel, dir FROM files").fetchall()
+    rows.sort(key=lambda r: (file_key(r[1]), r[1]))
+    upto = max((r[0] for r in rows), default=0)
+    ids, dirs = array("I", (r[0] for r in rows)), array("I", (r[2] for r in rows))
+    times = array("d", (name_time(r[1].rpartition(b"/")[2]) for r in rows))
+    pos = array("i", [-1]) * (upto + 1)
+    for p, fid in enumerate(ids):
+        pos[fid] = p
+    dead = array("I", (i for i in range(1, upto + 1) if pos[i] < 0))  # (ids of rows deleted)
+    try:
+        tmp = f"{_order_file(vault)}.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, _home.FILE_MODE)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(b"%d %d %d %d %d\n" % (upto, len(ids), len(dead), gone, FORMAT) + ORDER_MAGIC)
+            for a in (ids, dirs, times, pos, dead):
+                fh.write(a.tobytes())
+        os.replace(tmp, _order_file(vault))
+    except OSError:
+        pass  # (a read-only state folder: computed again by the next search)
+    return ids, dirs, times, pos, dead, []
+
+
+def _holds(terms: set, group: list) -> bool:
+    """Whether a file whose terms are ``terms`` holds one of ``group``'s forms (each a list of
+    the terms it needs, see :func:`form_terms`)."""
+    return any(all(t in terms for t in need) for need in group)
+
+
+def term_groups(forms_per_term: list) -> list | None:
+    """Each query term's forms as the index reads them (lists of terms a file needs all of), or
+    None when one form cannot be answered by the index (non-ASCII, too long)."""
+    out = []
+    for forms in forms_per_term:
+        need = _needed_terms(forms)
+        if need is None:
+            return None
+        out.append(need)
+    return out
+
+
+def _masks_of(items: list) -> list:
+    """(path, terms mask) of each of ``items`` ((path, groups)) that holds a term: read and
+    tokenised as a build does (a worker's unit of work)."""
+    out = []
+    groups = items[0][1] if items else []
+    runs = sorted({t for g in groups for need in g for t in need})
+    for path, _g in items:
+        got = _read(path)
+        if got is None:
+            continue
+        data = got[0]
+        low = data.lower()
+        if not any(r in low for r in runs):
+            continue  # (no word of the query even as a substring: holds nothing)
+        terms = terms_of(data)
+        m = 0
+        for i, g in enumerate(groups):
+            if _holds(terms, g):
+                m |= 1 << i
+        if m:
+            out.append((path, m))
+    return out
+
+
+def _direct_masks(paths: list, groups: list) -> list:
+    """:func:`_masks_of` over ``paths``, in worker processes when there is much to read."""
+    chunks, cur, size = [], [], 0
+    for p in paths:
+        cur.append((p, groups))
+        try:
+            size += os.lstat(p).st_size
+        except OSError:
+            pass
+        if size >= CHUNK_BYTES:
+            chunks.append(cur)
+            cur, size = [], 0
+    if cur:
+        chunks.append(cur)
+    if len(chunks) < 3 or (os.cpu_count() or 1) < 2:
+        return [x for c in chunks for x in _masks_of(c)]
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(min(2, os.cpu_count() or 1)) as pool:
+        return [x for got in pool.imap(_masks_of, chunks) for x in got]
+
+
+def _extra(path: bytes, mask: int) -> tuple:
+    return mask, file_key(path), path, name_time(path[path.rfind(b"/") + 1:])
+
+
+def scanned_universe(files: list, groups: list):
+    """The selection's view of ``files`` (:func:`walk`'s, without an index; see
+    retrieval/select.py): every file read and tokenised as a build does — the same answer as
+    :func:`indexed_universe`, at the cost of reading the vault."""
+    extras = [_extra(p, m) for p, m in _direct_masks([p for p, _e in files], groups)]
+    return TermFiles(len(files), [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+
+
+def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool = False,
+                     unsearchable: frozenset = frozenset(), memo: dict | None = None,
+                     direct_bytes: int | None = None, least: int = 0):
+    """The selection's view of ``folder`` from ``vault``'s index: the files it vouches for from
+    their postings, every other file in scope read and tokenised (see :class:`TermFiles`). None
+    when the index cannot be used (none, locked, damaged, the folder not in it) or, with
+    ``direct_bytes``, when more than that would have to be read directly. A scope of no more
+    than ``least`` files gives a Universe of its size alone."""
+    memo = {} if memo is None else memo
+    con = open_reader(vault)
+    if con is None:
+        return None
+    try:
+        key = ("scope", folder, exclude_peers, unsearchable)
+        scope = memo.get(key)
+        if scope is None:
+            scope = memo[key] = _Scope.of(con, os.path.realpath(vault), folder, exclude_peers, unsearchable) \
+                or False
+        if not scope:
+            return None
+        if scope.files <= least:
+            return TermFiles(scope.files, [], array("I"), array("d"), array("i"), [], dict)
+        ids, dirs, times, pos, dead, newer = _order(con, vault)
+        blobs = _postings(con, sorted({t for g in groups for need in g for t in need}))
+        if blobs is None:
+            return None
+        vb = scope.vb
+        rels = {}
+        if newer:
+            rels = {fid: (rel, did) for fid, rel, did in newer}
+    except Exception:  # noqa: BLE001 — locked, damaged: the caller reads the files
+        return None
+    finally:
+        con.close()
+    trusted, alive, skip = scope.trusted, scope.alive, scope.direct_ids
+    # (the ids a posting may name that are not a vouched file in scope: rows deleted, read
+    # directly, added since the order file, or in folders out of scope — usually few, so
+    # taking them out of each term's files costs little)
+    excluded = set(dead) | skip | set(rels)
+    if alive or not trusted.issuperset(set(dirs)):
+        from itertools import compress
+
+        excluded.update(i for i in compress(ids, (d not in trusted for d in dirs)) if i not in alive)
+    extras_ids = [fid for fid, (rel, did) in rels.items()
+                  if fid not in skip and (did in trusted or fid in alive)]
+    found: dict = {}
+
+    def ids_of(t: bytes) -> set:
+        got = found.get(t)
+        if got is None:
+            got = found[t] = set(_ids(b"".join(blobs.get(t, ()))))
+        return got
+
+    sets = []
+    for g in groups:
+        s: set | None = None
+        for need in g:
+            got = ids_of(need[0])
+            for t in need[1:]:
+                got = got & ids_of(t)
+            s = got if s is None else (s | got)
+        sets.append(set() if s is None else s)
+    extras = []
+    for fid in extras_ids:
+        m = sum(1 << i for i, s in enumerate(sets) if fid in s)
+        if m:
+            extras.append(_extra(vb + b"/" + rels[fid][0], m))
+    for s in sets:  # (in place: a set two terms share is pruned once, the same way)
+        s.difference_update(excluded)
+    direct = sorted(scope.direct)
+    if direct_bytes is not None:
+        size = 0
+        for p in direct:
+            try:
+                size += os.lstat(p).st_size
+            except OSError:
+                pass
+        if size > direct_bytes:
+            return None
+    extras += [_extra(p, m) for p, m in _direct_masks(direct, groups)]
+
+    u = TermFiles(scope.files, sets, ids, times, pos, extras, None)
+
+    def paths(want: list) -> dict:
+        """{id: (file key, path)} of ``want``; their frontmatter ends go to ``u.fm_ends`` (see Plan)."""
+        con = open_reader(vault)
+        if con is None:
+            return {}
+        try:
+            out = {}
+            for i in range(0, len(want), 500):
+                chunk = want[i:i + 500]
+                for fid, rel, fm, *stat in con.execute(
+                        "SELECT id, rel, CASE ok WHEN 1 THEN fm END, size, mtime, ctime, ino FROM files "
+                        f"WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                    p = vb + b"/" + rel
+                    out[fid] = (file_key(p), p)
+                    if fm is not None and _unchanged(p, stat):
+                        u.fm_ends[p] = fm
+            return out
+        finally:
+            con.close()
+
+    u.paths = paths
+    return u
+
+
+def _postings(con, words: list) -> dict | None:
+    """term (bytes) -> its posting blobs (every segment's and the delta's); None if one is damaged."""
+    import zlib
+
+    blobs: dict = {}
+    for i in range(0, len(words), 500):
+        chunk = [w.decode("ascii") for w in words[i:i + 500]]
+        q = ",".join("?" * len(chunk))
+        for t, blob, crc in _post_rows(con, chunk):
+            if zlib.crc32(blob) != crc or len(blob) % 4:
+                return None
+            blobs.setdefault(t.encode("ascii"), []).append(blob)
+        for t, fid in con.execute(f"SELECT term, id FROM delta WHERE term IN ({q})", chunk):
+            blobs.setdefault(t.encode("ascii"), []).append(array("I", (fid,)).tobytes())
+    return blobs

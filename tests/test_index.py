@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from chrollo import forget, index, recall, retrieval
+from chrollo.retrieval import tuning
 from chrollo import rg as _rg
 from conftest import ROOT, run, run_json, write_session
 
@@ -25,6 +26,9 @@ def _index_small_vaults(monkeypatch):
     candidates than a large vault would hand to rg as a list)."""
     monkeypatch.setattr(index, "MIN_FILES", 0)
     monkeypatch.setattr(index, "SCAN_SHARE", 0.6)
+    # (and the selection of a large vault's best files, retrieval/select.py, at their size)
+    monkeypatch.setattr(tuning, "SELECT_AFTER", 12)
+    monkeypatch.setattr(tuning, "SELECT_FILES", 5)
 
 
 WORDS = ("falcon quartz ingest worker parser lantern cobalt ripple meadow harbor tundra "
@@ -111,6 +115,7 @@ def test_the_index_gives_frontmatter_ends_so_a_search_reads_no_head(home, tmp_pa
     for the files it vouches for — a long frontmatter, none at all, format 1 and 2 — both when
     rg reads a list of candidates and when it walks the folder; the results are the full
     scan's, and a file the index cannot vouch for has its head read as before."""
+    monkeypatch.setattr(tuning, "SELECT_FILES", 0)  # (the scan of every candidate, not the selection)
     from chrollo.retrieval import collect
 
     vault = tmp_path / "v"
@@ -150,7 +155,6 @@ def test_the_index_gives_frontmatter_ends_so_a_search_reads_no_head(home, tmp_pa
     assert reads == [os.fsencode(late)]
     # the recall hook's search (a deadline): heads are read only for the newest files, which
     # it reads whatever the index says
-    from chrollo.retrieval import tuning
 
     monkeypatch.setattr(tuning, "DEADLINE_BATCH", 3)
     want = search_json(vault, "falcon", False, limit=50, deadline=60)

@@ -20,13 +20,11 @@ from functools import reduce
 from itertools import filterfalse, repeat
 from operator import or_
 
-from ..fileformat import (FRONTMATTER_HEAD, FRONTMATTER_LINES, FRONTMATTER_MAX, frontmatter_end_in,
+from ..fileformat import (FRONTMATTER_HEAD, FRONTMATTER_LINES, FRONTMATTER_MAX, file_key, frontmatter_end_in,
                           frontmatter_head_short)
 from ..terms import Forms, _parts
 from . import tuning
 from .query import present
-
-INVERT_DIGITS = bytes.maketrans(b"0123456789", b"9876543210")
 
 
 def frontmatter_end(path: bytes) -> int:
@@ -51,18 +49,6 @@ def rows_after(rows: bytes, end: int) -> bytes:
     while pos < n and int(rows[pos:rows.index(b":", pos)]) <= end:
         pos = rows.index(b"\n", pos) + 1
     return rows[pos:]
-
-
-def file_key(path: bytes) -> bytes:
-    """Sorts newer sessions first: the file name with its digits inverted (9→0, …).
-
-    Session names start with their start time, so inverting the digits turns "newest
-    first" into plain ascending order. Names without a timestamp sort last (as oldest).
-    """
-    name = path[path.rfind(b"/") + 1:]
-    if len(name) >= 17 and name[:4].isdigit():
-        return name.translate(INVERT_DIGITS)
-    return b"~" + name
 
 
 class Collector:

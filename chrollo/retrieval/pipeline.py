@@ -5,7 +5,7 @@ import time
 
 from ..errors import ChrolloError
 from ..terms import Forms, identifiers, query_terms
-from . import tuning
+from . import select, tuning
 from .collect import Collector
 from .dates import named_dates
 from .deadline import scan_newest
@@ -13,7 +13,7 @@ from .hits import SearchResult, emit
 from .options import Scope, SearchOptions
 from .query import forms_of, present
 from .rank import by_session, by_turn_length, idf_of, length_bounded, ranked, rescore, weight
-from .scan import Sample, ScanSpec, sample_files, scan_indexed, scan_sample
+from .scan import Sample, ScanSpec, sample_files, scan_indexed, scan_into, scan_sample
 
 
 def search(query: str, options: SearchOptions | None = None, /, **fields) -> SearchResult:
@@ -110,8 +110,11 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
     scan (see scan.py); if the hits could have missed a line of common terms, the pass is
     repeated without it.
     """
-    col = Collector(q, scope.fm_ends)
     spec = ScanSpec(scope, result.warnings)
+    chosen = select.choose(q, scope, spec, lambda df, n: idf_of(df, n, q.terms, q.synonyms))
+    if chosen is not None:
+        return _run_selected(result, q, scope, spec, chosen)
+    col = Collector(q, scope.fm_ends)
     paths = sample_files(scope.folder) if shortcut and scope.stop is None and len(q.terms) > 1 else []
     sample = scan_sample(col, paths, spec) if paths else Sample()
     if scope.stop is None:  # (sampled files come round again and are skipped: they are complete)
@@ -130,6 +133,37 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
         del result.warnings[:]
         return run(result, q, scope, shortcut=False)
     return df
+
+
+def _run_selected(result: SearchResult, q: Forms, scope: Scope, spec: ScanSpec, chosen) -> list:
+    """One pass over a large vault's selected files (see select.py): rg reads those, the
+    ranking weighs terms by the whole vault's counts; returns each term's document frequency."""
+    col = Collector(q, scope.fm_ends)
+    errors: list = []
+    step = tuning.DEADLINE_MAX_BATCH
+    read = 0
+    for i in range(0, len(chosen.paths), step):
+        if scope.out_of_time():
+            break
+        batch = chosen.paths[i:i + step]
+        n, err = scan_into(col, q.forms(), q.part_forms(), batch, spec, until=scope.stop,
+                           quiet_timeout=scope.stop is not None)
+        errors += err
+        read += len(batch) if n or not scope.stop else 0
+    if scope.stop is not None and read < len(chosen.paths):
+        spec.warnings.append(f"deadline: read {read} of the {len(chosen.paths)} best session files "
+                             f"(of {chosen.n})")
+    if col.total == 0 and errors:
+        raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
+                           "Check the folder's permissions; `chrollo stats` lists what it can read.")
+    idf = idf_of(chosen.df, chosen.n, q.terms, q.synonyms)
+    result.total_matches = col.total
+    result.weights = dict(zip(q.terms, idf))
+    result.sessions = chosen.n
+    views: dict = {}
+    result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
+                       q.terms, scope.limit, scope.context, scope, scope.vault, views)
+    return chosen.df
 
 
 def _weights(col: Collector, sample: Sample, n_main: int, result: SearchResult) -> tuple:

@@ -25,7 +25,8 @@ import re
 from itertools import islice
 
 from . import tuning
-from .collect import INVERT_DIGITS, Collector
+from ..fileformat import INVERT_DIGITS
+from .collect import Collector
 from .dates import on_dates
 from .query import present
 from .views import lines_of, view_of

@@ -41,6 +41,14 @@ SAMPLE_AFTER = 8_000
 SAMPLE_ENDINGS = ("00.md", "10.md", "20.md", "30.md")
 COMMON_RATE = 0.15           # occurrences per session (in the sample) that make a term "common"
 
+# ----------------------------------------------------------------------------- the selection
+# A vault of more than SELECT_AFTER session files is not read whole: rg reads the best
+# SELECT_FILES of them by what they hold (retrieval/select.py; from the index's postings when
+# there is one). SELECT_RARE: the files of the rarest terms scored one by one, up to this many.
+SELECT_AFTER = 8_000
+SELECT_FILES = 1_000
+SELECT_RARE = 5_000
+
 # ----------------------------------------------------------------------------- the deadline scan
 # A search with a deadline (the recall hook) lists the vault, scans its newest sessions first
 # in batches (DEADLINE_BATCH files, always in full, then 4× more each time until the

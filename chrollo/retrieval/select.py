@@ -1,0 +1,239 @@
+"""Select: on a large vault, the sessions a search reads — the best SELECT_FILES by what they hold.
+
+A vault of more than SELECT_AFTER session files is not read whole. Each file in scope gets a
+*file score* from what it holds, and ripgrep reads only the best SELECT_FILES files; the line
+ranking (rank.py) then runs on those, with the vault's own statistics:
+
+    holds(f, t)  f's index terms (index.terms_of of its bytes: every lowercase ASCII word
+                 and identifier piece) hold every word of one of t's forms (whole words,
+                 inflections, identifier spellings, identifier parts)
+    N            the session files in scope; df(t) the files that hold t
+    file score   Σ idf(t) over the terms f holds × r(f), r = 1 + RECENCY_BOOST ×
+                 0.5 ^ (age / RECENCY_HALF_LIFE_DAYS) from the session time in its name
+                 (1 for a name without one); ties: newer file key first, then path
+
+The index (chrollo/index.py) gives holds() for the files it vouches for without reading
+them (postings, and the files in file-key order); the files it does not vouch for, and the
+whole vault when there is no index, are read and tokenised the same way. Both give the same
+selection, so a search gives the same JSON with and without the index — only the time differs.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+
+from . import tuning
+
+
+def now_seconds(now: dt.datetime) -> float:
+    """``now`` (a naive local datetime, as file names hold) in fileformat.name_time's seconds."""
+    return (now - dt.datetime(1970, 1, 1)).total_seconds()
+
+
+class Recency:
+    """r(t) of the file score (see the module doc), for one search's clock."""
+
+    __slots__ = ("now", "boost", "half")
+
+    def __init__(self, now: dt.datetime):
+        self.now = now_seconds(now)
+        self.boost, self.half = tuning.RECENCY_BOOST, tuning.RECENCY_HALF_LIFE_DAYS * 86400.0
+
+    def __call__(self, t: float) -> float:
+        if t != t:  # NaN: no time in the name
+            return 1.0
+        return 1.0 + self.boost * 0.5 ** (max(0.0, self.now - t) / self.half)
+
+
+def best(u, weights: list, now: dt.datetime, want: int, keep=None) -> list:
+    """The paths of the ``want`` best files of ``u`` (an index.TermFiles) by file score (see
+    the module doc), best first; ``keep(path)`` (the search's filters) passes over the files
+    it refuses."""
+    r = Recency(now)
+    k = len(weights)
+    wcache: dict = {}
+
+    def w(m: int) -> float:
+        got = wcache.get(m)
+        if got is None:
+            got = wcache[m] = sum(weights[i] for i in range(k) if m >> i & 1)
+        return got
+
+    extras = sorted(((-w(m) * r(t), key, path) for m, key, path, t in u.extras if m), key=lambda e: e[:3])
+    take = want
+    while True:
+        ranked = _vouched_best(u, weights, w, r, take)
+        named = u.paths([i for _s, _p, i in ranked])
+        merged = heapq.merge(((s, *named[i]) for s, _p, i in ranked if i in named), extras)
+        out, refused = [], 0
+        for _s, _key, path in merged:
+            if keep is None or keep(path):
+                out.append(path)
+                if len(out) == want:
+                    return out
+            else:
+                refused += 1
+        if not refused or len(ranked) < take:
+            return out  # (every file holding a term was looked at)
+        take *= 4
+
+
+def _vouched_best(u, weights: list, w, r, want: int) -> list:
+    """The ``want`` best vouched files as ``(-score, place in order, id)``, best first.
+
+    The files holding a rare term (the union of the rarest terms' files, up to SELECT_RARE)
+    are scored one by one. The others hold common terms only, and all files holding the same
+    ones score alike but for r, which only falls along the file-key order: so the sets of
+    common terms are taken heaviest first (:func:`_heaviest_first`), each set's files newest
+    first — those holding exactly that set: the files of a heavier set were taken before —,
+    and it stops once nothing left can beat the ``want``-th best found."""
+    k = len(weights)
+    sets, order, times, pos = u.sets, u.order, u.times, u.pos
+    by_size = sorted((i for i in range(k) if sets[i]), key=lambda i: len(sets[i]))
+    rare, union = [], set()
+    for i in by_size:
+        if len(union) + len(sets[i]) > tuning.SELECT_RARE:
+            break
+        rare.append(i)
+        union |= sets[i]
+    common = [i for i in by_size if i not in rare]
+    heap: list = []  # the best so far as (score, -place, id): a min-heap of the `want` best
+
+    def offer(score: float, p: int, fid: int) -> None:
+        item = (score, -p, fid)
+        if len(heap) < want:
+            heapq.heappush(heap, item)
+        elif item > heap[0]:
+            heapq.heapreplace(heap, item)
+
+    for fid in union:
+        m = 0
+        for i in range(k):
+            if fid in sets[i]:
+                m |= 1 << i
+        p = pos[fid]
+        offer(w(m) * r(times[p]), p, fid)
+    r_max = 1.0 + tuning.RECENCY_BOOST
+    seen = set(union)  # (files already scored)
+    for held in _heaviest_first(common, weights):
+        m = sum(1 << i for i in held)
+        top = w(m)
+        if len(heap) == want and heap[0][0] > top * r_max * (1 + 1e-9):
+            break  # (no file of a lighter set can beat the `want`-th best)
+        both = sets[held[0]]
+        for i in held[1:]:
+            both = both & sets[i]
+        fresh = both - seen
+        seen |= both
+        members = sorted(fresh, key=pos.__getitem__) if len(fresh) < 4 * want else \
+            filter(fresh.__contains__, order)
+        r_bound = r_max
+        for fid in members:
+            p = pos[fid]
+            t = times[p]
+            if t == t:
+                r_bound = r(t)
+            if len(heap) == want and heap[0][0] >= top * r_bound:
+                break  # (its later files are older: none can beat the `want`-th best)
+            offer(top * r(t), p, fid)
+    return [(-s, -negp, fid) for s, negp, fid in sorted(heap, reverse=True)]
+
+
+def _heaviest_first(terms: list, weights: list):
+    """Every non-empty subset of ``terms`` (as a tuple), by the sum of their weights, heaviest
+    first: the whole set, then with the lightest left out, … (a lazy best-first walk over
+    the sets of terms left out; each subset comes once)."""
+    if not terms:
+        return
+    light = sorted(terms, key=lambda i: (weights[i], i))  # (left out first: the lightest)
+    n = len(light)
+    yield tuple(terms)
+    heap = [(weights[light[0]], (0,))]
+    while heap:
+        gone, out = heapq.heappop(heap)
+        if len(out) < n:
+            yield tuple(i for j, i in enumerate(light) if j not in out)
+        last = out[-1]
+        if last + 1 < n:
+            heapq.heappush(heap, (gone + weights[light[last + 1]], out + (last + 1,)))
+            heapq.heappush(heap, (gone - weights[light[last]] + weights[light[last + 1]], out[:-1] + (last + 1,)))
+
+
+class Selected:
+    """A selection: the ``paths`` rg reads (best first), ``n`` files in scope, ``df`` per term."""
+
+    __slots__ = ("paths", "n", "df")
+
+    def __init__(self, paths: list, n: int, df: list):
+        self.paths, self.n, self.df = paths, n, df
+
+
+def _term_forms(q) -> list:
+    """Each term's forms, whole and as identifier parts (what holds(f, t) looks for)."""
+    n = len(q.terms)
+    return [list(dict.fromkeys([f for f, m in q.mask.items() if m >> i & 1]
+                               + [f for f, m in q.part.items() if m >> (2 * n + i) & 1])) for i in range(n)]
+
+
+def _more_entries_than(folder: str, most: int) -> bool:
+    """Whether ``folder`` and its subfolders hold more than ``most`` entries (a cheap upper
+    bound of the session files in it: nothing is stat'ed)."""
+    import os
+
+    seen, stack = 0, [folder]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    seen += 1
+                    if seen > most:
+                        return True
+                    if not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+        except OSError:
+            continue
+    return False
+
+
+def choose(q, scope, spec, idf_of) -> Selected | None:
+    """The files a search of a large vault reads (see the module doc), or None: the vault
+    holds no more than SELECT_AFTER files, a form is one the index cannot answer (non-ASCII,
+    too long), or — a search with a deadline — the vault has no usable index (the hook then
+    reads the newest sessions first). ``idf_of(df, n)``: the ranking's term weights."""
+    import os
+
+    from ..layout import index_file
+    from .scan import _filtered, _unsearchable_names
+
+    if not tuning.SELECT_FILES:
+        return None
+    from .. import index as _index
+
+    groups = _index.term_groups(_term_forms(q))
+    if groups is None:
+        return None
+    folder, vault = scope.folder, scope.vault
+    whole = scope.include_peers and folder == vault
+    exclude = not scope.include_peers and folder == vault
+    unsearchable = _unsearchable_names(vault) if whole else frozenset()
+    u = None
+    if os.environ.get("CHROLLO_INDEX", "1") != "0" and os.path.isfile(index_file(vault)):
+        u = _index.indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
+                                    _index.DIRECT_HOOK_BYTES if scope.stop is not None else None,
+                                    least=tuning.SELECT_AFTER)
+    if u is None:
+        if scope.stop is not None:
+            return None
+        if not _more_entries_than(scope.folder, tuning.SELECT_AFTER):
+            return None
+        files = _index.walk(folder, exclude, unsearchable)
+        if len(files) <= tuning.SELECT_AFTER:
+            return None
+        u = _index.scanned_universe(files, groups)
+    if u.n <= tuning.SELECT_AFTER:
+        return None
+    df = u.df()
+    keep = (lambda p: not _filtered(p, spec)) if spec.filtering else None
+    paths = best(u, list(idf_of(df, u.n)), scope.now, tuning.SELECT_FILES, keep)
+    scope.fm_ends.update(u.fm_ends)  # (the collector reads no head for these)
+    return Selected([os.fsdecode(p) for p in paths], u.n, df)
