@@ -512,6 +512,44 @@ def _stat_of(st) -> tuple:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
+def _building_file(vault: str) -> str:
+    return db_path(vault) + ".building"
+
+
+def building(vault: str) -> bool:
+    """Whether a :func:`build_alone` of ``vault`` is under way (it holds a lock beside the index)."""
+    import fcntl
+
+    try:
+        fd = os.open(_building_file(vault), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def build_alone(vault: str) -> dict | None:
+    """:func:`ensure` (creating the index) unless another build_alone of ``vault`` is under way;
+    for the recall hook's background build."""
+    import fcntl
+
+    _home.make_private_dirs(os.path.dirname(db_path(vault)))
+    fd = os.open(_building_file(vault), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _home.FILE_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return None
+        return ensure(vault, create=True)
+    finally:
+        os.close(fd)
+
+
 def ensure(vault: str | None, create: bool = False, under: str | None = None) -> dict | None:
     """Bring ``vault``'s index (default: the vault in use) up to date — only under the
     subfolder ``under`` if given — creating it only with ``create``; for install, import and

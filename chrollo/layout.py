@@ -32,7 +32,8 @@ writer's locks by the names below). See docs/design.md §3.
     listing/                 cached vault listings (<key>.json), creation journals (<key>.created[.lock]),
                              each file's counts for ``stats`` (<key>.stats.json)
     index/<key>.sqlite       the search index of a vault (docs/index.md; -journal beside it mid-write,
-                             .sweep: where the searches' verification sweep is)
+                             .sweep: where the searches' verification sweep is; .order: its files
+                             in file-key order; .building: held by the recall hook's background build)
     torn/                    torn bytes cut off a session file
     forgotten.json           tombstones (NOT disposable)
     mesh/...                 the mesh's caches, its peers' manifests and its status

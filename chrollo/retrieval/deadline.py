@@ -38,9 +38,10 @@ def _small_regular(path: str) -> bool:
 
 
 def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool,
-                stop: float) -> tuple[int, list]:
+                stop: float) -> tuple[int, list, bool]:
     """Scan ``folder`` newest sessions first until ``stop`` (the batch running then is cut
-    short, its rows so far kept); returns (files searched, rg errors)."""
+    short, its rows so far kept); returns (files searched, rg errors, whether sessions of a
+    vault large enough for the selection were left unread without an index to reach them)."""
     files, total = _listing.cached(folder, include_peers)
     batches = _indexed_batches(col.q, folder, files, total, include_peers)
     if batches is not None:
@@ -50,13 +51,15 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
         col, batches or newest_first(folder, files, total, include_peers), spec, stop)
     if batches is not None and batches.done:  # the files the index rules out count as searched
         searched, complete = searched + batches.ruled_out, total
-    if complete < total or time.monotonic() >= stop:
+    short = complete < total or time.monotonic() >= stop
+    unreached = short and total > tuning.SELECT_AFTER and batches is None  # (an index would reach them)
+    if short:
         spec.warnings.append(f"deadline: searched the newest {complete} session files "
                              f"(of {total} listed) in full")
     if skipped:
         spec.warnings.append(f"deadline: skipped {skipped} files over {tuning.DEADLINE_MAX_FILE >> 20} MiB "
                              "(or not regular files); a search without a deadline reads them")
-    return searched, errors
+    return searched, errors, unreached
 
 
 def _indexed_batches(q, folder: str, files: list, total: int, include_peers: bool):

@@ -120,7 +120,7 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
     if scope.stop is None:  # (sampled files come round again and are skipped: they are complete)
         n_main, err = scan_indexed(col, scope, spec)
     else:
-        n_main, err = scan_newest(col, scope.folder, spec, scope.include_peers, scope.stop)
+        n_main, err, result.unreached = scan_newest(col, scope.folder, spec, scope.include_peers, scope.stop)
     errors = sample.errors + err
     if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
@@ -140,13 +140,13 @@ def _run_selected(result: SearchResult, q: Forms, scope: Scope, spec: ScanSpec, 
     ranking weighs terms by the whole vault's counts; returns each term's document frequency."""
     col = Collector(q, scope.fm_ends)
     errors: list = []
-    step = tuning.DEADLINE_MAX_BATCH
     read = 0
-    for i in range(0, len(chosen.paths), step):
-        if scope.out_of_time():
+    for batch in _batches(chosen.paths, scope.stop is not None):
+        # (with a deadline, the best files first in growing batches, the first one read in
+        # full whatever the time: a loaded machine must not cost the prompt its best memory)
+        if read and scope.out_of_time():
             break
-        batch = chosen.paths[i:i + step]
-        n, err = scan_into(col, q.forms(), q.part_forms(), batch, spec, until=scope.stop,
+        n, err = scan_into(col, q.forms(), q.part_forms(), batch, spec, until=scope.stop if read else None,
                            quiet_timeout=scope.stop is not None)
         errors += err
         read += len(batch) if n or not scope.stop else 0
@@ -164,6 +164,18 @@ def _run_selected(result: SearchResult, q: Forms, scope: Scope, spec: ScanSpec, 
     result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
                        q.terms, scope.limit, scope.context, scope, scope.vault, views)
     return chosen.df
+
+
+def _batches(paths: list, growing: bool):
+    """``paths`` in batches rg can take on its command line; ``growing``: SELECT_FIRST first,
+    then each twice the one before."""
+    size = tuning.SELECT_FIRST if growing else tuning.DEADLINE_MAX_BATCH
+    i = 0
+    while i < len(paths):
+        yield paths[i:i + size]
+        i += size
+        if growing:
+            size = min(2 * size, tuning.DEADLINE_MAX_BATCH)
 
 
 def _weights(col: Collector, sample: Sample, n_main: int, result: SearchResult) -> tuple:

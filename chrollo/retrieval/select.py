@@ -59,21 +59,23 @@ def best(u, weights: list, now: dt.datetime, want: int, keep=None) -> list:
             got = wcache[m] = sum(weights[i] for i in range(k) if m >> i & 1)
         return got
 
-    extras = sorted(((-w(m) * r(t), key, path) for m, key, path, t in u.extras if m), key=lambda e: e[:3])
+    extras = sorted((-w(m) * r(t), key, path, False) for m, key, path, t in u.extras if m)
     take = want
     while True:
         ranked = _vouched_best(u, weights, w, r, take)
         named = u.paths([i for _s, _p, i in ranked])
-        merged = heapq.merge(((s, *named[i]) for s, _p, i in ranked if i in named), extras)
-        out, refused = [], 0
-        for _s, _key, path in merged:
+        vouched = [(s, *named[i], True) for s, _p, i in ranked if i in named]
+        cut = len(ranked) == take  # (more vouched files than were ranked)
+        out, left = [], len(vouched)
+        for _s, _key, path, is_vouched in heapq.merge(vouched, extras):
             if keep is None or keep(path):
                 out.append(path)
                 if len(out) == want:
                     return out
-            else:
-                refused += 1
-        if not refused or len(ranked) < take:
+            left -= is_vouched
+            if cut and not left:
+                break  # (what follows could come after vouched files not ranked yet)
+        else:
             return out  # (every file holding a term was looked at)
         take *= 4
 
@@ -199,37 +201,47 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     """The files a search of a large vault reads (see the module doc), or None: the vault
     holds no more than SELECT_AFTER files, a form is one the index cannot answer (non-ASCII,
     too long), or — a search with a deadline — the vault has no usable index (the hook then
-    reads the newest sessions first). ``idf_of(df, n)``: the ranking's term weights."""
+    reads the newest sessions first). A complete search of a large vault without one builds
+    it first (CHROLLO_INDEX=0: reads every file instead). ``idf_of(df, n)``: the ranking's
+    term weights."""
     import os
 
     from ..layout import index_file
     from .scan import _filtered, _unsearchable_names
 
-    if not tuning.SELECT_FILES:
-        return None
+    folder, vault = scope.folder, scope.vault
+    use_index = os.environ.get("CHROLLO_INDEX", "1") != "0"
+    has_index = use_index and os.path.isfile(index_file(vault))
+    if not tuning.SELECT_FILES or not has_index and (
+            scope.stop is not None or not _more_entries_than(folder, tuning.SELECT_AFTER)):
+        return None  # (and chrollo.index is not imported: a small vault's search needs none of it)
     from .. import index as _index
 
     groups = _index.term_groups(_term_forms(q))
     if groups is None:
         return None
-    folder, vault = scope.folder, scope.vault
     whole = scope.include_peers and folder == vault
     exclude = not scope.include_peers and folder == vault
     unsearchable = _unsearchable_names(vault) if whole else frozenset()
-    u = None
-    if os.environ.get("CHROLLO_INDEX", "1") != "0" and os.path.isfile(index_file(vault)):
-        u = _index.indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
-                                    _index.DIRECT_HOOK_BYTES if scope.stop is not None else None,
-                                    least=tuning.SELECT_AFTER)
+
+    def indexed():
+        return _index.indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
+                                       _index.DIRECT_HOOK_BYTES if scope.stop is not None else None,
+                                       least=tuning.SELECT_AFTER)
+
+    u = indexed() if has_index else None
     if u is None:
-        if scope.stop is not None:
-            return None
-        if not _more_entries_than(scope.folder, tuning.SELECT_AFTER):
+        if scope.stop is not None or not _more_entries_than(folder, tuning.SELECT_AFTER):
             return None
         files = _index.walk(folder, exclude, unsearchable)
         if len(files) <= tuning.SELECT_AFTER:
             return None
-        u = _index.scanned_universe(files, groups)
+        # (a large vault without a usable index: reading it whole is what building one costs,
+        # so its first complete search builds it — and every later one is fast)
+        if use_index and _index.ensure(vault, create=True) is not None:
+            u = indexed()
+        if u is None:
+            u = _index.scanned_universe(files, groups)
     if u.n <= tuning.SELECT_AFTER:
         return None
     df = u.df()

@@ -48,6 +48,7 @@ COMMON_RATE = 0.15           # occurrences per session (in the sample) that make
 SELECT_AFTER = 8_000
 SELECT_FILES = 1_000
 SELECT_RARE = 5_000
+SELECT_FIRST = 100           # with a deadline (the recall hook): the best files read first, in full
 
 # ----------------------------------------------------------------------------- the deadline scan
 # A search with a deadline (the recall hook) lists the vault, scans its newest sessions first

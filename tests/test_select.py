@@ -1,0 +1,201 @@
+"""Issue 30: a large vault's search reads its best files only (retrieval/select.py) — the same
+files, hence the same JSON, with and without the index; the recall hook reaches every session of
+an indexed vault, and has an unindexed one indexed in the background. Real rg, real SQLite,
+real processes, frozen clock."""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import random
+import subprocess
+import time
+from array import array
+from pathlib import Path
+
+import pytest
+
+from chrollo import hook, index, recall, retrieval
+from chrollo import rg as _rg
+from chrollo.fileformat import file_key, name_time
+from chrollo.retrieval import select, tuning
+from conftest import run_json
+
+NOW = dt.datetime(2026, 11, 1, 12, 0, 0)
+
+
+# ----------------------------------------------------------------------------- the selection itself
+
+def _brute(files: list, weights: list, want: int) -> list:
+    """The definition, file by file: (-score, key, path) sorted, the best ``want`` paths."""
+    r = select.Recency(NOW)
+    scored = []
+    for mask, path in files:
+        if mask:
+            w = sum(weights[i] for i in range(len(weights)) if mask >> i & 1)
+            scored.append((-w * r(name_time(path.rpartition(b"/")[2])), file_key(path), path))
+    return [p for _s, _k, p in sorted(scored)[:want]]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_best_files_are_those_the_definition_ranks_first(seed, monkeypatch):
+    """Random files (some holding rare terms, most only common ones; equal times, names
+    without a time, bad dates; vouched by the index or read directly): select.best gives what
+    scoring every file and sorting gives, ties and all."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(tuning, "SELECT_RARE", rng.choice([0, 3, 20, 1000]))
+    k = rng.randint(1, 6)
+    weights = [rng.choice([0.3, 0.7, 1.1, 2.5, 4.0]) for _ in range(k)]
+    share = [rng.choice([0.02, 0.1, 0.5, 0.9]) for _ in range(k)]
+    files = []
+    for n in range(rng.randint(5, 300)):
+        when = rng.choice(["2026-10-31_120000", "2026-09-01_080000", "2025-01-01_000000", "2026-10-31_120000",
+                           f"2026-{rng.randint(1, 10):02d}-{rng.randint(1, 28):02d}_{rng.randint(0, 23):02d}0000",
+                           "2026-13-01_000000", "notes"])
+        name = f"{when}_{n:08x}.md" if when != "notes" else f"notes-{n}.md"
+        mask = sum(1 << i for i in range(k) if rng.random() < share[i])
+        files.append((mask, f"/v/{rng.choice(['', 'peers/a/'])}{name}".encode()))
+    vouched = [f for f in files if rng.random() < 0.8]
+    extras = [f for f in files if f not in vouched]
+    rows = sorted(((file_key(p), p, i + 1, m) for i, (m, p) in enumerate(vouched)))
+    order = array("I", (fid for _k, _p, fid, _m in rows))
+    times = array("d", (name_time(p.rpartition(b"/")[2]) for _k, p, _f, _m in rows))
+    pos = array("i", [-1]) * (len(rows) + 2)
+    for place, fid in enumerate(order):
+        pos[fid] = place
+    sets = [{fid for _k, _p, fid, m in rows if m >> i & 1} for i in range(k)]
+    by_id = {fid: (key, p) for key, p, fid, _m in rows}
+    u = index.TermFiles(len(files), sets, order, times, pos,
+                        [(m, file_key(p), p, name_time(p.rpartition(b"/")[2])) for m, p in extras],
+                        lambda ids: {i: by_id[i] for i in ids})
+    want = rng.choice([1, 3, 10, 50])
+    assert select.best(u, weights, NOW, want) == _brute(files, weights, want)
+    keep = {p for _m, p in files if rng.random() < 0.5}
+    assert select.best(u, weights, NOW, want, keep.__contains__) == \
+        _brute([(m, p) for m, p in files if p in keep], weights, want)
+
+
+# ----------------------------------------------------------------------------- real vaults
+
+BODY = ("---\nsession_id: \"{sid}\"\nharness: \"claude-code\"\n---\n\n"
+        "## [{d} 10:00:00] [User]\n{text}\n\n## [{d} 10:00:30] [Agent]\nnoted, {text2}.\n")
+
+
+def _vault(root: Path, n: int, special: dict | None = None) -> Path:
+    """``n`` sessions a day apart, newest last; ``special``: {i: text} of some."""
+    vault = root / "vault"
+    vault.mkdir(parents=True)
+    t0 = dt.datetime(2026, 10, 31, 9, 0, 0)
+    for i in range(n):
+        when = t0 - dt.timedelta(days=i)
+        sid = f"{i:08x}-0000-4000-8000-000000000000"
+        text = (special or {}).get(i, f"we talked about the weather and lunch plans today, note {i}")
+        (vault / f"{when:%Y-%m-%d_%H%M%S}_{sid[:8]}.md").write_text(
+            BODY.format(sid=sid, d=f"{when:%Y-%m-%d}", text=text, text2="lunch plans are fine"))
+    return vault
+
+
+def _search(vault: Path, q: str, use_index: bool, **kw) -> dict:
+    old = os.environ.get("CHROLLO_INDEX")
+    os.environ["CHROLLO_INDEX"] = "1" if use_index else "0"
+    try:
+        return retrieval.search(q, dir=str(vault), now=NOW, **kw).to_json()
+    finally:
+        os.environ.pop("CHROLLO_INDEX") if old is None else os.environ.__setitem__("CHROLLO_INDEX", old)
+
+
+def test_a_large_vault_is_read_at_its_best_files_the_same_with_and_without_the_index(home, tmp_path, monkeypatch):
+    """Past SELECT_AFTER files rg reads SELECT_FILES of them — those holding the rarest words
+    first, whatever their age —, and the JSON with the index, without it, and after files
+    changed behind its back (a new file, an edit the sweep found) is the same."""
+    monkeypatch.setattr(tuning, "SELECT_AFTER", 30)
+    monkeypatch.setattr(tuning, "SELECT_FILES", 6)
+    monkeypatch.setattr(index, "SWEEP", 1000)
+    vault = _vault(tmp_path, 80, {79: "the staging database password rotation runs from the vault cronjob",
+                                  40: "the staging database is slow on mondays"})
+    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    index.build(str(vault))
+    read: list = []
+    real = _rg.scan
+
+    def counting(patterns, paths, **kw):
+        read.append(len(paths))
+        return real(patterns, paths, **kw)
+
+    monkeypatch.setattr(_rg, "scan", counting)
+    queries = ["staging database password rotation", "lunch plans weather", "cronjob", "staging mondays"]
+    for q in queries:
+        read.clear()
+        with_index = _search(vault, q, True)
+        assert read and max(read) <= 6, (q, read)  # (each pass: the exact terms', the synonyms')
+        assert with_index == _search(vault, q, False), q
+    got = _search(vault, "staging database password rotation", True)
+    assert got["hits"][0]["path"].endswith("_0000004f.md")  # (the oldest session: it holds them all)
+    assert any(h["path"].endswith("_00000028.md") for h in got["hits"])
+    # behind the index's back: a new file, and an in-place edit the sweep finds
+    (vault / "2026-11-01_080000_ffffffff.md").write_text(
+        BODY.format(sid="ffffffff-0000-4000-8000-000000000000", d="2026-11-01",
+                    text="password rotation moved to the new cronjob", text2="ok"))
+    first = sorted(vault.glob("*.md"))[3]
+    first.write_text(first.read_text().replace("weather", "cronjob"))
+    _search(vault, "weather", True)  # (its sweep sees the edit)
+    for q in queries:
+        assert _search(vault, q, True) == _search(vault, q, False), q
+
+
+def test_a_complete_search_of_a_large_unindexed_vault_builds_its_index(home, tmp_path, monkeypatch):
+    """Reading a large vault whole is what building its index costs: the first complete search
+    builds it (then every later one reads the best files from it); CHROLLO_INDEX=0 reads every
+    file and builds nothing; a small vault gets no index."""
+    monkeypatch.setattr(tuning, "SELECT_AFTER", 30)
+    small = _vault(tmp_path / "small", 20)
+    _search(small, "lunch plans", True)
+    assert not os.path.exists(index.db_path(str(small)))
+    vault = _vault(tmp_path / "large", 40)
+    time.sleep(index.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
+    want = _search(vault, "lunch plans", False)
+    assert not os.path.exists(index.db_path(str(vault)))
+    assert _search(vault, "lunch plans", True) == want
+    assert os.path.isfile(index.db_path(str(vault)))
+    assert index.status(str(vault))["indexed"] == 40
+
+
+def test_the_recall_hook_reaches_an_old_session_of_an_indexed_vault_and_has_an_unindexed_one_built(
+        home, tmp_path, monkeypatch):
+    """With the index the hook's search is the complete one's (the answer is in the oldest of
+    8,200 sessions); without one it reads the newest first, says so in its trace, and the hook
+    leaves one detached background build — not a second while it runs."""
+    n = tuning.SELECT_AFTER + 200
+    vault = _vault(tmp_path, n, {n - 1: "the staging database password rotation runs from the vault cronjob"})
+    prompt = "how does the staging database password rotation work?"
+    trace: dict = {}
+    block = recall.recall(prompt, "s1", vault=str(vault), started=time.monotonic() - 10, trace=trace)
+    assert trace.get("unindexed") is True and "cronjob" not in block
+    started: list = []
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **kw: started.append(a) or real_popen(*a, **kw))
+    hook._leave_index_build(str(vault))
+    deadline = time.monotonic() + 120
+    while not index.building(str(vault)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    hook._leave_index_build(str(vault))  # (while it builds: no second build)
+    while index.building(str(vault)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(started) == 1
+    assert index.status(str(vault))["indexed"] == n
+    trace = {}
+    block = recall.recall(prompt, "s2", vault=str(vault), trace=trace)
+    assert "cronjob" in block and not trace.get("unindexed")
+
+
+def test_search_json_counts_the_vault_and_reads_the_chosen_files(home, tmp_path, monkeypatch):
+    """``sessions`` (the idf's N) is every file in scope; total_matches counts the occurrences in
+    the files read (README: *How search works*)."""
+    monkeypatch.setattr(tuning, "SELECT_AFTER", 30)
+    monkeypatch.setattr(tuning, "SELECT_FILES", 4)
+    vault = _vault(tmp_path, 50)
+    index.build(str(vault))
+    r = retrieval.search("lunch plans", dir=str(vault), now=NOW)
+    assert r.sessions == 50
+    assert r.total_matches == 4 * 2 * 2  # (4 files, each "lunch" and "plans" twice)
+    assert math.isclose(r.weights["lunch"], math.log(1 + 50 / 50))
