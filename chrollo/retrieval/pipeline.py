@@ -120,7 +120,8 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
     if scope.stop is None:  # (sampled files come round again and are skipped: they are complete)
         n_main, err = scan_indexed(col, scope, spec)
     else:
-        n_main, err, result.unreached = scan_newest(col, scope.folder, spec, scope.include_peers, scope.stop)
+        n_main, err, unreached = scan_newest(col, scope.folder, spec, scope.include_peers, scope.stop)
+        result.unreached = unreached or scope.memo.get("unindexed", False)
     errors = sample.errors + err
     if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],

@@ -231,7 +231,12 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
 
     u = indexed() if has_index else None
     if u is None:
-        if scope.stop is not None or not _more_entries_than(folder, tuning.SELECT_AFTER):
+        if scope.stop is not None:
+            # (the index could not answer within a deadline — its order file or many files
+            # to read directly: a build brings it up to date, see recall's trace)
+            scope.memo["unindexed"] = has_index
+            return None
+        if not _more_entries_than(folder, tuning.SELECT_AFTER):
             return None
         files = _index.walk(folder, exclude, unsearchable)
         if len(files) <= tuning.SELECT_AFTER:
