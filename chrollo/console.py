@@ -76,6 +76,12 @@ def run_search(query: tuple, opts: dict) -> None:
         peers=not opts["no_peers"], expand=expand, all_vaults=opts["all_vaults"]))
     if opts["harness"] and not result.hits:
         _check_harness(opts["harness"])
+    if result.unindexed:
+        from .index import build_in_background
+        from .output import indexing_note
+
+        if build_in_background(result.unindexed):
+            say(indexing_note(result.unindexed))
     if as_json:
         dump(result.to_json())
         warn(result.warnings)

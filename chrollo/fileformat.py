@@ -199,6 +199,22 @@ def frontmatter_end_in(head: bytes) -> int:
     return k + 1 if k < FRONTMATTER_LINES else 0
 
 
+def frontmatter_end(path: bytes) -> int:
+    """The line (1-based) of the ``---`` closing the file's frontmatter, 0 if it has none —
+    where fileformat.parse_frontmatter puts it, from the file's head only."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            head = os.read(fd, FRONTMATTER_HEAD)
+            if frontmatter_head_short(head):
+                head += os.read(fd, FRONTMATTER_MAX - FRONTMATTER_HEAD)  # (rare)
+        finally:
+            os.close(fd)
+    except OSError:
+        return 0
+    return frontmatter_end_in(head)
+
+
 def frontmatter_end_of(data: bytes) -> int:
     """:func:`frontmatter_end_in` of a file's whole bytes (what the index stores)."""
     head = data[:FRONTMATTER_HEAD]

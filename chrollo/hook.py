@@ -162,8 +162,10 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
                     from .receipts import record
 
                     record(name, ev.session, privacy.scrub_private(ev.prompt) if ev.prompt else ev.prompt, trace)
-                if trace.get("unindexed") and trace.get("vault"):
-                    _leave_index_build(trace["vault"])
+                if trace.get("unindexed"):  # (it could not reach every session in time: have it indexed)
+                    from .index import build_in_background
+
+                    build_in_background(trace["unindexed"])
         except Exception as e:  # recall failing must not stop the capture below
             _log_error(name, event, "recall", e)
         if off:
@@ -242,34 +244,6 @@ def _leave_settle(name: str, sid: str, cwd: str, transcript: str) -> None:
     subprocess.Popen([sys.executable, "-c", code, name, sid, cwd, transcript], stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                      close_fds=True)
-
-
-def _leave_index_build(vault: str) -> None:
-    """Build ``vault``'s index in a process of its own — detached, at a low priority — when the
-    recall hook could not reach every session of a large vault in time without one (the hook
-    itself never builds it: no prompt waits minutes); nothing if a build is under way."""
-    from . import index
-
-    if index.building(vault):
-        return
-    import subprocess
-
-    code = "import sys; from chrollo.hook import index_main; index_main(sys.argv[1:])"
-    subprocess.Popen([sys.executable, "-c", code, vault], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-
-
-def index_main(argv: list) -> int:
-    """The background build's process (``_leave_index_build``): like a hook, it never fails loudly."""
-    try:
-        from . import index
-
-        os.nice(10)
-        index.build_alone(argv[0])
-    except BaseException as e:  # noqa: BLE001 — as a hook: logged, never raised
-        if not isinstance(e, KeyboardInterrupt):
-            _log_error(None, "index", "build", e)
-    return 0
 
 
 def settle_main(argv: list) -> int:

@@ -44,9 +44,10 @@ from array import array
 
 from . import __version__
 from . import homedir as _home
-from .fileformat import file_key, frontmatter_end_of, name_time
+from .fileformat import FRONTMATTER_LINES, file_key, frontmatter_end_of, name_time
 
-FORMAT = 5                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
+FORMAT = 6                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
+                             # 6: a file's terms are its body's, after the frontmatter;
                              # also bump when fileformat's FRONTMATTER_* limits change)
 MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
 MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
@@ -133,6 +134,7 @@ _RUN = re.compile(rb"[A-Za-z0-9_]+")
 # character — the only ones with pieces — and the runs too short or too long to be terms)
 _PIECEFUL = re.compile(rb"\b(?:[A-Za-z0-9]+[A-Z_]|_)\w*")
 _NOT_TERM = re.compile(rb"\b\w(?:\b|\w{%d,})" % MAX_TERM)
+_PIECEFUL_RUN = re.compile(rb"(?:[A-Za-z0-9]+[A-Z_]|_)")  # (a run _PIECEFUL finds: it has pieces)
 
 
 def terms_of(data: bytes) -> set:
@@ -148,6 +150,18 @@ def terms_of(data: bytes) -> set:
     if bad:
         out.difference_update(bad)
     return out
+
+
+def body_of(data: bytes, fm: int) -> bytes:
+    """A file's bytes after the line ``fm`` its frontmatter ends on (what a file *holds*: its
+    properties — a title, tags, the project — are not what was said; the search never counts
+    a frontmatter row either)."""
+    pos = 0
+    for _ in range(fm):
+        pos = data.find(b"\n", pos) + 1
+        if not pos:
+            return b""
+    return data[pos:]
 
 
 def form_terms(form: str) -> list | None:
@@ -498,9 +512,9 @@ def _index_chunk(items: list) -> tuple:
             continue
         data, st = got
         nbytes += len(data)
-        rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0,
-                     frontmatter_end_of(data)))
-        for t in terms_of(data):
+        fm = frontmatter_end_of(data)
+        rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0, fm))
+        for t in terms_of(body_of(data, fm)):
             ids = post.get(t)
             if ids is None:
                 post[t] = array("I", (fid,))
@@ -551,6 +565,33 @@ def build_alone(vault: str) -> dict | None:
         os.close(fd)
 
 
+def build_in_background(vault: str) -> bool:
+    """Start :func:`build_alone` of ``vault`` in a process of its own — detached, niced, its
+    output nowhere — unless one is under way or indexes are off (CHROLLO_INDEX=0); whether
+    one was started. For a large vault a search had to read without a usable index: the
+    caller (the recall hook above all) never waits minutes for a build."""
+    if os.environ.get("CHROLLO_INDEX") == "0" or building(vault):
+        return False
+    import subprocess
+    import sys
+
+    code = "import sys; from chrollo.index import background_main; background_main(sys.argv[1:])"
+    subprocess.Popen([sys.executable, "-c", code, vault], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    return True
+
+
+def background_main(argv: list) -> int:
+    """The process :func:`build_in_background` starts: it never fails loudly (errors are logged)."""
+    try:
+        os.nice(10)
+        build_alone(argv[0])
+    except BaseException as e:  # noqa: BLE001 — nobody reads its output
+        if not isinstance(e, KeyboardInterrupt):
+            _home.append_log("index", f"background build of {argv[:1]} failed: {type(e).__name__}: {e}")
+    return 0
+
+
 def ensure(vault: str | None, create: bool = False, under: str | None = None) -> dict | None:
     """Bring ``vault``'s index (default: the vault in use) up to date — only under the
     subfolder ``under`` if given — creating it only with ``create``; for install, import and
@@ -574,8 +615,8 @@ def _put_file(con, rel: bytes, did: int, st, fm: int) -> int:
     directly until read again (RACY_NS)."""
     seen = time.time_ns()
     ok = 1 if st.st_ctime_ns < seen - RACY_NS else 0
-    row = con.execute("SELECT id, ok, size FROM files WHERE rel = ?", (rel,)).fetchone()
-    if row and row[1] == 1 and row[2] <= st.st_size:
+    row = con.execute("SELECT id, ok, size, fm FROM files WHERE rel = ?", (rel,)).fetchone()
+    if row and row[1] == 1 and row[2] <= st.st_size and row[3] == fm:
         # (indexed as it was and grown since: a turn appended, whose words only add to its own)
         con.execute("UPDATE files SET dir=?, size=?, mtime=?, ctime=?, ino=?, seen=?, ok=?, fm=? WHERE id=?",
                     (did, *_stat_of(st), seen, ok, fm, row[0]))
@@ -712,9 +753,10 @@ def _update_one(con, vb: bytes, rel: bytes) -> int:
             con.execute("DELETE FROM files WHERE rel = ?", (rel,))
         return 0
     data, st = got
-    fid = _put_file(con, rel, row[0], st, frontmatter_end_of(data))
+    fm = frontmatter_end_of(data)
+    fid = _put_file(con, rel, row[0], st, fm)
     return con.executemany("INSERT OR IGNORE INTO delta VALUES (?, ?)",
-                           ((t.decode("ascii"), fid) for t in terms_of(data))).rowcount
+                           ((t.decode("ascii"), fid) for t in terms_of(body_of(data, fm)))).rowcount
 
 
 def _relist_up(con, vb: bytes, drel: bytes) -> bool:
@@ -825,7 +867,7 @@ def forget(vault: str, contents: dict) -> None:
                 row = rel is not None and con.execute("SELECT id FROM files WHERE rel = ?", (rel,)).fetchone()
                 if row:
                     ids.add(row[0])
-                terms |= terms_of(data)
+                terms |= terms_of(body_of(data, frontmatter_end_of(data)))  # (what its postings hold)
             _drop_ids(con, sorted(ids))
             if ids:
                 words = sorted(t.decode("ascii") for t in terms)
@@ -850,6 +892,10 @@ def forget(vault: str, contents: dict) -> None:
                 for i in range(0, len(idl), 500):
                     chunk = idl[i:i + 500]
                     con.execute(f"DELETE FROM delta WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+                for i in range(0, len(words), 500):  # (and an earlier id of a file rewritten since)
+                    chunk = words[i:i + 500]
+                    con.execute(f"DELETE FROM delta WHERE term IN ({','.join('?' * len(chunk))}) "
+                                "AND id NOT IN (SELECT id FROM files)", chunk)
             gone = _unheld(con, terms)
             con.execute("COMMIT")
             _checkpoint(con)
@@ -917,7 +963,7 @@ class Plan:
     file the index cannot vouch for; None: most files are, rg walks the folder), ``files``
     (how many files rg would have searched), ``stale`` (how many were read directly),
     ``fm_ends``: path -> the line its frontmatter ends on, for the files among them the index
-    vouches for (the collector reads no head for those; see collect.frontmatter_end)."""
+    vouches for (the collector reads no head for those; see fileformat.frontmatter_end)."""
 
     def __init__(self, paths: list | None, files: int, stale: int, candidates: int, fm_ends: dict):
         self.paths, self.files, self.stale, self.candidates = paths, files, stale, candidates
@@ -1411,7 +1457,7 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
 
 ORDER_MAGIC = b"chrollo-order 1\n"
 ORDER_NEWER = 1000           # rows added since the order file was written, past which it is written anew
-DIRECT_HOOK_BYTES = 32 << 20  # the recall hook reads at most this much directly (else: newest first)
+DIRECT_HOOK_BYTES = 4 << 20  # the recall hook reads at most this much directly (else: newest first)
 
 
 class TermFiles:
@@ -1530,7 +1576,7 @@ def _masks_of(items: list) -> list:
         got = _read(path)
         if got is None:
             continue
-        data = got[0]
+        data = body_of(got[0], frontmatter_end_of(got[0]))
         low = data.lower()
         if not any(r in low for r in runs):
             continue  # (no word of the query even as a substring: holds nothing)
@@ -1570,12 +1616,38 @@ def _extra(path: bytes, mask: int) -> tuple:
     return mask, file_key(path), path, name_time(path[path.rfind(b"/") + 1:])
 
 
-def scanned_universe(files: list, groups: list):
-    """The selection's view of ``files`` (:func:`walk`'s, without an index; see
-    retrieval/select.py): every file read and tokenised as a build does — the same answer as
-    :func:`indexed_universe`, at the cost of reading the vault."""
-    extras = [_extra(p, m) for p, m in _direct_masks([p for p, _e in files], groups)]
-    return TermFiles(len(files), [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: float) -> TermFiles:
+    """The selection's view of a folder without an index (see :class:`TermFiles`): ``n`` files
+    in scope; ripgrep (over ``paths`` with ``globs``) lists, in each file's body, every ASCII
+    word that is one of ``groups``' terms and every identifier holding one, and the terms a
+    file holds are taken from those exactly as :func:`terms_of` would — the same answer as
+    :func:`indexed_universe`, at the cost of one rg pass over the vault."""
+    from .fileformat import frontmatter_end
+    from .rg import rows_after, scan
+
+    runs = {t for g in groups for need in g for t in need}
+    alt = "|".join(re.escape(r.decode("ascii")) for r in sorted(runs, key=lambda r: (-len(r), r)))
+    # (a run that is a term, or any run holding one: the pieces terms_of would take from it)
+    regex = rf"(?-u:(?i:\b(?:{alt})\b|[A-Za-z0-9_]*(?:{alt})[A-Za-z0-9_]*))"
+    extras, fm_head = [], {}
+    for path, rows in scan([], paths, globs=globs, timeout=timeout, regex=regex):
+        first = int(rows[:rows.index(b":")])
+        if first <= FRONTMATTER_LINES:
+            rows = rows_after(rows, frontmatter_end(path))
+        held = set()
+        for text in {r.partition(b":")[2] for r in rows.split(b"\n")}:
+            low = text.lower()
+            if low in runs:
+                held.add(low)
+            if _PIECEFUL_RUN.match(text):
+                held.update(p for p in _pieces(text) if p in runs)
+        m = 0
+        for i, g in enumerate(groups):
+            if _holds(held, g):
+                m |= 1 << i
+        if m:
+            extras.append(_extra(path, m))
+    return TermFiles(n, [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
 
 
 def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool = False,

@@ -234,7 +234,12 @@ class Server:
         from .retrieval import SearchOptions, search
 
         # (a bad date is a ChrolloError: call_tool hands its message to the model)
-        return compact_search(search(query, SearchOptions(limit=limit, dir=self.root(), **filters)))
+        result = search(query, SearchOptions(limit=limit, dir=self.root(), **filters))
+        if result.unindexed:  # (a large vault read without a usable index: the next calls are faster)
+            from .index import build_in_background
+
+            build_in_background(result.unindexed)
+        return compact_search(result)
 
     def read_memory_file(self, args: dict) -> str:
         path = args.get("path")

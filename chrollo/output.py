@@ -526,6 +526,12 @@ def search_notes(result) -> list:
     return out
 
 
+def indexing_note(vault: str) -> str:
+    """`chrollo search`'s note when it started a background build of a large vault's index."""
+    return (f"chrollo: {vault} is large and has no search index yet: it is being built in the background "
+            "(`chrollo index` shows it done); later searches read only the best sessions")
+
+
 def stats_rows(st) -> tuple:
     """`chrollo stats`: (rows for emit_rows, warnings): the totals, per harness and per origin,
     the hooks' last captures, then the activity chart."""

@@ -125,8 +125,8 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
 
     result.hits = [h for h in result.hits if not excluded_file(h.path)]  # captured before its project was excluded
     trace["vault"] = result.vault
-    if result.unreached:
-        trace["unindexed"] = True  # (the hook has the index built, in the background)
+    if result.unindexed:
+        trace["unindexed"] = result.unindexed  # (the hook has it indexed, in the background)
     passages = about_prompt(_recallable(result), session_id, trace)
     if not passages:
         return ""

@@ -85,6 +85,14 @@ def words_regex(words: list, parts: list = ()) -> str:
     return f"(?-u:{rx})" if ascii else rx
 
 
+def rows_after(rows: bytes, end: int) -> bytes:
+    """``rows`` (in line order) without those on lines up to ``end``."""
+    pos, n = 0, len(rows)
+    while pos < n and int(rows[pos:rows.index(b":", pos)]) <= end:
+        pos = rows.index(b"\n", pos) + 1
+    return rows[pos:]
+
+
 def _spawn(cmd: list, stdin: bytes | None = None) -> tuple[int, int, int]:
     """Start ``cmd`` with stdout and stderr on pipes: (pid, stdout fd, stderr fd); ``stdin``
     (if given) is written to its standard input, which is then closed.
@@ -122,20 +130,21 @@ def _spawn(cmd: list, stdin: bytes | None = None) -> tuple[int, int, int]:
 
 def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
          timeout: float = 30.0, max_bytes: int = 1 << 30, info: Scan | None = None,
-         chunk: int = 1 << 20, on_data=None, parts: list = ()):
+         chunk: int = 1 << 20, on_data=None, parts: list = (), regex: str | None = None):
     """Yield ``(path, rows)`` per matching file, both bytes; rows are ``b"LINE:MATCH\\n"``.
 
     ``patterns`` are literal words, matched as whole words, case-insensitively; ``parts``
     words also match inside identifiers (see :func:`words_regex`). Symlinks are
     not followed and ignore files are not read (a vault is data, not a source tree). ``info``
     gets the stats, errors and exit code. Exit 1 (no match) is normal; errors (exit 2, e.g.
-    an unreadable file) land in ``info.errors`` and partial results are kept. Output is read
+    an unreadable file) land in ``info.errors`` and partial results are kept. ``regex``: this
+    regex instead of the words'. Output is read
     as it comes, so memory stays flat however much matches; the scan stops early
     (``truncated``) after ``max_bytes`` of output, or on ``timeout``. ``on_data(buffer)`` is
     called with each buffer of whole rows before its files are yielded.
     """
     info = info if info is not None else Scan()
-    regex = words_regex(patterns, parts)
+    regex = words_regex(patterns, parts) if regex is None else regex
     cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "-H", "--heading", "-0", "--stats",
            "--color", "never"]
     # A long query (a pasted log) would overflow the argument list ("Argument list too long"

@@ -2,6 +2,7 @@
 
     options   SearchOptions (what a search is asked) → Scope (checked, resolved)
     query     the terms and each spelling ("form") of them, as bit masks
+    select    a large vault's best files by what they hold (from the index's postings)
     scan      ripgrep over the vault, the sample of a large vault; deadline: newest first
     collect   rg's rows folded into document counts and bounded candidate lists
     rank      idf, the lazy k-way merge, the re-rankers; dates: the dates a query names
@@ -15,7 +16,11 @@ Engine (why it is shaped like this: on a 100 MB vault a name or a common word ma
        frontmatter are dropped: see fileformat.FRONTMATTER_LINES); a file's rows are folded
        into per-line term masks with C-level bytes operations, and candidates are kept in
        one bounded list per mask (memory stays flat however much matches).
-    2. Vaults of thousands of sessions are sampled first: ~1/64 of the sessions (picked by
+    2. A vault of more than SELECT_AFTER sessions is not read whole: ripgrep reads the best
+       SELECT_FILES files by a file score (select.py), the terms weighed by the whole
+       vault's counts. The rest of this list is how a vault is read whole: a smaller one,
+       or one searched for a form the index cannot hold (non-ASCII, too long).
+       Vaults of thousands of sessions are sampled first: ~1/64 of the sessions (picked by
        the last hex digits of their names) are searched for every term. That estimates each
        term's document frequency and singles out the "common" terms (more than COMMON_RATE
        occurrences per session), which the main scan then leaves out.

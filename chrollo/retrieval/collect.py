@@ -20,35 +20,11 @@ from functools import reduce
 from itertools import filterfalse, repeat
 from operator import or_
 
-from ..fileformat import (FRONTMATTER_HEAD, FRONTMATTER_LINES, FRONTMATTER_MAX, file_key, frontmatter_end_in,
-                          frontmatter_head_short)
+from ..fileformat import FRONTMATTER_LINES, file_key, frontmatter_end
+from ..rg import rows_after
 from ..terms import Forms, _parts
 from . import tuning
 from .query import present
-
-
-def frontmatter_end(path: bytes) -> int:
-    """The line (1-based) of the ``---`` closing the file's frontmatter, 0 if it has none —
-    where fileformat.parse_frontmatter puts it, from the file's head only."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
-            head = os.read(fd, FRONTMATTER_HEAD)
-            if frontmatter_head_short(head):
-                head += os.read(fd, FRONTMATTER_MAX - FRONTMATTER_HEAD)  # (rare)
-        finally:
-            os.close(fd)
-    except OSError:
-        return 0
-    return frontmatter_end_in(head)
-
-
-def rows_after(rows: bytes, end: int) -> bytes:
-    """``rows`` (in line order) without those on lines up to ``end``."""
-    pos, n = 0, len(rows)
-    while pos < n and int(rows[pos:rows.index(b":", pos)]) <= end:
-        pos = rows.index(b"\n", pos) + 1
-    return rows[pos:]
 
 
 class Collector:

@@ -52,7 +52,8 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
     if batches is not None and batches.done:  # the files the index rules out count as searched
         searched, complete = searched + batches.ruled_out, total
     short = complete < total or time.monotonic() >= stop
-    unreached = short and total > tuning.SELECT_AFTER and batches is None  # (an index would reach them)
+    # (an index would reach them — unless indexes are turned off)
+    unreached = short and total > tuning.SELECT_AFTER and batches is None and os.environ.get("CHROLLO_INDEX") != "0"
     if short:
         spec.warnings.append(f"deadline: searched the newest {complete} session files "
                              f"(of {total} listed) in full")

@@ -47,7 +47,7 @@ class SearchResult:
         self.vault = vault
         self.weights: dict = {}  # term -> the weight (idf) it carried; recall gates on it
         self.sessions = 0        # session files searched (the N of the idf); recall weighs unseen terms by it
-        self.unreached = False   # a deadline left sessions of a large vault unread: it has no usable index
+        self.unindexed = None    # a large vault read (or not reached) without a usable index: build one there
 
     def to_json(self) -> dict:
         out = {"query": self.query, "terms": self.terms, "expanded": self.expanded,

@@ -76,6 +76,7 @@ def _all_vaults(query: str, opts: SearchOptions) -> SearchResult:
         merged.total_matches += r.total_matches
         merged.sessions += r.sessions
         merged.warnings += [w for w in r.warnings if w not in merged.warnings]
+        merged.unindexed = merged.unindexed or r.unindexed
         for t, ss in r.expanded.items():
             merged.expanded[t] = list(dict.fromkeys(merged.expanded.get(t, []) + ss))
     merged.hits = sorted(merged.hits, key=lambda h: -h.score)[:opts.limit]
@@ -121,7 +122,8 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
         n_main, err = scan_indexed(col, scope, spec)
     else:
         n_main, err, unreached = scan_newest(col, scope.folder, spec, scope.include_peers, scope.stop)
-        result.unreached = unreached or scope.memo.get("unindexed", False)
+        if unreached or scope.memo.get("unindexed"):
+            result.unindexed = scope.vault
     errors = sample.errors + err
     if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
@@ -158,6 +160,8 @@ def _run_selected(result: SearchResult, q: Forms, scope: Scope, spec: ScanSpec, 
         raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
                            "Check the folder's permissions; `chrollo stats` lists what it can read.")
     idf = idf_of(chosen.df, chosen.n, q.terms, q.synonyms)
+    if scope.memo.get("unindexed"):
+        result.unindexed = scope.vault
     result.total_matches = col.total
     result.weights = dict(zip(q.terms, idf))
     result.sessions = chosen.n

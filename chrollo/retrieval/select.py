@@ -4,9 +4,9 @@ A vault of more than SELECT_AFTER session files is not read whole. Each file in 
 *file score* from what it holds, and ripgrep reads only the best SELECT_FILES files; the line
 ranking (rank.py) then runs on those, with the vault's own statistics:
 
-    holds(f, t)  f's index terms (index.terms_of of its bytes: every lowercase ASCII word
-                 and identifier piece) hold every word of one of t's forms (whole words,
-                 inflections, identifier spellings, identifier parts)
+    holds(f, t)  f's index terms (index.terms_of of its bytes after its frontmatter: every
+                 lowercase ASCII word and identifier piece) hold every word of one of t's
+                 forms (whole words, inflections, identifier spellings, identifier parts)
     N            the session files in scope; df(t) the files that hold t
     file score   Σ idf(t) over the terms f holds × r(f), r = 1 + RECENCY_BOOST ×
                  0.5 ^ (age / RECENCY_HALF_LIFE_DAYS) from the session time in its name
@@ -201,9 +201,9 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     """The files a search of a large vault reads (see the module doc), or None: the vault
     holds no more than SELECT_AFTER files, a form is one the index cannot answer (non-ASCII,
     too long), or — a search with a deadline — the vault has no usable index (the hook then
-    reads the newest sessions first). A complete search of a large vault without one builds
-    it first (CHROLLO_INDEX=0: reads every file instead). ``idf_of(df, n)``: the ranking's
-    term weights."""
+    reads the newest sessions first). A complete search of a large vault without one gets the
+    same files from one rg pass over the vault, and says a build is due (``scope.memo``'s
+    "unindexed"). ``idf_of(df, n)``: the ranking's term weights."""
     import os
 
     from ..layout import index_file
@@ -233,20 +233,16 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     if u is None:
         if scope.stop is not None:
             # (the index could not answer within a deadline — its order file or many files
-            # to read directly: a build brings it up to date, see recall's trace)
+            # to read directly: a build brings it up to date, see SearchResult.unindexed)
             scope.memo["unindexed"] = has_index
             return None
         if not _more_entries_than(folder, tuning.SELECT_AFTER):
             return None
-        files = _index.walk(folder, exclude, unsearchable)
-        if len(files) <= tuning.SELECT_AFTER:
+        n = len(_index.walk(folder, exclude, unsearchable))
+        if n <= tuning.SELECT_AFTER:
             return None
-        # (a large vault without a usable index: reading it whole is what building one costs,
-        # so its first complete search builds it — and every later one is fast)
-        if use_index and _index.ensure(vault, create=True) is not None:
-            u = indexed()
-        if u is None:
-            u = _index.scanned_universe(files, groups)
+        scope.memo["unindexed"] = use_index  # (a large vault without a usable index: build one)
+        u = _index.scanned_universe(n, groups, [folder], tuple(spec.globs), scope.timeout)
     if u.n <= tuning.SELECT_AFTER:
         return None
     df = u.df()

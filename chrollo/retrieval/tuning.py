@@ -30,7 +30,7 @@ BUCKET_KEEP = 256            # candidates kept per term mask
 LINES_PER_FILE_MASK = 8      # per file, candidates kept per term mask
 POOL = 300                   # candidates rescored exactly when common terms were left out
 # (Frontmatter rows never count: where a frontmatter ends is the format's fact, with its
-# limits — fileformat.FRONTMATTER_LINES/HEAD/MAX — see collect.frontmatter_end.)
+# limits — fileformat.FRONTMATTER_LINES/HEAD/MAX — see fileformat.frontmatter_end.)
 
 # ----------------------------------------------------------------------------- the sample
 # Among the first SAMPLE_AFTER entries of the vault folder (directory order, unrelated to
@@ -45,7 +45,7 @@ COMMON_RATE = 0.15           # occurrences per session (in the sample) that make
 # A vault of more than SELECT_AFTER session files is not read whole: rg reads the best
 # SELECT_FILES of them by what they hold (retrieval/select.py; from the index's postings when
 # there is one). SELECT_RARE: the files of the rarest terms scored one by one, up to this many.
-SELECT_AFTER = 8_000
+SELECT_AFTER = int(os.environ.get("CHROLLO_SELECT_AFTER", "8000"))  # (a knob for tests and ablations)
 SELECT_FILES = 1_000
 SELECT_RARE = 5_000
 SELECT_FIRST = 100           # with a deadline (the recall hook): the best files read first, in full
