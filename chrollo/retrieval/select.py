@@ -83,82 +83,47 @@ def best(u, weights: list, now: dt.datetime, want: int, keep=None) -> list:
 def _vouched_best(u, weights: list, w, r, want: int) -> list:
     """The ``want`` best vouched files as ``(-score, place in order, id)``, best first.
 
-    The files holding a rare term (the union of the rarest terms' files, up to SELECT_RARE)
-    are scored one by one. The others hold common terms only, and all files holding the same
-    ones score alike but for r, which only falls along the file-key order: so the sets of
-    common terms are taken heaviest first (:func:`_heaviest_first`), each set's files newest
-    first — those holding exactly that set: the files of a heavier set were taken before —,
-    and it stops once nothing left can beat the ``want``-th best found."""
-    k = len(weights)
-    sets, order, times, pos = u.sets, u.order, u.times, u.pos
-    by_size = sorted((i for i in range(k) if sets[i]), key=lambda i: len(sets[i]))
-    rare, union = [], set()
-    for i in by_size:
-        if len(union) + len(sets[i]) > tuning.SELECT_RARE:
-            break
-        rare.append(i)
-        union |= sets[i]
-    common = [i for i in by_size if i not in rare]
-    heap: list = []  # the best so far as (score, -place, id): a min-heap of the `want` best
-
-    def offer(score: float, p: int, fid: int) -> None:
-        item = (score, -p, fid)
-        if len(heap) < want:
-            heapq.heappush(heap, item)
-        elif item > heap[0]:
-            heapq.heapreplace(heap, item)
-
-    for fid in union:
-        m = 0
-        for i in range(k):
-            if fid in sets[i]:
-                m |= 1 << i
-        p = pos[fid]
-        offer(w(m) * r(times[p]), p, fid)
-    r_max = 1.0 + tuning.RECENCY_BOOST
-    seen = set(union)  # (files already scored)
-    for held in _heaviest_first(common, weights):
-        m = sum(1 << i for i in held)
-        top = w(m)
-        if len(heap) == want and heap[0][0] > top * r_max * (1 + 1e-9):
-            break  # (no file of a lighter set can beat the `want`-th best)
-        both = sets[held[0]]
-        for i in held[1:]:
-            both = both & sets[i]
-        fresh = both - seen
-        seen |= both
-        members = sorted(fresh, key=pos.__getitem__) if len(fresh) < 4 * want else \
-            filter(fresh.__contains__, order)
-        r_bound = r_max
-        for fid in members:
-            p = pos[fid]
-            t = times[p]
-            if t == t:
-                r_bound = r(t)
-            if len(heap) == want and heap[0][0] >= top * r_bound:
-                break  # (its later files are older: none can beat the `want`-th best)
-            offer(top * r(t), p, fid)
-    return [(-s, -negp, fid) for s, negp, fid in sorted(heap, reverse=True)]
+    Term at a time, the rarest (the heaviest) first, each term's files OR-ed into a mask per
+    file: a file none of the terms taken so far holds can score at most the weight of the
+    terms left × the largest r — so once ``want`` files are sure to score more (a score is
+    its weight × r ≥ its weight), the big sets of the common terms are only looked up for
+    the files already there, never walked. Then only the files whose weight could reach
+    the ``want``-th best are scored (r needs each one's time)."""
+    sets, times, pos = u.sets, u.times, u.pos
+    terms = sorted((i for i in range(len(weights)) if sets[i]), key=lambda i: (len(sets[i]), i))
+    r_max = next((r(t) for t in times if t == t), 1.0)  # (no vouched file is newer than the order's first)
+    acc: dict = {}
+    taken = 0
+    for j, i in enumerate(terms):
+        if len(acc) >= want and _wanted_weight(acc, w, want) > \
+                sum(weights[x] for x in terms[j:]) * r_max * (1 + 1e-9):
+            break  # (no file holding only the terms left can reach the `want`-th best)
+        bit, get, taken = 1 << i, acc.get, j + 1
+        for f in sets[i]:
+            acc[f] = get(f, 0) | bit
+    for i in terms[taken:]:
+        s, bit = sets[i], 1 << i
+        for f, m in acc.items():
+            if f in s:
+                acc[f] = m | bit
+    if not acc:
+        return []
+    floor = _wanted_weight(acc, w, want) / r_max  # (a weight under it cannot reach the `want`-th best)
+    good = {m for m in set(acc.values()) if w(m) >= floor * (1 - 1e-9)}
+    best = heapq.nlargest(want, ((w(m) * r(times[pos[f]]), -pos[f], f) for f, m in acc.items() if m in good))
+    return [(-sc, -negp, f) for sc, negp, f in best]
 
 
-def _heaviest_first(terms: list, weights: list):
-    """Every non-empty subset of ``terms`` (as a tuple), by the sum of their weights, heaviest
-    first: the whole set, then with the lightest left out, … (a lazy best-first walk over
-    the sets of terms left out; each subset comes once)."""
-    if not terms:
-        return
-    light = sorted(terms, key=lambda i: (weights[i], i))  # (left out first: the lightest)
-    n = len(light)
-    yield tuple(terms)
-    heap = [(weights[light[0]], (0,))]
-    while heap:
-        gone, out = heapq.heappop(heap)
-        if len(out) < n:
-            yield tuple(i for j, i in enumerate(light) if j not in out)
-        last = out[-1]
-        if last + 1 < n:
-            heapq.heappush(heap, (gone + weights[light[last + 1]], out + (last + 1,)))
-            heapq.heappush(heap, (gone - weights[light[last]] + weights[light[last + 1]], out[:-1] + (last + 1,)))
+def _wanted_weight(acc: dict, w, want: int) -> float:
+    """The ``want``-th largest weight of ``acc``'s masks (0 when there are fewer files)."""
+    from collections import Counter
+
+    seen = 0
+    for m, n in sorted(Counter(acc.values()).items(), key=lambda kv: -w(kv[0])):
+        seen += n
+        if seen >= want:
+            return w(m)
+    return 0.0
 
 
 class Selected:

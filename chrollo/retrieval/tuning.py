@@ -46,7 +46,7 @@ COMMON_RATE = 0.15           # occurrences per session (in the sample) that make
 # SELECT_FILES of them by what they hold (retrieval/select.py; from the index's postings when
 # there is one). SELECT_RARE: the files of the rarest terms scored one by one, up to this many.
 SELECT_AFTER = int(os.environ.get("CHROLLO_SELECT_AFTER", "8000"))  # (a knob for tests and ablations)
-SELECT_FILES = 1_000
+SELECT_FILES = 500
 SELECT_RARE = 5_000
 SELECT_FIRST = 100           # with a deadline (the recall hook): the best files read first, in full
 
