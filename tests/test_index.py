@@ -205,6 +205,10 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
     chrollo's own writes; for a file edited in place by hand, once the sweep has passed it or
     `chrollo index` ran (docs/index.md) — and no forgotten word is in the index's own files."""
     monkeypatch.setattr(index, "SWEEP", 7)
+    chosen: list = []  # (whether each search's selection came from the index)
+    real_universe = index.indexed_universe
+    monkeypatch.setattr(index, "indexed_universe",
+                        lambda *a, **kw: (u := real_universe(*a, **kw), chosen.append(u is not None and u.n > 12))[0])
     rng = random.Random(3030)
     vault = tmp_path / "vault"
     made = [_session(vault, rng, n) for n in range(30)]
@@ -283,6 +287,7 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
             assert w.encode() not in blob, (step, op, w)
     _assert_same(vault, "end", used)
     assert sum(used) > len(used) // 5  # the index was used (not bypassed) for many searches
+    assert sum(chosen) > len(chosen) // 2  # and the large vault's best files came from it
     assert forgotten
 
 

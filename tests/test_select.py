@@ -38,12 +38,11 @@ def _brute(files: list, weights: list, want: int) -> list:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_the_best_files_are_those_the_definition_ranks_first(seed, monkeypatch):
+def test_the_best_files_are_those_the_definition_ranks_first(seed):
     """Random files (some holding rare terms, most only common ones; equal times, names
     without a time, bad dates; vouched by the index or read directly): select.best gives what
     scoring every file and sorting gives, ties and all."""
     rng = random.Random(seed)
-    monkeypatch.setattr(tuning, "SELECT_RARE", rng.choice([0, 3, 20, 1000]))
     k = rng.randint(1, 6)
     weights = [rng.choice([0.3, 0.7, 1.1, 2.5, 4.0]) for _ in range(k)]
     share = [rng.choice([0.02, 0.1, 0.5, 0.9]) for _ in range(k)]

@@ -44,10 +44,9 @@ COMMON_RATE = 0.15           # occurrences per session (in the sample) that make
 # ----------------------------------------------------------------------------- the selection
 # A vault of more than SELECT_AFTER session files is not read whole: rg reads the best
 # SELECT_FILES of them by what they hold (retrieval/select.py; from the index's postings when
-# there is one). SELECT_RARE: the files of the rarest terms scored one by one, up to this many.
-SELECT_AFTER = int(os.environ.get("CHROLLO_SELECT_AFTER", "8000"))  # (a knob for tests and ablations)
-SELECT_FILES = 500
-SELECT_RARE = 5_000
+# there is one).
+SELECT_AFTER = int(os.environ.get("CHROLLO_SELECT_AFTER", "8000"))  # (knobs for tests and ablations)
+SELECT_FILES = int(os.environ.get("CHROLLO_SELECT_FILES", "300"))
 SELECT_FIRST = 100           # with a deadline (the recall hook): the best files read first, in full
 
 # ----------------------------------------------------------------------------- the deadline scan
