@@ -1227,19 +1227,9 @@ def _candidates(con, need: list, groups: list | None = None, most: int | None = 
     (``groups`` gets each list's own set). With ``most``: a list whose files number more is
     not decoded (turning 250,000 ids into a set costs the hook its deadline): raises _Many
     without ``groups``; with ``groups`` it is left out of the union and its set is None."""
-    import zlib
-
-    words = sorted({t for ts in need for t in ts})
-    blobs: dict = {}
-    for i in range(0, len(words), 500):
-        chunk = [w.decode("ascii") for w in words[i:i + 500]]
-        q = ",".join("?" * len(chunk))
-        for t, blob, crc in _post_rows(con, chunk):
-            if zlib.crc32(blob) != crc or len(blob) % 4:
-                return None  # a damaged row: not to be trusted
-            blobs.setdefault(t.encode("ascii"), []).append(blob)
-        for t, fid in con.execute(f"SELECT term, id FROM delta WHERE term IN ({q})", chunk):
-            blobs.setdefault(t.encode("ascii"), []).append(array("I", (fid,)).tobytes())
+    blobs = _postings(con, sorted({t for ts in need for t in ts}))
+    if blobs is None:
+        return None  # a damaged row: not to be trusted
     size = {t: sum(map(len, bs)) // 4 for t, bs in blobs.items()}
     found: dict = {}
 
@@ -1557,13 +1547,8 @@ def _holds(terms: set, group: list) -> bool:
 def term_groups(forms_per_term: list) -> list | None:
     """Each query term's forms as the index reads them (lists of terms a file needs all of), or
     None when one form cannot be answered by the index (non-ASCII, too long)."""
-    out = []
-    for forms in forms_per_term:
-        need = _needed_terms(forms)
-        if need is None:
-            return None
-        out.append(need)
-    return out
+    groups = [_needed_terms(forms) for forms in forms_per_term]
+    return None if None in groups else groups
 
 
 def _masks_of(items: list) -> list:
