@@ -1546,9 +1546,18 @@ def _holds(terms: set, group: list) -> bool:
 
 def term_groups(forms_per_term: list) -> list | None:
     """Each query term's forms as the index reads them (lists of terms a file needs all of), or
-    None when one form cannot be answered by the index (non-ASCII, too long)."""
-    groups = [_needed_terms(forms) for forms in forms_per_term]
-    return None if None in groups else groups
+    None when a form cannot be answered by the index (non-ASCII, too long). A spelling made of
+    one-character runs only (``v-4``, an identifier spelling of ``v4``) holds no index term:
+    it is left out (the term's other spellings stand for it); a term with no other: None."""
+    groups = []
+    for forms in forms_per_term:
+        if any(not f.isascii() or len(f) > MAX_TERM for f in forms):
+            return None
+        need = [t for t in map(form_terms, forms) if t is not None]
+        if not need:
+            return None
+        groups.append(need)
+    return groups
 
 
 def _masks_of(items: list) -> list:
