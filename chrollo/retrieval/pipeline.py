@@ -107,9 +107,10 @@ def _with_synonyms(result: SearchResult, idents: dict, scope: Scope, expander, o
 def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> list:
     """One pass: scan, collect and rank into ``result``; returns each term's document frequency.
 
-    ``shortcut``: a large vault is sampled first and its common terms left out of the main
-    scan (see scan.py); if the hits could have missed a line of common terms, the pass is
-    repeated without it.
+    A vault of more than SELECT_AFTER files is read at its best files only (select.py).
+    Otherwise, ``shortcut``: a vault of thousands is sampled first and its common terms left
+    out of the main scan (see scan.py); if the hits could have missed a line of common terms,
+    the pass is repeated without it.
     """
     spec = ScanSpec(scope, result.warnings)
     chosen = select.choose(q, scope, spec, lambda df, n: idf_of(df, n, q.terms, q.synonyms))
@@ -125,9 +126,8 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
         if unreached or scope.memo.get("unindexed"):
             result.unindexed = scope.vault
     errors = sample.errors + err
-    if col.total == 0 and errors and not any("stopped after" in w for w in result.warnings):
-        raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
-                           "Check the folder's permissions; `chrollo stats` lists what it can read.")
+    if not any("stopped after" in w for w in result.warnings):
+        _unreadable(col, errors)
     df, idf = _weights(col, sample, n_main, result)
     views: dict = {}
     result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
@@ -156,9 +156,7 @@ def _run_selected(result: SearchResult, q: Forms, scope: Scope, spec: ScanSpec, 
     if scope.stop is not None and read < len(chosen.paths):
         spec.warnings.append(f"deadline: read {read} of the {len(chosen.paths)} best session files "
                              f"(of {chosen.n})")
-    if col.total == 0 and errors:
-        raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
-                           "Check the folder's permissions; `chrollo stats` lists what it can read.")
+    _unreadable(col, errors)
     idf = idf_of(chosen.df, chosen.n, q.terms, q.synonyms)
     if scope.memo.get("unindexed"):
         result.unindexed = scope.vault
@@ -169,6 +167,13 @@ def _run_selected(result: SearchResult, q: Forms, scope: Scope, spec: ScanSpec, 
     result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
                        q.terms, scope.limit, scope.context, scope, scope.vault, views)
     return chosen.df
+
+
+def _unreadable(col: Collector, errors: list) -> None:
+    """Nothing found and rg said why: the folder could not be read (never "no matches")."""
+    if col.total == 0 and errors:
+        raise ChrolloError("rg_error", "ripgrep could not search the memory folder: " + errors[0],
+                           "Check the folder's permissions; `chrollo stats` lists what it can read.")
 
 
 def _batches(paths: list, growing: bool):
