@@ -8,7 +8,8 @@ Node B's vault gets --files session files totalling --mb megabytes (realistic tu
 secrets sprinkled in so redaction does work), or with --vault DIR real session files copied
 from DIR up to --mb. Per transport, B starts cold (no redaction cache, no manifest cache: its
 first publication redacts everything), then: A takes everything (first sync), re-syncs with
-nothing new, and takes one new turn appended to B's newest session. LAN: B runs `chrollo mesh
+nothing new, and takes one new turn (a Claude Code turn captured by the real Stop hook into a session of
+B's, so capture notes it as it does for any turn). LAN: B runs `chrollo mesh
 serve` (TLS 1.3), A runs `sync --all` (the server's redaction is inside A's time). Folder /
 git: B publishes (`sync --folder|--git`), A takes; each timed, and both together. Seconds
 and CPU seconds of both nodes (the share of a loaded machine's cores a run got does not
@@ -38,6 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hooks import claude_turn, run_hook  # noqa: E402
 from search import chrollo_cmd  # noqa: E402
 
 WORDS = ("deploy rollback migration index cache request retry timeout worker queue schema release "
@@ -214,7 +216,8 @@ def main() -> None:
         cp = time.perf_counter() - t0
         run("b", "mesh", "peers", "add", "--id", ids["a"], "--name", "a")
         rows = []
-        newest = max(vault.glob("*.md"))
+        turn = _capture(work, cmd, envs["b"])  # B's agent at work: its session is captured turn by turn
+        turn()
         for tr in ap_transports:
             for d in ("memories/peers", "state/mesh/peers"):
                 shutil.rmtree(work / "a" / d, ignore_errors=True)
@@ -237,9 +240,7 @@ def main() -> None:
                 run("a", "mesh", "sync", *where)  # a publishes its certificate
             for label in ("first sync", "re-sync (nothing new)", "one new turn"):
                 if label == "one new turn":
-                    with open(newest, "a") as fh:
-                        fh.write(f"\n[2026-10-01 12:00:{len(rows) % 60:02d}] [User]\none more {tr} turn: "
-                                 + " ".join(WORDS) + "\n\n")
+                    turn()  # (through capture, as a turn reaches the vault: the Stop hook)
                 took = 0.0, 0.0
                 if tr != "lan":
                     dt, _, dc = timed("b", "mesh", "sync", *where)
@@ -267,6 +268,25 @@ def main() -> None:
         if server:
             server.kill()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _capture(work: Path, cmd: list, env: dict):
+    """A function that adds one turn to a Claude Code transcript and runs the Stop hook on it
+    (real capture into B's vault: the first call creates the session's file, later ones append)."""
+    import uuid
+
+    sid, tr, n = str(uuid.uuid4()), work / "transcript.jsonl", [0]
+    stop = {"session_id": sid, "transcript_path": str(tr), "cwd": "/home/user/project",
+            "hook_event_name": "Stop", "stop_hook_active": False}
+
+    def turn() -> None:
+        recs = claude_turn(n[0], sid, time.time())
+        n[0] += 1
+        with open(tr, "a") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in recs)
+        run_hook(cmd + ["hook", "Stop", "--harness", "claude-code"],
+                 dict(stop, last_assistant_message=recs[-1]["message"]["content"][0]["text"]), env)
+    return turn
 
 
 def _fill(vault: Path, a) -> int:
