@@ -38,7 +38,7 @@ from ..redact import Redactor
 from ..sanitize import clean
 from . import identity as _identity
 from . import records as _records
-from .files import (MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
+from .files import (FILE_RE, MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
                     peer_folder_fd, session_key, sha_at, valid_file_name, write_at)
 
 KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
@@ -451,11 +451,26 @@ def verify_envelope(raw: bytes, pinned_id: str) -> dict:
 _SHA = re.compile(r"[0-9a-f]{64}")
 
 
+_SHAS = re.compile(r"[0-9a-f]{64}(?:\n[0-9a-f]{64})*")
+_NAMES = re.compile(f"(?:{FILE_RE.pattern})(?:\n(?:{FILE_RE.pattern}))*")
+
+
 def check_entries(entries) -> list:
+    """``entries`` if every one is {"name": a session file name, listed once, "sha256": 64 hex
+    digits, "size": 0..MAX_FILE}; else Refused, naming the first that is not."""
     if not isinstance(entries, list):
         raise Refused("manifest files is not a list")
     if len(entries) > MAX_FILES:
         raise Refused(f"manifest lists {len(entries)} files (at most {MAX_FILES})")
+    try:  # every entry at once, each test one pass in C (10,000 entries one by one: ~30 ms a sync)
+        names, sizes = [x["name"] for x in entries], [x["size"] for x in entries]
+        if (not entries or (_NAMES.fullmatch("\n".join(names)) and ".." not in "\n".join(names)
+                            and len(set(names)) == len(names) and {type(n) for n in sizes} == {int}
+                            and 0 <= min(sizes) and max(sizes) <= MAX_FILE
+                            and _SHAS.fullmatch("\n".join([x["sha256"] for x in entries])))):
+            return entries
+    except (TypeError, KeyError):
+        pass  # (the one by one check says which entry is wrong)
     seen = set()
     for x in entries:
         if not isinstance(x, dict):
@@ -471,6 +486,10 @@ def check_entries(entries) -> list:
         if not isinstance(sha, str) or not _SHA.fullmatch(sha):
             raise Refused(f"sha256 refused for {name}")
     return entries
+
+
+def _by_name(e: dict) -> str:
+    return e["name"]
 
 
 def _signed_at(m: dict) -> float | None:
@@ -603,9 +622,11 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         # by session key (a name without its slug): the owner forgot them (an honest peer drops
         # its copy, under any name), or a listed file now goes by another name (new redaction
         # rules, or a sender that published names as they were): one copy, the listed one
-        gone, renamed = {session_key(n) for n in m.get("withdrawn", [])}, {session_key(n) for n in listed}
         held, swept = _copies(fd, have, None if whole else known)
-        for name in [n for n in held if n not in listed]:
+        unlisted = [n for n in held if n not in listed]
+        gone = {session_key(n) for n in m.get("withdrawn", [])}
+        renamed = {session_key(n) for n in listed} if unlisted else ()  # (10,000 keys: only when asked)
+        for name in unlisted:
             key = session_key(name)
             if key in gone or key in renamed:
                 try:
@@ -627,15 +648,16 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             raise Refused(f"manifest signed {m.get('time')!s:.20}, more than {MAX_AGE // 86400} days ago: its "
                           "withdrawals are applied, nothing new is taken from it (a replayed old publication, "
                           "or the peer has not synced since)")
-        rules(reload=True)
+        forgot = rules(reload=True).files  # (forgotten_file's test without the bytes, as one set)
         take, used = [], 0
-        for e in sorted(m["files"], key=lambda e: e["name"], reverse=True):  # newest first
-            if forgotten_file(e["name"]):
+        for e in sorted(m["files"], key=_by_name, reverse=True):  # newest first
+            if e["name"] in forgot:
                 continue  # this user forgot it: `chrollo forget` outranks the mesh
-            if used + _blocks(e["size"]) > quota:
+            cost = _blocks(e["size"])
+            if used + cost > quota:
                 out["skipped_quota"] += 1
                 continue
-            used += _blocks(e["size"])
+            used += cost
             take.append(e)
         keep = {e["name"] for e in take}
         for name in sorted(set(held) - listed, reverse=True):  # copies it no longer lists: newest kept
@@ -657,9 +679,11 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             # — the shas differ where a `forget --lines` pattern was applied to the copy (an old
             # state holds one sha, or no stamp). A copy whose stamp is unchanged is not read
             # again (hashing every copy made each sync read the whole peer folder)
-            got = have.get(name)
+            got, now = have.get(name), held.get(name)
+            if got.__class__ is list and len(got) == 5 and got[0] == sha and now == got[2:]:
+                out["unchanged"] += 1  # (the common case, at no cost: untouched since it was written)
+                continue
             theirs, ours, *stamp = [got, got] if isinstance(got, str) else (got or [None, None])
-            now = held.get(name)
             if theirs == sha and now and (stamp == now or sha_at(fd, name) == ours):
                 out["unchanged"] += 1
                 if stamp != now:
