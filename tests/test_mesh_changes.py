@@ -159,3 +159,30 @@ def test_records_torn_or_left_from_before_are_not_trusted(node, tmp_path):
         else:
             open(log, "ab").write(damage)
         assert f"after {damage[:3]!r}".encode() in text_of(publish(node), target.name)
+
+
+def test_a_long_lived_publisher_patches_what_a_fresh_one_would_make(node, tmp_path):
+    """The LAN server publishes for every manifest asked and keeps what it made in memory;
+    after turns appended, a file added and one forgotten, its publication is the one a fresh
+    process makes from the files."""
+    from chrollo.mesh import manifests, records
+
+    vault, agent = node / "memories", Agent(node, tmp_path)
+    agent.turn("first prompt about the ingress controller")
+    settle(vault)
+    publish(node)
+
+    def fresh_and_kept():
+        kept = publish(node)
+        manifests._LAST.clear()
+        records._HELD.clear()
+        return kept, publish(node)
+    for step in ("turn", "hand-made file", "forgotten"):
+        if step == "turn":
+            agent.turn("second prompt about the helm chart")
+        elif step == "hand-made file":
+            (vault / "2026-09-02_100000_added00.md").write_text('---\nsession_id: "added00"\n---\n\nhand made\n')
+        else:
+            assert run(["forget", "s0000003", "--yes"], node).returncode == 0
+        kept, fresh = fresh_and_kept()
+        assert kept.entries == fresh.entries and kept.envelope == fresh.envelope and kept.real == fresh.real, step

@@ -205,6 +205,10 @@ def _held_back(name: str, origin: list, rules, memo: dict) -> bool:
 
 
 SWEEP = 1000        # own files a publication stats besides those the changes journal names
+# (home, vault) -> what this process's last publication made of its records: names, entries.
+# The LAN server publishes for every manifest asked; after a turn appended to a session, the
+# same files keep the same names, and only that file's entry is made again.
+_LAST: dict = {}
 RACY_NS = 10 ** 9   # a folder mtime read this soon after it changed may change again unseen
 
 
@@ -276,27 +280,14 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
         redact_batch(pool)
         while waiting:
             finish_batch(*waiting.pop(0))
-    listed = sorted(fresh)
-    names, taken = {}, set()  # file here -> its published name
-    for fname in listed:
-        if _held_back(fname, fresh[fname][4], privacy, memo):
-            held.add(fname)
-            kept.pop(fname, None)
-            continue
-        pub, n = published_name(fname, fresh[fname][5]), 0
-        while pub in taken or (pub != fname and not valid_file_name(pub)):  # (two titles slugged alike at one second)
-            n += 1
-            pub = f"{fname[:17]}_n{n}.md"
-        taken.add(pub)
-        names[fname] = pub
-    stems = {k[:-3]: v[:-3] for k, v in names.items()}
-    relinked = {}
-    for fname, pub in names.items():
+    def entry(fname: str, pub: str) -> dict:
+        """``fname``'s manifest entry as ``pub``; its links rewritten to what they name as published."""
         f = fresh[fname]
         sha, size, links = f[2], f[3], f[6]
         # a link names its target as published; one not published here, without its slug
         want = {k: stems.get(t) or (session_key(t + ".md")[:-3] if valid_file_name(t + ".md") else None)
                 for k, t in links.items()}
+        relinked.pop(pub, None)
         if want != links:
             if f[7] and f[7][0] == want and fname not in kept:
                 sha, size = f[7][1:3]
@@ -309,19 +300,57 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
                 fresh[fname] = f[:7] + [[want, sha, size]]
                 changed.add(fname)
             relinked[pub] = want
-        entries.append({"name": pub, "sha256": sha, "size": size})
+        return {"name": pub, "sha256": sha, "size": size}
+
+    scope = (frozenset(privacy.sessions), frozenset(privacy.files), tuple(privacy.exclude))
+    last = _LAST.pop((home, vault), None)
+    if last and not everything and last["records"] is fresh and last["scope"] == scope and all(
+            n in last["at"] and n in fresh and fresh[n][4:7] == last["parts"][n] for n in changed):
+        # the same files under the same names (a turn appended): only the changed entries again
+        names, taken, held, stems, relinked = last["names"], last["taken"], last["held"], last["stems"], last["relinked"]
+        entries, pieces, at, parts = last["entries"], last["pieces"], last["at"], last["parts"]
+        for fname in list(changed):
+            i = at[fname]
+            entries[i] = entry(fname, names[fname])
+            pieces[i] = _piece(entries[i])
+    else:
+        names, taken = {}, set()  # file here -> its published name
+        for fname in sorted(fresh):
+            if _held_back(fname, fresh[fname][4], privacy, memo):
+                held.add(fname)
+                kept.pop(fname, None)
+                continue
+            pub, n = published_name(fname, fresh[fname][5]), 0
+            while pub in taken or (pub != fname and not valid_file_name(pub)):  # (two titles slugged alike at one second)
+                n += 1
+                pub = f"{fname[:17]}_n{n}.md"
+            taken.add(pub)
+            names[fname] = pub
+        stems = {k[:-3]: v[:-3] for k, v in names.items()}
+        relinked, at = {}, {}
+        for fname, pub in names.items():
+            at[fname] = len(entries)
+            entries.append(entry(fname, pub))
+        pieces = [_piece(e) for e in entries]
+        parts = {n: fresh[n][4:7] for n in names}
+    for fname in changed:
+        if fname in parts:
+            parts[fname] = fresh[fname][4:7]
+    _LAST[(home, vault)] = {"records": fresh, "scope": scope, "names": names, "taken": taken, "held": held,
+                            "stems": stems, "relinked": relinked, "entries": entries, "pieces": pieces, "at": at,
+                            "parts": parts}
     _records.keep(cache, log, redactor.digest, fresh, changed, everything, log_lines)
     _vault.write_private(_layout.mesh_publish_state(home), json.dumps(state))
     real = {v: k for k, v in names.items()}
     withdrawn = withdrawn_names(set(taken), held)
-    files_json = json.dumps(entries, separators=(",", ":"))  # (10,000 entries: encoded once, for the digest and the manifest)
+    files_json = "[" + ",".join(pieces) + "]"  # (10,000 entries: encoded once, for the digest and the manifest)
     digest = hashlib.sha256((json.dumps([ident.id, name, withdrawn]) + files_json).encode()).hexdigest()
     pub_path = _layout.mesh_published(home)
     last = _vault.read_json(pub_path)
     signed = last.get("signed") if isinstance(last.get("signed"), (int, float)) else 0
     when = _clock.now().timestamp()
     if last.get("digest") == digest and isinstance(last.get("envelope"), str) and 0 <= when - signed < REFRESH:
-        return Publication(last["envelope"].encode(), entries, vault, redactor, kept, real, relinked)
+        return Publication(last["envelope"].encode(), list(entries), vault, redactor, kept, real, dict(relinked))
     # changed, or signed a day ago: signed again (receivers take nothing new from a
     # manifest older than MAX_AGE, so an honest node keeps its signature fresh)
     envelope, seq = _sign(ident, name, files_json, int(last.get("seq", 0)) + 1, withdrawn, when)
@@ -388,6 +417,11 @@ def _survey(vault: str, home: str, files: dict | None) -> tuple[list, bool, dict
             seen.append((fname, fpath, s if s is None or stat.S_ISREG(s.st_mode) else None))
     state["dir"] = mtime if mtime is not None and mtime < now - RACY_NS else None
     return seen, look is None, state
+
+
+def _piece(e: dict) -> str:
+    """A manifest entry as JSON, compact: ``json.dumps(e, separators=(",", ":"))``, 3× faster."""
+    return f'{{"name":{json.dumps(e["name"])},"sha256":"{e["sha256"]}","size":{e["size"]}}}'
 
 
 def withdrawn_names(published: set, held: set = frozenset()) -> list:

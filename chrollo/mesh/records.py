@@ -15,8 +15,26 @@ import os
 from .. import vault as _vault
 
 
+# path -> (the two files' stat, the records, log lines) as this process last read or kept them:
+# a long-lived process (the LAN server) does not read 10,000 records again while nobody else
+# wrote them. Taken out while the caller changes them, put back by :func:`keep`.
+_HELD: dict = {}
+
+
+def _stamp(path: str, log: str) -> tuple | None:
+    try:
+        a, b = os.stat(path), os.stat(log)
+    except OSError:
+        return None
+    return a.st_ino, a.st_size, a.st_mtime_ns, b.st_ino, b.st_size, b.st_mtime_ns
+
+
 def load(path: str, log: str, tag) -> tuple[dict | None, int]:
-    """(the records, how many lines the log holds); (None, 0) if they cannot be trusted."""
+    """(the records, how many lines the log holds); (None, 0) if they cannot be trusted.
+    The caller owns the dict it gets (it may change it, then :func:`keep` it)."""
+    held = _HELD.pop(path, None)
+    if held is not None and held[0] == (tag, _stamp(path, log)):
+        return held[1], held[2]
     whole = _vault.read_json(path)
     records = whole.get("records")
     if whole.get("tag") != tag or not isinstance(records, dict):
@@ -44,6 +62,7 @@ def keep(path: str, log: str, tag, records: dict, changed, whole: bool, log_line
     """Keep ``records``: whole (``whole``, or the log would outgrow a quarter of them), else
     only the ``changed`` keys appended to the log."""
     if not whole and not changed:
+        _HELD[path] = ((tag, _stamp(path, log)), records, log_lines)
         return
     if not whole and log_lines + len(changed) <= max(256, len(records) // 4):
         lines = "".join(json.dumps([k, records.get(k)]) + "\n" for k in sorted(changed))
@@ -56,7 +75,9 @@ def keep(path: str, log: str, tag, records: dict, changed, whole: bool, log_line
                 os.write(fd, lines.encode("utf-8", "surrogateescape"))  # (torn: the next load starts over)
             finally:
                 os.close(fd)
+            _HELD[path] = ((tag, _stamp(path, log)), records, log_lines + len(changed))
             return
     gen = os.urandom(8).hex()
     _vault.write_private(path, json.dumps({"tag": tag, "log": gen, "records": records}))
     _vault.write_private(log, gen + "\n")
+    _HELD[path] = ((tag, _stamp(path, log)), records, 0)
