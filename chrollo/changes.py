@@ -79,3 +79,18 @@ def since(vault: str, gen: str, offset: int, home: str | None = None) -> tuple[s
             return None  # (a damaged journal: no line of it is trusted)
         names.add(name)
     return names, offset + end
+
+
+def drop(home: str | None = None) -> None:
+    """Delete every journal (they hold file names, and a format-2 name holds its title's first
+    words): `chrollo forget` calls this; the next publication walks the vault and starts one."""
+    folder = _layout.mesh_changes_dir(home)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for n in names:
+        try:
+            os.unlink(os.path.join(folder, n))
+        except OSError:
+            pass

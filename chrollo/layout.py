@@ -320,10 +320,15 @@ def mesh_publish_state(home: str | None = None) -> str:
     return mesh_state("publish-state.json", home)
 
 
+def mesh_changes_dir(home: str | None = None) -> str:
+    """Where the journals of :func:`mesh_changes` live (``chrollo forget`` empties it)."""
+    return _state("mesh", "changes", home=home)
+
+
 def mesh_changes(vault: str, home: str | None = None) -> str:
     """The journal of the session files capture changed in ``vault`` since publishing last read
     it (chrollo/changes.py); it exists only once the mesh has published that vault."""
-    return _state("mesh", "changes", state_key(os.path.realpath(vault)) + ".log", home=home)
+    return os.path.join(mesh_changes_dir(home), state_key(os.path.realpath(vault)) + ".log")
 
 
 def mesh_published(home: str | None = None) -> str:

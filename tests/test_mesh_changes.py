@@ -183,6 +183,8 @@ def test_a_long_lived_publisher_patches_what_a_fresh_one_would_make(node, tmp_pa
         elif step == "hand-made file":
             (vault / "2026-09-02_100000_added00.md").write_text('---\nsession_id: "added00"\n---\n\nhand made\n')
         else:
+            assert os.path.exists(layout.mesh_changes(str(vault), str(node)))
             assert run(["forget", "s0000003", "--yes"], node).returncode == 0
+            assert not os.path.exists(layout.mesh_changes(str(vault), str(node)))  # (names hold titles)
         kept, fresh = fresh_and_kept()
         assert kept.entries == fresh.entries and kept.envelope == fresh.envelope and kept.real == fresh.real, step
