@@ -188,3 +188,44 @@ def test_a_long_lived_publisher_patches_what_a_fresh_one_would_make(node, tmp_pa
             assert not os.path.exists(layout.mesh_changes(str(vault), str(node)))  # (names hold titles)
         kept, fresh = fresh_and_kept()
         assert kept.entries == fresh.entries and kept.envelope == fresh.envelope and kept.real == fresh.real, step
+
+
+def test_a_copy_edited_here_is_taken_again_within_the_sweep_and_a_deleted_one_at_once(tmp_path, monkeypatch):
+    """A pull stats a peer's folder whole only when its mtime is not the one the last pull
+    left; a copy edited here in place is found by the sweep within copies / SWEEP pulls, a
+    copy deleted at the next pull."""
+    from chrollo.mesh import manifests
+    from chrollo.mesh.sync import sync
+
+    monkeypatch.setattr(manifests, "SWEEP", 10, raising=False)
+    homes = {n: tmp_path / n for n in ("alpha", "bravo")}
+    ids = {}
+    for n, h in homes.items():
+        p = run(["mesh", "init", "--name", n], h)
+        assert p.returncode == 0, p.stderr
+        ids[n] = p.stdout.strip()
+    for n, h in homes.items():
+        other = "bravo" if n == "alpha" else "alpha"
+        assert run(["mesh", "peers", "add", "--id", ids[other], "--name", other], h).returncode == 0
+    vault = homes["bravo"] / "memories"
+    vault.mkdir()
+    for i in range(N):
+        (vault / f"2026-09-01_10{i // 60:02d}{i % 60:02d}_s{i:07d}.md").write_text(
+            f'---\nsession_id: "s{i:07d}"\n---\n\n[2026-09-01 10:00:00] [User]\nold turn {i}\n')
+    shared = tmp_path / "shared"
+    shared.mkdir()
+
+    def on(node):
+        monkeypatch.setenv("CHROLLO_HOME", str(homes[node]))
+        return sync(folder=str(shared))["peers"][0]
+    for node in ("alpha", "bravo", "alpha", "bravo", "alpha"):
+        on(node)
+    copies = sorted((homes["alpha"] / "memories" / "peers" / "bravo").glob("*.md"))
+    assert len(copies) == N
+    last = copies[-1]  # out of the next pull's sweep
+    original = last.read_bytes()
+    last.write_bytes(original.replace(b"old turn", b"OLD TURN"))  # in place: the folder's mtime holds
+    taken = [on("alpha")["downloaded"] for _ in range(N // 10)]
+    assert taken[0] == 0 and sum(taken) == 1 and last.read_bytes() == original  # (no whole stat; within 3)
+    copies[0].unlink()
+    assert on("alpha")["downloaded"] == 1 and copies[0].exists()
