@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Mesh sync throughput (figures for closing notes): two paired nodes, real processes.
 
-    python bench/mesh.py [--mb 100] [--files 1000] [--transports lan,folder,git] [--vault DIR]
+    python bench/mesh.py [--mb 100] [--files 1000] [--transports lan,folder,git] [--vault DIR] [--repeat N]
     python bench/mesh.py --redaction [--mb 20] [--before REV] [--rounds 3] [--vault DIR]
 
 Node B's vault gets --files session files totalling --mb megabytes (realistic turns, a few
 secrets sprinkled in so redaction does work), or with --vault DIR real session files copied
 from DIR up to --mb. Per transport, B starts cold (no redaction cache, no manifest cache: its
 first publication redacts everything), then: A takes everything (first sync), re-syncs with
-nothing new, and takes one new turn appended to B's newest session. LAN: B runs `chrollo mesh
+nothing new, and takes one new turn (a Claude Code turn captured by the real Stop hook into a session of
+B's, so capture notes it as it does for any turn). LAN: B runs `chrollo mesh
 serve` (TLS 1.3), A runs `sync --all` (the server's redaction is inside A's time). Folder /
-git: B publishes (`sync --folder|--git`), A takes; each timed, and both together. Seconds
+git: B publishes (`sync --folder|--git`), A takes; each timed, and both together (with
+--repeat N, the re-sync and the new turn N times each: medians). Seconds
 and CPU seconds of both nodes (the share of a loaded machine's cores a run got does not
 count, what it did does). Baseline: `cp -r` of the vault in the same run.
 
@@ -31,6 +33,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,6 +41,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hooks import claude_turn, run_hook  # noqa: E402
 from search import chrollo_cmd  # noqa: E402
 
 WORDS = ("deploy rollback migration index cache request retry timeout worker queue schema release "
@@ -181,6 +185,7 @@ def main() -> None:
     ap.add_argument("--before", default="dd97a3df", help="the revision whose chrollo/redact.py is 'before'")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--vault", help="sync these real session files (*.md, up to --mb) instead of generated ones")
+    ap.add_argument("--repeat", type=int, default=1, help="re-syncs and new turns each timed this many times (medians)")
     a = ap.parse_args()
     if a.redaction:
         a.mb, a.files = a.mb or 20, a.files or 200
@@ -214,7 +219,8 @@ def main() -> None:
         cp = time.perf_counter() - t0
         run("b", "mesh", "peers", "add", "--id", ids["a"], "--name", "a")
         rows = []
-        newest = max(vault.glob("*.md"))
+        turn = _capture(work, cmd, envs["b"])  # B's agent at work: its session is captured turn by turn
+        turn()
         for tr in ap_transports:
             for d in ("memories/peers", "state/mesh/peers"):
                 shutil.rmtree(work / "a" / d, ignore_errors=True)
@@ -236,19 +242,21 @@ def main() -> None:
                     where = ["--git", str(work / "remote.git")]
                 run("a", "mesh", "sync", *where)  # a publishes its certificate
             for label in ("first sync", "re-sync (nothing new)", "one new turn"):
-                if label == "one new turn":
-                    with open(newest, "a") as fh:
-                        fh.write(f"\n[2026-10-01 12:00:{len(rows) % 60:02d}] [User]\none more {tr} turn: "
-                                 + " ".join(WORDS) + "\n\n")
-                took = 0.0, 0.0
+                runs = []  # (B's seconds, CPU; A's seconds, CPU, its result) of each repetition
+                for _ in range(1 if label == "first sync" else a.repeat):
+                    if label == "one new turn":
+                        turn()  # (through capture, as a turn reaches the vault: the Stop hook)
+                    b = timed("b", "mesh", "sync", *where) if tr != "lan" else (0.0, None, 0.0)
+                    dt, out, dc = timed("a", "mesh", "sync", *where)
+                    runs.append((b[0], b[2], dt, dc, out["peers"][0]))
+                med = lambda i: statistics.median(r[i] for r in runs)  # noqa: E731
+                label += f" (median of {len(runs)})" if len(runs) > 1 else ""
                 if tr != "lan":
-                    dt, _, dc = timed("b", "mesh", "sync", *where)
-                    rows.append((f"{tr}, {label}: B publishes (redact, seal, write)", dt, dc, None))
-                    took = dt, dc
-                dt, out, dc = timed("a", "mesh", "sync", *where)
-                rows.append((f"{tr}, {label}: A takes", dt, dc, out["peers"][0]))
+                    rows.append((f"{tr}, {label}: B publishes (redact, seal, write)", med(0), med(1), None))
+                rows.append((f"{tr}, {label}: A takes", med(2), med(3), runs[-1][4]))
                 if tr != "lan":
-                    rows.append((f"**{tr}, {label}: both**", dt + took[0], dc + took[1], None))
+                    both = [r[0] + r[2] for r in runs], [r[1] + r[3] for r in runs]
+                    rows.append((f"**{tr}, {label}: both**", statistics.median(both[0]), statistics.median(both[1]), None))
             if server:
                 server.kill()
                 server.wait()
@@ -267,6 +275,25 @@ def main() -> None:
         if server:
             server.kill()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _capture(work: Path, cmd: list, env: dict):
+    """A function that adds one turn to a Claude Code transcript and runs the Stop hook on it
+    (real capture into B's vault: the first call creates the session's file, later ones append)."""
+    import uuid
+
+    sid, tr, n = str(uuid.uuid4()), work / "transcript.jsonl", [0]
+    stop = {"session_id": sid, "transcript_path": str(tr), "cwd": "/home/user/project",
+            "hook_event_name": "Stop", "stop_hook_active": False}
+
+    def turn() -> None:
+        recs = claude_turn(n[0], sid, time.time())
+        n[0] += 1
+        with open(tr, "a") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in recs)
+        run_hook(cmd + ["hook", "Stop", "--harness", "claude-code"],
+                 dict(stop, last_assistant_message=recs[-1]["message"]["content"][0]["text"]), env)
+    return turn
 
 
 def _fill(vault: Path, a) -> int:

@@ -382,6 +382,10 @@ class Capture:
         self.state.pop("intent", None)
         if path is not None:
             self.state["file"] = str(path)
+            if path.parent == Path(vault):  # (the mesh publishes a vault's top folder only)
+                from .changes import note
+
+                note(vault, path.name)  # (its next publication reads what changed, not every file)
             # (an import brings the index up to date once, at its end; no index file, no
             # import of chrollo.index: 1 ms of every turn where there is none)
             if self.indexes is None and os.path.isfile(_layout.index_file(vault)):

@@ -954,23 +954,10 @@ def mesh_sync(peer, all_, remote, folder, dir_, timeout, as_json):
     certificate it has seen (a peer's first publication shows it): right after pairing, run
     it on each side, then once more. Without them it pulls from the peers' LAN servers.
     """
-    if remote and folder:
-        raise UsageError("pick one transport: --git or --folder", kind="bad_usage")
-    if peer and all_:
-        raise UsageError("name one peer, or pass --all", kind="bad_usage")
-    if not (remote or folder) and not (peer or all_):
-        raise UsageError("name one peer, or pass --all", "chrollo mesh sync --all", kind="bad_usage")
-    from .mesh.sync import sync
+    from .console import run_mesh_sync
 
-    result = sync(peer, folder=folder, remote=remote, vault=dir_, timeout=timeout)
-    if as_json:
-        _dump(result)
-    else:
-        from .output import sync_lines
-
-        _echo_streams(sync_lines(result, remote or folder))
-    if result["errors"] or any(r["errors"] for r in result["peers"]):
-        sys.exit(1)
+    sys.exit(run_mesh_sync({"peer": peer, "all_": all_, "remote": remote, "folder": folder, "dir_": dir_,
+                            "timeout": timeout, "as_json": as_json}))
 
 
 @mesh.command("status")

@@ -1,4 +1,5 @@
-"""What every command prints through: the output contract's primitives and `chrollo search`.
+"""What every command prints through: the output contract's primitives, `chrollo search`,
+`chrollo sessions` and `chrollo mesh sync`.
 
 stdout is data (one JSON object with ``--json``), stderr is diagnostics; an expected failure
 is the error envelope and exit code 1 or 2. Both front doors — the click-free one in
@@ -153,3 +154,35 @@ def run_sessions(opts: dict) -> None:
     filtered = bool(opts["project"] or opts["harness"] or opts["peer"] or opts["since"] or opts["until"])
     for note in sessions_notes(listing, filtered, opts["limit"]):
         say(note)
+
+
+def run_mesh_sync(opts: dict) -> int:
+    """`chrollo mesh sync`, whichever parser read the command line (entry.MESH_SYNC_DEFAULTS);
+    returns the exit code: 1 if a peer failed. (A sync tool may run it every few seconds:
+    click's import alone was a fifth of a sync with nothing new.)"""
+    from .errors import UsageError
+
+    peer, remote, folder = opts["peer"], opts["remote"], opts["folder"]
+    if remote and folder:
+        raise UsageError("pick one transport: --git or --folder", kind="bad_usage")
+    if peer and opts["all_"]:
+        raise UsageError("name one peer, or pass --all", kind="bad_usage")
+    if not (remote or folder) and not (peer or opts["all_"]):
+        raise UsageError("name one peer, or pass --all", "chrollo mesh sync --all", kind="bad_usage")
+    import gc
+
+    # A sync makes 10,000s of small records that live to its end, and the cyclic collector
+    # walked them again and again (10-25 % of a sync of 10,000 files); this process is short
+    # and what it makes is freed by reference counting (`mesh serve` keeps the collector).
+    gc.disable()
+    from .mesh.sync import sync
+
+    result = sync(peer, folder=folder, remote=remote, vault=opts["dir_"], timeout=opts["timeout"])
+    if opts["as_json"]:
+        dump(result)
+    else:
+        from .output import sync_lines
+
+        for stream, text in sync_lines(result, remote or folder):
+            (sys.stderr if stream == "err" else sys.stdout).write(text + "\n")
+    return 1 if result["errors"] or any(r["errors"] for r in result["peers"]) else 0

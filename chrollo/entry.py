@@ -7,7 +7,8 @@ sessions. So a well-formed ``search`` or ``sessions`` command line is parsed her
 table of its options (:data:`FAST`); anything else — ``--help``, an unknown option, a bad
 value, any other command — goes to the click CLI in ``cli.py``, which owns help and usage
 errors. Both paths run the same ``console.run_search`` / ``console.run_sessions``, so their
-output cannot drift apart. ``chrollo hook``
+output cannot drift apart; ``chrollo mesh sync`` likewise (``console.run_mesh_sync``: a sync
+tool or a timer may run it every few seconds). ``chrollo hook``
 and ``chrollo mcp [--dir PATH]`` (started by harnesses that will not wait for a slow MCP
 server) never load click either.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from .console import dump, fail, missing_module, run_search, run_sessions
+from .console import dump, fail, missing_module, os_error, run_mesh_sync, run_search, run_sessions
 from .errors import ChrolloError
 
 # search's options: name -> (dest, converter or None for a flag). Mirrors cli.search.
@@ -106,9 +107,36 @@ def _parse(args: list, options: dict, defaults: dict) -> dict | None:
     return opts
 
 
-# The commands parsed here: name -> (options, defaults, parser, runner).
+def _seconds(value: str) -> float:
+    """--timeout for mesh sync (click's FloatRange(1, None)): under a second is click's to refuse."""
+    t = float(value)
+    if not t >= 1:
+        raise ValueError(value)
+    return t
+
+
+# mesh sync's options, likewise. Mirrors cli.mesh_sync.
+MESH_SYNC_OPTIONS = {"--all": ("all_", None), "--git": ("remote", str), "--folder": ("folder", str),
+                     "--dir": ("dir_", str), "--timeout": ("timeout", _seconds), "--json": ("as_json", None)}
+MESH_SYNC_DEFAULTS = {"all_": False, "remote": None, "folder": None, "dir_": None, "timeout": 1800.0,
+                      "as_json": False}
+
+
+def parse_mesh_sync(args: list) -> dict | None:
+    """The `mesh sync` arguments as keyword arguments (``peer``: NAME|ID or None), or None
+    when click should handle them."""
+    opts = _parse(args, MESH_SYNC_OPTIONS, MESH_SYNC_DEFAULTS)
+    if opts is None or len(opts["query"]) > 1:
+        return None
+    opts["peer"] = (opts.pop("query") or [None])[0]
+    return opts
+
+
+# The commands parsed here: name -> (options, defaults, parser, runner; the runner's return is
+# the exit code, None for 0).
 FAST = {"search": (SEARCH_OPTIONS, SEARCH_DEFAULTS, parse_search, lambda o: run_search(o.pop("query"), o)),
-        "sessions": (SESSIONS_OPTIONS, SESSIONS_DEFAULTS, parse_sessions, run_sessions)}
+        "sessions": (SESSIONS_OPTIONS, SESSIONS_DEFAULTS, parse_sessions, run_sessions),
+        "mesh sync": (MESH_SYNC_OPTIONS, MESH_SYNC_DEFAULTS, parse_mesh_sync, run_mesh_sync)}
 
 
 def parse_mcp(args: list) -> str | None:
@@ -133,8 +161,9 @@ def main(argv=None) -> None:
         from .mcp_server import run
 
         return run(mcp_dir or None)
-    command = FAST.get(args[0]) if args else None
-    fast = command[2](args[1:]) if command else None
+    sync = args[:2] == ["mesh", "sync"]
+    command = FAST.get("mesh sync" if sync else args[0]) if args else None
+    fast = command[2](args[2 if sync else 1:]) if command else None
     if fast is None:
         try:
             from .cli import main as click_main
@@ -142,7 +171,7 @@ def main(argv=None) -> None:
             fail(missing_module(e) or ChrolloError("internal", str(e)), "--json" in args)
         return click_main(args)
     try:
-        command[3](fast)
+        code = command[3](fast)
     except ChrolloError as e:
         fail(e, fast["as_json"])
     except BrokenPipeError:
@@ -150,9 +179,11 @@ def main(argv=None) -> None:
         sys.exit(0)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as e:  # (as cli.main: a file the system refused is an error, not a bug)
+        fail(os_error(e), fast["as_json"])
     except Exception as e:  # a bug: keep the envelope promise, then show the traceback
         if fast["as_json"]:
             dump(ChrolloError("internal", f"{type(e).__name__}: {e}",
                               "This is a bug in chrollo; please report it with the command you ran.").as_dict())
         raise
-    sys.exit(0)
+    sys.exit(code or 0)

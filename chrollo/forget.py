@@ -64,10 +64,12 @@ def forget(targets=(), since: str | None = None, until: str | None = None, proje
     else:
         _forget_sessions(vault, files, report)
     if not dry_run:
+        from .changes import drop as drop_changes
         from .listing import drop
         from .receipts import forget as forget_receipts
 
         drop()  # (cached listings hold file names; a format-2 name holds the title)
+        drop_changes()  # (so do the mesh's journals of changed files)
         report.receipts = forget_receipts(
             paths=[s["path"] for s in report.sessions], sessions=[s["session_id"] for s in report.sessions],
             pattern=pattern if report.lines or report.pattern is not None else None)
@@ -273,9 +275,11 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
                     pass
             _drop_state(sid)
     if removed:
+        from .changes import drop as drop_changes
         from .listing import drop
 
         drop()
+        drop_changes()
     from .receipts import forget as forget_receipts
 
     forget_receipts(paths=removed, sessions=ids)

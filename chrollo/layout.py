@@ -39,6 +39,9 @@ writer's locks by the names below). See docs/design.md §3.
     mesh/...                 the mesh's caches, its peers' manifests and its status
     mesh/redacted.sqlite     publishing's redaction cache: content sha256 -> redacted bytes
     mesh/detect-secrets-rules.json   detect-secrets' detector regexes as data (its version's)
+    mesh/changes/<key>.log   session files capture changed since the last publication (chrollo/changes.py)
+    mesh/manifest-cache.json, .log   publishing's record of each own file (the .log: records changed since)
+    mesh/publish-state.json  where publishing left off: the changes journal read, the sweep, the vault's mtime
     locks/                   capture-XX, write-XX (256 shards each), forgotten
 
 **Lock order.** A process holding several of these locks takes them in this order and never
@@ -303,7 +306,30 @@ def mesh_state(name: str, home: str | None = None) -> str:
 
 
 def mesh_manifest_cache(home: str | None = None) -> str:
+    """Publishing's record of each own session file (stat, hashes, published name's parts)."""
     return mesh_state("manifest-cache.json", home)
+
+
+def mesh_manifest_log(home: str | None = None) -> str:
+    """The records changed since :func:`mesh_manifest_cache` was written whole (JSON lines)."""
+    return mesh_state("manifest-cache.log", home)
+
+
+def mesh_publish_state(home: str | None = None) -> str:
+    """Where publishing left off (chrollo/mesh/manifests.py): the changes journal's generation
+    and offset, the sweep's position, the vault folder's mtime, the last full walk."""
+    return mesh_state("publish-state.json", home)
+
+
+def mesh_changes_dir(home: str | None = None) -> str:
+    """Where the journals of :func:`mesh_changes` live (``chrollo forget`` empties it)."""
+    return _state("mesh", "changes", home=home)
+
+
+def mesh_changes(vault: str, home: str | None = None) -> str:
+    """The journal of the session files capture changed in ``vault`` since publishing last read
+    it (chrollo/changes.py); it exists only once the mesh has published that vault."""
+    return os.path.join(mesh_changes_dir(home), state_key(os.path.realpath(vault)) + ".log")
 
 
 def mesh_published(home: str | None = None) -> str:
@@ -324,8 +350,25 @@ def mesh_git_mirror(remote_key: str, home: str | None = None) -> str:
 
 
 def mesh_peer_record(peer_id: str, home: str | None = None) -> str:
+    """What was taken from a peer: its last manifest's seq and sha256, its folder's mtime."""
     return _state("mesh", "peers", f"{peer_id}.json", home=home)
 
 
+def mesh_peer_files(peer_id: str, home: str | None = None) -> str:
+    """Each copy taken from a peer (its sha256 there and here, its stat), written whole."""
+    return _state("mesh", "peers", f"{peer_id}.files.json", home=home)
+
+
+def mesh_peer_files_log(peer_id: str, home: str | None = None) -> str:
+    """The changes to :func:`mesh_peer_files` since it was written whole (JSON lines)."""
+    return _state("mesh", "peers", f"{peer_id}.files.log", home=home)
+
+
 def mesh_folder_index(folder_key: str, home: str | None = None) -> str:
+    """What this node wrote into a shared folder (chrollo/mesh/folder.py), written whole."""
     return _state("mesh", "folders", f"{folder_key}.json", home=home)
+
+
+def mesh_folder_log(folder_key: str, home: str | None = None) -> str:
+    """The changes to :func:`mesh_folder_index` since it was written whole (JSON lines)."""
+    return _state("mesh", "folders", f"{folder_key}.log", home=home)

@@ -100,7 +100,7 @@ def cached(folder: str, include_peers: bool) -> tuple[list, int]:
                     top = now
             if top is None:
                 return got["newest"], got["total"]
-            added = _carried(folder, got["dirs"][""], top)
+            added = created_since(folder, got["dirs"][""], top)
             if added is not None:
                 newest = sorted(set(got["newest"]).union(added), reverse=True)[:CACHE_NEWEST]
                 return newest, got["total"] + len(added)
@@ -119,7 +119,7 @@ def cached(folder: str, include_peers: bool) -> tuple[list, int]:
     return newest, len(files)
 
 
-def _carried(folder: str, listed_mtime: int, now_mtime: int) -> list | None:
+def created_since(folder: str, listed_mtime: int, now_mtime: int) -> list | None:
     """The names chrollo created in ``folder`` since it had ``listed_mtime``, if its creations
     noted since lead from that mtime to ``now_mtime`` unbroken (None if not)."""
     try:

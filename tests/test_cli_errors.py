@@ -122,18 +122,20 @@ def test_broken_pipe_is_quiet(home, tmp_path):
     assert p.stdout.startswith("---") and "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize("command", ["search", "sessions"])
+@pytest.mark.parametrize("command", ["search", "sessions", "mesh sync"])
 def test_fast_paths_mirror_the_click_commands(command):
-    """`chrollo search` and `chrollo sessions` skip importing click; their option tables must
-    match the click commands."""
+    """`chrollo search`, `chrollo sessions` and `chrollo mesh sync` skip importing click; their
+    option tables must match the click commands."""
     from chrollo.cli import cli
     from chrollo.entry import FAST
 
     options, defaults = FAST[command][:2]
-    click_opts = {o for p in cli.commands[command].params for o in getattr(p, "opts", []) if o.startswith("-")}
+    group, _, sub = command.partition(" ")
+    clicked = cli.commands[group].commands[sub] if sub else cli.commands[group]
+    click_opts = {o for p in clicked.params for o in getattr(p, "opts", []) if o.startswith("-")}
     assert click_opts == set(options)
-    for p in cli.commands[command].params:
-        if p.name != "query":
+    for p in clicked.params:
+        if p.name not in ("query", "peer"):  # (the positional words)
             default = None if type(p.default).__name__ == "Sentinel" else p.default  # click 8.3 UNSET
             assert (defaults[p.name] or None) == (default or None), p.name
 
@@ -157,6 +159,13 @@ def test_fast_paths_mirror_the_click_commands(command):
     ["sessions", "--peer", "a", "--no-peers"],
     ["sessions", "--peer", "nobody", "--json"],
     ["sessions", "stray"],
+    ["mesh", "sync", "--json"],
+    ["mesh", "sync", "--all"],
+    ["mesh", "sync", "--all", "--json"],
+    ["mesh", "sync", "laptop", "--all", "--json"],
+    ["mesh", "sync", "--git", "r", "--folder", "f", "--json"],
+    ["mesh", "sync", "--all", "--timeout", "0.5", "--json"],
+    ["mesh", "sync", "one", "two", "--json"],
 ])
 def test_fast_and_click_paths_agree(home, tmp_path, args):
     import subprocess

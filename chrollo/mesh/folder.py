@@ -9,8 +9,8 @@ the folder is never followed and never taken.
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -18,6 +18,7 @@ import stat
 from .. import vault as _vault
 from .files import (BATCH_BYTES, BATCH_FILES, MAX_OUTER, Refused, make_dir_at, open_dir, read_at, valid_blob_name,
                     write_at)
+from . import records as _records
 from .manifests import Source, TransportError, batches
 
 READERS = 4  # threads reading a peer's files (a file's open and read wait on the disk, not on Python)
@@ -32,10 +33,17 @@ def _root_fd(folder: str) -> int:
         raise TransportError(f"cannot open the shared folder {folder}: {e.strerror}") from None
 
 
+SWEEP = 1000  # own files on the medium a publication stats even in a folder nobody else touched
+INDEX = 2     # the format of the record of what this node wrote there
+
+
 def publish(folder: str, node_id: str, pub, home: str) -> int:
     """Bring ``<folder>/<node_id>/`` to ``pub`` (a sealed publication); returns how many files
-    were written. What this node wrote is remembered by (token, size, mtime): an unchanged file
-    is not rewritten, one someone else changed is."""
+    were written. What this node wrote is remembered ({name: [file on the medium, token,
+    size, mtime]}, and the folder's mtime after its last write): an unchanged file is not
+    rewritten, one someone else changed is. While the folder's mtime is the one this node
+    left (nobody added, removed or replaced a file there) an unchanged file is not even
+    stat'ed, except for a sweep of SWEEP files a publication (an edit in place)."""
     root = _root_fd(folder)
     try:
         fd = make_dir_at(root, node_id)
@@ -45,19 +53,32 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
     finally:
         os.close(root)
     written = 0
-    from ..layout import mesh_folder_index
+    from ..layout import mesh_folder_index, mesh_folder_log
 
-    index_path = mesh_folder_index(hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16], home)
-    index, fresh = _vault.read_json(index_path), {}
+    key = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
+    path, log = mesh_folder_index(key, home), mesh_folder_log(key, home)
+    index, log_lines = _records.load(path, log, INDEX)
+    whole, index = index is None, index or {}
+    head = index.get("") if isinstance(index.get(""), dict) else {}  # ("": not a file name)
+    index[""], changed = {}, {""}  # (until it is done: a publication that fails midway trusts nothing)
     try:
+        trusted = not whole and head.get("dir") == os.fstat(fd).st_mtime_ns
+        order = sorted(e["name"] for e in pub.entries)
+        at = bisect.bisect_right(order, head.get("sweep") or "") if trusted else 0
+        swept = (order[at:] + order[:at])[:SWEEP]
+        sweep = set(swept)
         for e in pub.entries:
-            real, name, token = e["name"], e["blob"], e["token"]
+            real, token = e["name"], e["token"]
+            rec = index.get(real)
+            if trusted and rec and rec[1] == token and real not in sweep:
+                continue  # as this node wrote it, in a folder nobody else touched
+            name = rec[0] if rec and rec[1] == token else pub.blob(real)
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                stamp = [token, st.st_size, st.st_mtime_ns]
+                stamp = [name, token, st.st_size, st.st_mtime_ns]
             except OSError:
                 stamp = None
-            if stamp is None or index.get(name) != stamp:
+            if stamp is None or rec != stamp:
                 try:
                     data = pub.data(real)
                     _clear(fd, name, dirs_only=True)
@@ -65,13 +86,20 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
                 except Refused:
                     continue  # changed while publishing: the next round carries it
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                stamp = [token, st.st_size, st.st_mtime_ns]
+                stamp = [name, token, st.st_size, st.st_mtime_ns]
                 written += 1
-            fresh[name] = stamp
-        listed = set(fresh)
-        for name in os.listdir(fd):
-            if name != MANIFEST and name not in listed and not name.startswith("."):
-                _clear(fd, name)  # ours to tidy: someone else's file, or an old one
+            if rec != stamp:
+                index[real] = stamp
+                changed.add(real)
+        listed = set(order)
+        for real in [n for n in index if n and n not in listed]:  # no longer published: its file goes
+            _clear(fd, index.pop(real)[0])
+            changed.add(real)
+        if not trusted:
+            mine = {index[n][0] for n in listed if n in index}
+            for name in os.listdir(fd):
+                if name != MANIFEST and name not in mine and not name.startswith("."):
+                    _clear(fd, name)  # ours to tidy: someone else's file, or an old one
         try:
             current = read_at(fd, MANIFEST, MAX_OUTER)
         except (OSError, Refused):
@@ -79,11 +107,11 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
         if current != pub.envelope:
             _clear(fd, MANIFEST, dirs_only=True)
             write_at(fd, MANIFEST, pub.envelope)
+        index[""] = {"dir": os.fstat(fd).st_mtime_ns, "sweep": swept[-1] if swept else ""}
     finally:
         os.close(fd)
-        if fresh != index:
-            _vault.make_private_dirs(os.path.dirname(index_path))
-            _vault.write_private(index_path, json.dumps(fresh))
+        _vault.make_private_dirs(os.path.dirname(path))
+        _records.keep(path, log, INDEX, index, changed, whole, log_lines)
     return written
 
 

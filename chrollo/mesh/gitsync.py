@@ -138,7 +138,7 @@ def publish(repo: Repo, node_id: str, pub) -> bool:
             except Refused:
                 continue
             oid = _blob_oid(data)
-        rows.append([e["name"], e["token"], oid, data, e["blob"]])
+        rows.append([e["name"], e["token"], oid, data, pub.blob(e["name"])])
     # every blob is checked, cached ones too: one the mirror lacks (pruned, or a mirror made
     # afresh) is written again rather than named in a tree git cannot build
     ids = list(dict.fromkeys(r[2] for r in rows))

@@ -125,10 +125,13 @@ class SealedPublication:
         self.envelope = json.dumps({"v": 2, "sealed": SCHEME, "cert": ident.cert_pem.decode(), "keys": keys,
                                     "box": base64.b64encode(seal(self.key, "manifest.json", pub.envelope)).decode(),
                                     "names": "opaque"}).encode()
-        # per file: its opaque name on the medium, and a token that changes exactly when its
-        # sealed bytes do
-        self.entries = [{"name": e["name"], "blob": blob_name(self.key, e["name"]),
-                         "token": f"{self.kid}:{e['sha256']}"} for e in pub.entries]
+        # per file: a token that changes exactly when its sealed bytes do (its opaque name on
+        # the medium, :meth:`blob`, is asked only for the files a transport writes)
+        self.entries = [{"name": e["name"], "token": f"{self.kid}:{e['sha256']}"} for e in pub.entries]
+
+    def blob(self, name: str) -> str:
+        """The opaque name the session file ``name`` has on the medium."""
+        return blob_name(self.key, name)
 
     def data(self, name: str) -> bytes:
         """The sealed bytes of the session file ``name`` (its real name)."""
@@ -138,8 +141,11 @@ class SealedPublication:
 class SealedSource(Source):
     """Opens what a raw shared-medium source holds for this node; learns paired peers' certs."""
 
-    def __init__(self, raw: Source, ident):
+    def __init__(self, raw: Source, ident, read: "SealedSource | None" = None):
         self.raw, self.ident = raw, ident
+        # peer ID -> (a manifest's bytes, its checked outer envelope); ``read``: a source of
+        # the same medium read earlier in this sync (the same bytes are not checked twice)
+        self.seen: dict = read.seen if read is not None else {}
         self.keys: dict = {}
         self.opaque: dict = {}  # peer ID -> its files go by opaque names (older nodes: real names)
         self.notes: dict = {}
@@ -148,6 +154,13 @@ class SealedSource(Source):
         raw = self.raw.manifest(peer_id)
         if raw is None:
             return None
+        if peer_id in self.seen and self.seen[peer_id][0] == raw:
+            return self.seen[peer_id][1]
+        env = self._check(raw, peer_id)
+        self.seen[peer_id] = (raw, env)
+        return env
+
+    def _check(self, raw: bytes, peer_id: str) -> dict:
         env = bounded_json(raw, MAX_OUTER, depth=3)
         if not isinstance(env, dict) or env.get("sealed") != SCHEME or not isinstance(env.get("cert"), str) \
                 or not isinstance(env.get("keys"), dict) or not isinstance(env.get("box"), str):

@@ -70,8 +70,6 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
                 out["peers"].append(pull(cfg.name, p, source, vault, home, "lan", timeout))
             finally:
                 source.close()
-    if any(p.get("downloaded") for p in out["peers"]):
-        os.sync()  # received files are renamed into place unsynced; one flush for the whole run
     from ..layout import index_file
 
     if os.path.isfile(index_file(vault)):  # (what was received goes into the search index, if there is one;
@@ -102,5 +100,5 @@ def _shared(out: dict, ident, cfg, peers: list, vault: str, home: str, source, p
         out["sealed_for"] = sorted(cfg.by_id()[k]["name"] for k, v in certs.items() if v)
     except TransportError as e:
         out["errors"].append(str(e))
-    after = SealedSource(source(), ident)
+    after = SealedSource(source(), ident, before)
     out["peers"] = [pull(cfg.name, p, after, vault, home, out["transport"], timeout) for p in peers]

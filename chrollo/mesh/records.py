@@ -1,0 +1,83 @@
+"""Records of 10,000 files kept without rewriting 10,000 of them for one change.
+
+A set of records (``{key: JSON value}``) lives in two owner-only files: the records written
+whole (``{"tag", "log", "records"}``), and a log of the ones changed since (a first line
+naming the whole file it follows, then ``[key, value or null]`` a line). A change appends
+lines; the records are written whole again when the log outgrows a quarter of them. Reading
+gives None — start over — for another ``tag`` (e.g. new redaction rules), a log torn or left
+from before the records were last written whole (a crash between the two writes).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from .. import vault as _vault
+
+
+# path -> (the two files' stat, the records, log lines) as this process last read or kept them:
+# a long-lived process (the LAN server) does not read 10,000 records again while nobody else
+# wrote them. Taken out while the caller changes them, put back by :func:`keep`.
+_HELD: dict = {}
+
+
+def _stamp(path: str, log: str) -> tuple | None:
+    try:
+        a, b = os.stat(path), os.stat(log)
+    except OSError:
+        return None
+    return a.st_ino, a.st_size, a.st_mtime_ns, b.st_ino, b.st_size, b.st_mtime_ns
+
+
+def load(path: str, log: str, tag) -> tuple[dict | None, int]:
+    """(the records, how many lines the log holds); (None, 0) if they cannot be trusted.
+    The caller owns the dict it gets (it may change it, then :func:`keep` it)."""
+    held = _HELD.pop(path, None)
+    if held is not None and held[0] == (tag, _stamp(path, log)):
+        return held[1], held[2]
+    whole = _vault.read_json(path)
+    records = whole.get("records")
+    if whole.get("tag") != tag or not isinstance(records, dict):
+        return None, 0
+    try:
+        with open(log, "rb") as fh:
+            lines = fh.read().split(b"\n")
+    except OSError:
+        return None, 0
+    if lines[0].decode("ascii", "replace") != str(whole.get("log")) or lines[-1]:
+        return None, 0
+    try:
+        for line in lines[1:-1]:
+            key, value = json.loads(line)
+            if value is None:
+                records.pop(key, None)
+            else:
+                records[key] = value
+    except (ValueError, TypeError):
+        return None, 0
+    return records, len(lines) - 2
+
+
+def keep(path: str, log: str, tag, records: dict, changed, whole: bool, log_lines: int) -> None:
+    """Keep ``records``: whole (``whole``, or the log would outgrow a quarter of them), else
+    only the ``changed`` keys appended to the log."""
+    if not whole and not changed:
+        _HELD[path] = ((tag, _stamp(path, log)), records, log_lines)
+        return
+    if not whole and log_lines + len(changed) <= max(256, len(records) // 4):
+        lines = "".join(json.dumps([k, records.get(k)]) + "\n" for k in sorted(changed))
+        try:
+            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)  # (made with the records: owner-only)
+        except OSError:
+            fd = None
+        if fd is not None:
+            try:
+                os.write(fd, lines.encode("utf-8", "surrogateescape"))  # (torn: the next load starts over)
+            finally:
+                os.close(fd)
+            _HELD[path] = ((tag, _stamp(path, log)), records, log_lines + len(changed))
+            return
+    gen = os.urandom(8).hex()
+    _vault.write_private(path, json.dumps({"tag": tag, "log": gen, "records": records}))
+    _vault.write_private(log, gen + "\n")
+    _HELD[path] = ((tag, _stamp(path, log)), records, 0)
