@@ -41,6 +41,8 @@ import os
 import re
 import time
 from array import array
+from itertools import chain
+from operator import itemgetter
 
 from . import __version__
 from . import homedir as _home
@@ -64,6 +66,7 @@ SWEEP = 1000                 # indexed files a complete search stats to catch in
 RARE_FILES = 1000            # the recall hook reads the files of a query word this rare first
 HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
+RUN_CACHE = 200_000          # runs (and marks) whose terms a tokenising process keeps, ~20 MB
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
 VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
 
@@ -94,16 +97,10 @@ def db_path(vault: str) -> str:
 
 # ----------------------------------------------------------------------------- terms
 
-_piece_cache: dict = {}
-
-
 def _pieces(run: bytes) -> list:
     """The identifier parts rg's regex (rg.words_regex, ``parts``) can find in ``run``,
     lowercased — a superset: ``_part`` then end/``_``/uppercase, a run starting with the part
     then ``_``/uppercase, and ``…[a-z0-9]Part`` then end/``_``/uppercase (case-sensitive)."""
-    got = _piece_cache.get(run)
-    if got is not None:
-        return got
     out = []
     for s in run.split(b"_"):
         if len(s) < 3:
@@ -115,32 +112,67 @@ def _pieces(run: bytes) -> list:
                 out.append(s[:i])  # "_part" / "part" at the start, then an uppercase letter
             if i and (97 <= s[i - 1] <= 122 or 48 <= s[i - 1] <= 57):
                 out.append(s[i:ups[k + 1] if k + 1 < len(ups) else len(s)])  # "…xPart"
-    got = [p.lower() for p in out if 3 <= len(p) <= MAX_TERM]
-    if len(_piece_cache) > 200_000:
-        _piece_cache.clear()
-    _piece_cache[run] = got
-    return got
+    return [p.lower() for p in out if 3 <= len(p) <= MAX_TERM]
 
 
+class _RunTerms(dict):
+    """run -> what :func:`terms_of` takes from it, worked out on a miss: its lowercase (None when
+    shorter than MIN_TERM or longer than MAX_TERM); for a run with pieces (``_`` in it, or a
+    capital after its first character) a mark — the run behind a space, which no term holds —
+    kept in ``marks``, whose terms :class:`_MarkTerms` gives. (A file's runs are mostly words
+    seen before: one dict lookup each, in C.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.marks: set = set()
+
+    def __missing__(self, run: bytes):
+        if b"_" in run or run[1:] != run[1:].lower():
+            got = b" " + run
+            self.marks.add(got)
+        elif MIN_TERM <= len(run) <= MAX_TERM:
+            got = run.lower()
+        else:
+            got = None
+        self[run] = got
+        return got
+
+
+class _MarkTerms(dict):
+    """A run's mark (see :class:`_RunTerms`) -> its terms: the run's lowercase (within MIN_TERM
+    to MAX_TERM) and its :func:`_pieces`."""
+
+    def __missing__(self, mark: bytes) -> list:
+        if len(self) > RUN_CACHE:
+            self.clear()
+        run = mark[1:]
+        got = self[mark] = _pieces(run) + ([run.lower()] if MIN_TERM <= len(run) <= MAX_TERM else [])
+        return got
+
+
+_run_terms, _mark_terms = _RunTerms(), _MarkTerms()
 _RUN = re.compile(rb"[A-Za-z0-9_]+")
-# (over the distinct runs joined by spaces: the runs with "_" or a capital after their first
-# character — the only ones with pieces — and the runs too short or too long to be terms)
-_PIECEFUL = re.compile(rb"\b(?:[A-Za-z0-9]+[A-Z_]|_)\w*")
-_NOT_TERM = re.compile(rb"\b\w(?:\b|\w{%d,})" % MAX_TERM)
+_RUN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+# (every byte that cannot be in a run made a space: a file's runs are then what split() gives,
+# at a third of the cost of _RUN.findall)
+_SPACED = bytes(c if c in _RUN_BYTES else 32 for c in range(256))
 
 
 def terms_of(data: bytes) -> set:
-    """Every term a file's bytes hold (see the module doc), as ASCII bytes. (The work is done
-    by C: one ``findall``, a set, and regexes over the distinct runs; Python touches only the
-    runs that have pieces.)"""
-    runs = b" ".join(set(_RUN.findall(data)))
-    low = runs.lower()
-    out = set(low.split())
-    for r in _PIECEFUL.findall(runs):
-        out.update(_pieces(r))
-    bad = _NOT_TERM.findall(low)
-    if bad:
-        out.difference_update(bad)
+    """Every term a file's bytes hold (see the module doc), as ASCII bytes: each run, lowercased,
+    of MIN_TERM to MAX_TERM characters, and the :func:`_pieces` of the runs holding ``_`` or a
+    capital after their first character (the only ones with pieces). (The work is done by C:
+    a translate, a split, a dict lookup per run and set operations; Python works out a run's
+    terms the first time it is seen.)"""
+    if len(_run_terms) > RUN_CACHE:  # (between files: a mark in ``out`` must stay in ``marks``)
+        _run_terms.clear()
+        _run_terms.marks.clear()
+    out = set(map(_run_terms.__getitem__, data.translate(_SPACED).split()))
+    out.discard(None)
+    marks = out & _run_terms.marks
+    if marks:
+        out -= marks
+        out.update(chain.from_iterable(map(_mark_terms.__getitem__, marks)))
     return out
 
 
@@ -386,7 +418,7 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         for rows, postings, nbytes, size in _tokenised(todo):
             con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             _merge(con, postings)
-            words.update(postings)
+            words.update(map(itemgetter(0), postings))
             con.execute("COMMIT")  # (killed later, the index is right for what it holds)
             con.execute("BEGIN IMMEDIATE")
             done_bytes += size
@@ -476,13 +508,17 @@ def _tokenised(todo: list):
     import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(cores) as pool:
-        yield from pool.imap(_index_chunk, chunks)
+        yield from pool.imap_unordered(_index_chunk, chunks)
 
 
 def _index_chunk(items: list) -> tuple:
     """Read and tokenise ``items`` ((id, path, rel, folder id, size)): (their ``files`` rows,
-    term → ids (packed ``array('I')`` bytes), bytes read, bytes listed)."""
-    rows, post, nbytes = [], {}, 0
+    their postings as :func:`_merge` writes them (see :func:`_packed`), bytes read, bytes
+    listed). (Run in a worker: the parent is left only the inserts.)"""
+    from collections import defaultdict
+
+    rows, post, nbytes = [], defaultdict(list), 0
+    ids_of = post.__getitem__
     for fid, path, rel, did, _size in items:
         got = _read(path)
         seen = time.time_ns()
@@ -493,13 +529,9 @@ def _index_chunk(items: list) -> tuple:
         nbytes += len(data)
         rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0,
                      frontmatter_end_of(data)))
-        for t in terms_of(data):
-            ids = post.get(t)
-            if ids is None:
-                post[t] = array("I", (fid,))
-            else:
-                ids.append(fid)
-    return rows, {t: ids.tobytes() for t, ids in post.items()}, nbytes, sum(item[-1] for item in items)
+        for ids in map(ids_of, terms_of(data)):
+            ids.append(fid)
+    return rows, _packed(post), nbytes, sum(item[-1] for item in items)
 
 
 def _stat_of(st) -> tuple:
@@ -559,19 +591,23 @@ def _next_seg(con) -> int:
     return seg
 
 
-def _merge(con, postings: dict) -> None:
-    """Write ``postings`` (term → ids, an array) into post as a new segment."""
-    if not postings:
-        return
+def _packed(postings: dict) -> list:
+    """``postings`` (term bytes → file ids, a list or array) as post's rows: (term, ids as
+    ``array('I')`` bytes, their CRC32), in term order (a segment is then appended page after
+    page)."""
     import zlib
 
-    seg = _next_seg(con)
     rows = []
-    for t in sorted(postings):  # (in key order: appended, page after page)
-        ids = postings[t]
-        blob = ids if isinstance(ids, bytes) else ids.tobytes()
-        rows.append((t.decode("ascii"), seg, blob, zlib.crc32(blob)))
-    con.executemany("INSERT INTO post VALUES (?,?,?,?)", rows)
+    for t in sorted(postings):
+        blob = array("I", postings[t]).tobytes()
+        rows.append((t.decode("ascii"), blob, zlib.crc32(blob)))
+    return rows
+
+
+def _merge(con, packed: list) -> None:
+    """Write ``packed`` (:func:`_packed`'s rows) into post as a new segment."""
+    if packed:
+        con.executemany(f"INSERT INTO post(term, seg, ids, crc) VALUES (?1, {_next_seg(con):d}, ?2, ?3)", packed)
 
 
 def _fold_delta(con) -> None:
@@ -579,7 +615,7 @@ def _fold_delta(con) -> None:
     by: dict = {}
     for t, i in con.execute("SELECT term, id FROM delta"):
         by.setdefault(t.encode("ascii"), array("I")).append(i)
-    _merge(con, by)
+    _merge(con, _packed(by))
     con.execute("DELETE FROM delta")
 
 

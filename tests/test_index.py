@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -98,6 +99,55 @@ def test_terms_hold_every_form_rg_matches(tmp_path):
             assert set(need) <= terms_by_file[path], (form, path, Path(path).read_text())
         checked += len(matched)
     assert checked > 200  # (the check was not vacuous)
+
+
+# (the tokeniser as it was up to FORMAT 4: terms_of must give exactly its set, a faster way)
+_OLD_RUN = re.compile(rb"[A-Za-z0-9_]+")
+_OLD_PIECEFUL = re.compile(rb"\b(?:[A-Za-z0-9]+[A-Z_]|_)\w*")
+_OLD_NOT_TERM = re.compile(rb"\b\w(?:\b|\w{%d,})" % index.MAX_TERM)
+
+
+def _old_terms_of(data: bytes) -> set:
+    runs = b" ".join(set(_OLD_RUN.findall(data)))
+    low = runs.lower()
+    out = set(low.split())
+    for r in _OLD_PIECEFUL.findall(runs):
+        out.update(index._pieces(r))
+    return out - set(_OLD_NOT_TERM.findall(low))
+
+
+@pytest.mark.parametrize("cache", [index.RUN_CACHE, 5])
+def test_terms_are_the_old_tokenisers_exactly(cache, monkeypatch):
+    """On random identifier soup — mixed case, digits, underscores alone and in runs, runs of
+    1, 2, 3, 64, 65 and hundreds of characters, non-ASCII letters and bytes, every ASCII
+    punctuation and control byte — terms_of gives the same set as the regex tokeniser it
+    replaced (the index's contract with rg rests on that set); also when its cache of runs
+    is emptied every few files."""
+    monkeypatch.setattr(index, "RUN_CACHE", cache)
+    rng = random.Random(3001)
+    pieces = ["a", "B", "_", "__", "x1", "Z9", "HTTP", "Server", "get", "URL", "max_retries",
+              "loadSettings", "café", "naïve", "ÉCOLE", "日本", "\u00e9", "_CONFIGValue", "IMPORTANT",
+              "snake_Case_MIX", "aB", "Ab", "ABc", "abC", "0", "9x", "x" * 63, "y" * 64, "Q" * 65,
+              "w_" * 40, "Mixed" * 20]
+    glue = [" ", "-", ".", "\n", "\t", "/", "(", "'", "é", "\x00", "\x7f", "\x1c", "", ""]
+    checked = 0
+    for n in range(3000):
+        parts = []
+        for _ in range(rng.randint(0, 40)):
+            if rng.random() < 0.6:
+                w = rng.choice(pieces)
+            else:
+                w = "".join(rng.choice("aAbBzZ09_") for _ in range(rng.randint(1, 90)))
+            parts.append(w.swapcase() if rng.random() < 0.2 else w)
+            parts.append(rng.choice(glue))
+        data = "".join(parts).encode("utf-8")
+        if rng.random() < 0.1:  # (raw bytes too: not every file is UTF-8)
+            data += bytes(rng.randrange(256) for _ in range(rng.randint(1, 300)))
+        got, want = index.terms_of(data), _old_terms_of(data)
+        assert got == want, (data, got ^ want)
+        checked += len(want)
+    assert index.terms_of(b"") == set() == _old_terms_of(b"")
+    assert checked > 50_000
 
 
 def test_forms_the_index_cannot_answer():
