@@ -505,10 +505,18 @@ def _tokenised(todo: list):
     if cores < 2 or len(chunks) < 2 or sum(item[-1] for item in todo) < POOL_BYTES:
         yield from map(_index_chunk, chunks)
         return
+    import gc
     import multiprocessing
 
-    with multiprocessing.get_context("fork").Pool(cores) as pool:
-        yield from pool.imap_unordered(_index_chunk, chunks)
+    # (frozen: the collections of the workers — forked, and allocating a chunk's postings —
+    # and of the parent then skip the survey's objects; without it each worker's collections
+    # walked them all, writing into every page they share with the parent)
+    gc.freeze()
+    try:
+        with multiprocessing.get_context("fork").Pool(cores) as pool:
+            yield from pool.imap_unordered(_index_chunk, chunks)
+    finally:
+        gc.unfreeze()
 
 
 def _index_chunk(items: list) -> tuple:
