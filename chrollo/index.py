@@ -468,9 +468,9 @@ def _survey(con, vb: bytes, under: str | None) -> tuple:
         chunk = gone_dirs[k:k + 500]
         con.execute(f"DELETE FROM dirs WHERE id IN ({','.join('?' * len(chunk))})", chunk)
     next_id = (con.execute("SELECT max(id) FROM files").fetchone()[0] or 0) + 1
-    todo, here = [], set()
+    todo, here, cut = [], set(), len(vb) + 1
     for path, e in found:
-        rel = _rel(vb, path)
+        rel = path[cut:]  # (every path found is under the vault; its folder is what walk listed)
         try:
             st = e.stat(follow_symlinks=False)
         except OSError:
@@ -483,7 +483,7 @@ def _survey(con, vb: bytes, under: str | None) -> tuple:
             fid, next_id = next_id, next_id + 1
         else:
             fid = got[0]  # (a changed file keeps its id)
-        todo.append((fid, path, rel, dir_id[os.path.dirname(path)], st.st_size))
+        todo.append((fid, path, rel, dir_id[path[:path.rindex(b"/")]], st.st_size))
     gone = [r[0] for rel, r in rows.items() if rel not in here]
     _drop_ids(con, gone)
     return todo, dirs, gone
