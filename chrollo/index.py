@@ -116,46 +116,49 @@ def _pieces(run: bytes) -> list:
 
 
 class _RunTerms(dict):
-    """run -> what :func:`terms_of` takes from it, worked out on a miss: its lowercase (None when
-    shorter than MIN_TERM or longer than MAX_TERM); for a run with pieces (``_`` in it, or a
-    capital after its first character) a mark — the run behind a space, which no term holds —
-    kept in ``marks``, whose terms :class:`_MarkTerms` gives. (A file's runs are mostly words
-    seen before: one dict lookup each, in C.)"""
+    """run -> what a file holding it gets, worked out on a miss: ``make`` of the run's lowercase
+    (None when shorter than MIN_TERM or longer than MAX_TERM); for a run with pieces (``_`` in
+    it, or a capital after its first character) a tuple of ``make`` of its lowercase and of its
+    :func:`_pieces`, kept in ``groups``. (A file's runs are mostly words seen before: one dict
+    lookup each, in C.)"""
 
-    def __init__(self):
+    def __init__(self, make):
         super().__init__()
-        self.marks: set = set()
+        self.make, self.groups = make, set()
 
     def __missing__(self, run: bytes):
         if b"_" in run or run[1:] != run[1:].lower():
-            got = b" " + run
-            self.marks.add(got)
+            got = tuple(map(self.make, _pieces(run) + ([run.lower()] if MIN_TERM <= len(run) <= MAX_TERM else [])))
+            self.groups.add(got)
         elif MIN_TERM <= len(run) <= MAX_TERM:
-            got = run.lower()
+            got = self.make(run.lower())
         else:
             got = None
         self[run] = got
         return got
 
-
-class _MarkTerms(dict):
-    """A run's mark (see :class:`_RunTerms`) -> its terms: the run's lowercase (within MIN_TERM
-    to MAX_TERM) and its :func:`_pieces`."""
-
-    def __missing__(self, mark: bytes) -> list:
+    def of(self, data: bytes) -> set:
+        """What the file ``data`` gets (see the class doc): every run's, groups opened. Empties
+        itself first past RUN_CACHE runs (between files: a group in the set must be in
+        ``groups``)."""
         if len(self) > RUN_CACHE:
             self.clear()
-        run = mark[1:]
-        got = self[mark] = _pieces(run) + ([run.lower()] if MIN_TERM <= len(run) <= MAX_TERM else [])
-        return got
+            self.groups.clear()
+        out = set(map(self.__getitem__, data.translate(_SPACED).split()))
+        out.discard(None)
+        groups = out & self.groups
+        if groups:
+            out -= groups
+            out.update(chain.from_iterable(groups))
+        return out
 
 
-_run_terms, _mark_terms = _RunTerms(), _MarkTerms()
 _RUN = re.compile(rb"[A-Za-z0-9_]+")
 _RUN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 # (every byte that cannot be in a run made a space: a file's runs are then what split() gives,
 # at a third of the cost of _RUN.findall)
 _SPACED = bytes(c if c in _RUN_BYTES else 32 for c in range(256))
+_run_terms = _RunTerms(bytes)
 
 
 def terms_of(data: bytes) -> set:
@@ -164,16 +167,7 @@ def terms_of(data: bytes) -> set:
     capital after their first character (the only ones with pieces). (The work is done by C:
     a translate, a split, a dict lookup per run and set operations; Python works out a run's
     terms the first time it is seen.)"""
-    if len(_run_terms) > RUN_CACHE:  # (between files: a mark in ``out`` must stay in ``marks``)
-        _run_terms.clear()
-        _run_terms.marks.clear()
-    out = set(map(_run_terms.__getitem__, data.translate(_SPACED).split()))
-    out.discard(None)
-    marks = out & _run_terms.marks
-    if marks:
-        out -= marks
-        out.update(chain.from_iterable(map(_mark_terms.__getitem__, marks)))
-    return out
+    return _run_terms.of(data)
 
 
 def form_terms(form: str) -> list | None:
@@ -519,14 +513,45 @@ def _tokenised(todo: list):
         gc.unfreeze()
 
 
+class _Post(list):
+    """The ids of the files of the chunk being tokenised that hold ``term`` (see _index_chunk);
+    equal and hashed by identity, so a file's set of them is built at the cost of its terms'."""
+
+    __slots__ = ("term",)
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+    def __init__(self, term: bytes):
+        super().__init__()
+        self.term = term
+
+
+_posts: dict = {}  # term -> its _Post (this process's)
+
+
+def _post_of(term: bytes) -> _Post:
+    got = _posts.get(term)
+    if got is None:
+        got = _posts[term] = _Post(term)
+    return got
+
+
+_run_posts = _RunTerms(_post_of)  # (terms_of's runs, as the _Post of each term)
+
+
 def _index_chunk(items: list) -> tuple:
     """Read and tokenise ``items`` ((id, path, rel, folder id, size)): (their ``files`` rows,
     their postings as :func:`_merge` writes them (see :func:`_packed`), bytes read, bytes
-    listed). (Run in a worker: the parent is left only the inserts.)"""
-    from collections import defaultdict
-
-    rows, post, nbytes = [], defaultdict(list), 0
-    ids_of = post.__getitem__
+    listed). (Run in a worker: the parent is left only the inserts. A file's id is appended to
+    the _Post of each of its terms, which _run_posts gives per run: no lookup per term.)"""
+    for ids in filter(None, _posts.values()):  # (the last chunk's, or one's that failed midway)
+        ids.clear()
+    if len(_posts) > RUN_CACHE:  # (between chunks, every _Post empty: a new set of them)
+        _run_posts.clear()
+        _run_posts.groups.clear()
+        _posts.clear()
+    rows, nbytes = [], 0
     for fid, path, rel, did, _size in items:
         got = _read(path)
         seen = time.time_ns()
@@ -537,9 +562,10 @@ def _index_chunk(items: list) -> tuple:
         nbytes += len(data)
         rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0,
                      frontmatter_end_of(data)))
-        for ids in map(ids_of, terms_of(data)):
+        for ids in _run_posts.of(data):
             ids.append(fid)
-    return rows, _packed(post), nbytes, sum(item[-1] for item in items)
+    return rows, _packed({ids.term: ids for ids in filter(None, _posts.values())}), nbytes, \
+        sum(item[-1] for item in items)
 
 
 def _stat_of(st) -> tuple:
@@ -600,14 +626,16 @@ def _next_seg(con) -> int:
 
 
 def _packed(postings: dict) -> list:
-    """``postings`` (term bytes → file ids, a list or array) as post's rows: (term, ids as
+    """``postings`` (term bytes → file ids, a list) as post's rows: (term, ids as
     ``array('I')`` bytes, their CRC32), in term order (a segment is then appended page after
     page)."""
     import zlib
 
     rows = []
     for t in sorted(postings):
-        blob = array("I", postings[t]).tobytes()
+        ids = array("I")
+        ids.fromlist(postings[t])  # (a third of array("I", a _Post)'s time: no generic sequence walk)
+        blob = ids.tobytes()
         rows.append((t.decode("ascii"), blob, zlib.crc32(blob)))
     return rows
 
@@ -622,7 +650,7 @@ def _fold_delta(con) -> None:
     """Fold the delta rows into post (one new segment)."""
     by: dict = {}
     for t, i in con.execute("SELECT term, id FROM delta"):
-        by.setdefault(t.encode("ascii"), array("I")).append(i)
+        by.setdefault(t.encode("ascii"), []).append(i)
     _merge(con, _packed(by))
     con.execute("DELETE FROM delta")
 
