@@ -89,6 +89,7 @@ _BUILD = """\
 import json, resource, sys
 from chrollo import index
 got = index.build(sys.argv[1], rebuild=True)
+got["module"] = index.__file__
 got["parent_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 got["worker_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps(got))
@@ -113,7 +114,9 @@ def build_only(a, work: Path, home: Path) -> None:
                 env = env_for(h)
                 load = os.getloadavg()[0]
                 t0 = time.perf_counter()
-                p = subprocess.Popen([py, "-c", _BUILD, str(vault)], stdout=subprocess.PIPE, env=env)
+                # (cwd: not a checkout — ``python -c`` imports chrollo from the current folder first)
+                p = subprocess.Popen([py, "-c", _BUILD, str(vault)], stdout=subprocess.PIPE, env=env,
+                                     cwd=tempfile.gettempdir())
                 out = p.stdout.read()
                 _, status, ru = os.wait4(p.pid, 0)
                 wall = time.perf_counter() - t0
@@ -121,7 +124,8 @@ def build_only(a, work: Path, home: Path) -> None:
                     raise RuntimeError(f"{py}: the build exited {status}")
                 s = json.loads(out)
                 cpu = ru.ru_utime + ru.ru_stime
-                row = {"vault": label, "build": name, "round": r, "files": s["files"], "wall_s": round(wall, 2),
+                row = {"vault": label, "build": name, "round": r, "module": s["module"], "files": s["files"],
+                       "wall_s": round(wall, 2),
                        "cpu_s": round(cpu, 2), "mb_per_s": round(vault_bytes / 1e6 / wall, 1),
                        "mb_per_cpu_s": round(vault_bytes / 1e6 / cpu, 1),
                        "parent_rss_mb": round(s["parent_rss_mb"]), "worker_rss_mb": round(s["worker_rss_mb"]),
