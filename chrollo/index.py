@@ -66,7 +66,7 @@ SWEEP = 1000                 # indexed files a complete search stats to catch in
 RARE_FILES = 1000            # the recall hook reads the files of a query word this rare first
 HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
-RUN_CACHE = 200_000          # runs (and marks) whose terms a tokenising process keeps, ~20 MB
+RUN_CACHE = 200_000          # runs whose _Posts a build's tokenising process keeps (~20 MB)
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
 VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
 
@@ -115,42 +115,14 @@ def _pieces(run: bytes) -> list:
     return [p.lower() for p in out if 3 <= len(p) <= MAX_TERM]
 
 
-class _RunTerms(dict):
-    """run -> what a file holding it gets, worked out on a miss: ``make`` of the run's lowercase
-    (None when shorter than MIN_TERM or longer than MAX_TERM); for a run with pieces (``_`` in
-    it, or a capital after its first character) a tuple of ``make`` of its lowercase and of its
-    :func:`_pieces`, kept in ``groups``. (A file's runs are mostly words seen before: one dict
-    lookup each, in C.)"""
-
-    def __init__(self, make):
-        super().__init__()
-        self.make, self.groups = make, set()
-
-    def __missing__(self, run: bytes):
-        if b"_" in run or run[1:] != run[1:].lower():
-            got = tuple(map(self.make, _pieces(run) + ([run.lower()] if MIN_TERM <= len(run) <= MAX_TERM else [])))
-            self.groups.add(got)
-        elif MIN_TERM <= len(run) <= MAX_TERM:
-            got = self.make(run.lower())
-        else:
-            got = None
-        self[run] = got
-        return got
-
-    def of(self, data: bytes) -> set:
-        """What the file ``data`` gets (see the class doc): every run's, groups opened. Empties
-        itself first past RUN_CACHE runs (between files: a group in the set must be in
-        ``groups``)."""
-        if len(self) > RUN_CACHE:
-            self.clear()
-            self.groups.clear()
-        out = set(map(self.__getitem__, data.translate(_SPACED).split()))
-        out.discard(None)
-        groups = out & self.groups
-        if groups:
-            out -= groups
-            out.update(chain.from_iterable(groups))
-        return out
+def _run_terms(run: bytes) -> list:
+    """The terms a run gives a file holding it: its lowercase (if MIN_TERM to MAX_TERM long) and,
+    for a run with ``_`` in it or a capital after its first character, its :func:`_pieces`.
+    (:func:`terms_of` is this over a file's runs, in set operations.)"""
+    out = [run.lower()] if MIN_TERM <= len(run) <= MAX_TERM else []
+    if b"_" in run or run[1:] != run[1:].lower():
+        out += _pieces(run)
+    return out
 
 
 _RUN = re.compile(rb"[A-Za-z0-9_]+")
@@ -158,16 +130,30 @@ _RUN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 # (every byte that cannot be in a run made a space: a file's runs are then what split() gives,
 # at a third of the cost of _RUN.findall)
 _SPACED = bytes(c if c in _RUN_BYTES else 32 for c in range(256))
-_run_terms = _RunTerms(bytes)
+_ONE_LETTER = frozenset(bytes([c]) for c in _RUN_BYTES.lower())
+# (over the distinct runs joined by spaces: those holding "_")
+_UNDERSCORED = re.compile(rb"\b[A-Za-z0-9]*_\w*")
 
 
 def terms_of(data: bytes) -> set:
-    """Every term a file's bytes hold (see the module doc), as ASCII bytes: each run, lowercased,
-    of MIN_TERM to MAX_TERM characters, and the :func:`_pieces` of the runs holding ``_`` or a
-    capital after their first character (the only ones with pieces). (The work is done by C:
-    a translate, a split, a dict lookup per run and set operations; Python works out a run's
-    terms the first time it is seen.)"""
-    return _run_terms.of(data)
+    """Every term a file's bytes hold (see the module doc), as ASCII bytes: :func:`_run_terms`
+    of each of its runs. (The work is done by C — a translate, a split and set operations over
+    the distinct runs; Python computes only the pieces of the runs that have some. No cache: a
+    capture's process reads one file; a build's workers use _RunPosts.)"""
+    runs = set(data.translate(_SPACED).split())
+    joined = b" ".join(runs)
+    out = set(joined.lower().split())
+    upper = runs - out  # (the runs with a capital; those with one past the first character are
+    # the ones capitalize() changes)
+    pieceful = upper - set(map(bytes.capitalize, upper))
+    if b"_" in joined:
+        pieceful.update(_UNDERSCORED.findall(joined))
+    for run in pieceful:
+        out.update(_pieces(run))
+    out -= _ONE_LETTER
+    if max(map(len, out), default=0) > MAX_TERM:
+        out = {t for t in out if len(t) <= MAX_TERM}
+    return out
 
 
 def form_terms(form: str) -> list | None:
@@ -527,17 +513,45 @@ class _Post(list):
         self.term = term
 
 
-_posts: dict = {}  # term -> its _Post (this process's)
+class _RunPosts(dict):
+    """run -> the _Post of its one term (None: it gives none), or for a run with more (see
+    :func:`_run_terms`) a tuple of them, kept in ``groups``; worked out on a miss. ``posts``:
+    term -> its _Post, this process's. (A build's files are mostly words seen before: one dict
+    lookup per run, in C, where terms_of works the case and pieces out file by file.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.groups, self.posts = set(), {}
+
+    def __missing__(self, run: bytes):
+        got = tuple(map(self._post, _run_terms(run)))
+        if len(got) == 1:
+            got = got[0]
+        elif got:
+            self.groups.add(got)
+        else:
+            got = None
+        self[run] = got
+        return got
+
+    def _post(self, term: bytes) -> _Post:
+        got = self.posts.get(term)
+        if got is None:
+            got = self.posts[term] = _Post(term)
+        return got
+
+    def of(self, data: bytes) -> set:
+        """The _Posts of the terms of the file ``data`` (the set terms_of gives, as _Posts)."""
+        out = set(map(self.__getitem__, data.translate(_SPACED).split()))
+        out.discard(None)
+        groups = out & self.groups
+        if groups:
+            out -= groups
+            out.update(chain.from_iterable(groups))
+        return out
 
 
-def _post_of(term: bytes) -> _Post:
-    got = _posts.get(term)
-    if got is None:
-        got = _posts[term] = _Post(term)
-    return got
-
-
-_run_posts = _RunTerms(_post_of)  # (terms_of's runs, as the _Post of each term)
+_run_posts = _RunPosts()
 
 
 def _index_chunk(items: list) -> tuple:
@@ -545,12 +559,13 @@ def _index_chunk(items: list) -> tuple:
     their postings as :func:`_merge` writes them (see :func:`_packed`), bytes read, bytes
     listed). (Run in a worker: the parent is left only the inserts. A file's id is appended to
     the _Post of each of its terms, which _run_posts gives per run: no lookup per term.)"""
-    for ids in filter(None, _posts.values()):  # (the last chunk's, or one's that failed midway)
+    posts = _run_posts.posts
+    for ids in filter(None, posts.values()):  # (the last chunk's, or one's that failed midway)
         ids.clear()
-    if len(_posts) > RUN_CACHE:  # (between chunks, every _Post empty: a new set of them)
-        _run_posts.clear()
+    if len(_run_posts) > RUN_CACHE:  # (between chunks, so between files: a group in a file's
+        _run_posts.clear()           # set must be in ``groups``)
         _run_posts.groups.clear()
-        _posts.clear()
+        posts.clear()
     rows, nbytes = [], 0
     for fid, path, rel, did, _size in items:
         got = _read(path)
@@ -564,7 +579,7 @@ def _index_chunk(items: list) -> tuple:
                      frontmatter_end_of(data)))
         for ids in _run_posts.of(data):
             ids.append(fid)
-    return rows, _packed({ids.term: ids for ids in filter(None, _posts.values())}), nbytes, \
+    return rows, _packed({ids.term: ids for ids in filter(None, posts.values())}), nbytes, \
         sum(item[-1] for item in items)
 
 

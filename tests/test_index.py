@@ -139,12 +139,9 @@ def _soup(rng: random.Random) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("cache", [index.RUN_CACHE, 5])
-def test_terms_are_the_old_tokenisers_exactly(cache, monkeypatch):
+def test_terms_are_the_old_tokenisers_exactly():
     """On random identifier soup (_soup) terms_of gives the same set as the regex tokeniser it
-    replaced (the index's contract with rg rests on that set); also when its cache of runs
-    is emptied every few files."""
-    monkeypatch.setattr(index, "RUN_CACHE", cache)
+    replaced (the index's contract with rg rests on that set)."""
     rng = random.Random(3001)
     checked = 0
     for n in range(3000):
