@@ -66,7 +66,7 @@ SWEEP = 1000                 # indexed files a complete search stats to catch in
 RARE_FILES = 1000            # the recall hook reads the files of a query word this rare first
 HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
-RUN_CACHE = 200_000          # runs whose _Posts a build's tokenising process keeps (~20 MB)
+RUN_CACHE = 50_000           # runs whose _Posts a build's tokenising process keeps (a larger dict is slower)
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
 VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
 
