@@ -4,6 +4,7 @@ and without it against bare ``rg --count``, one run, interleaved per query.
 
     python bench/index.py --workdir DIR [--sizes 10MB,100MB,1000MB] [--queries 20]
                           [--big-queries 8] [--rebuild] [--home DIR]
+    python bench/index.py --workdir DIR --build-only [--against PYTHON] [--rounds 2]
 
 Vaults are bench/deadline.py's (LoCoMo dev conversations replicated, ``DIR/10MB`` …, built
 once if missing; read-only here); with ``--code``, bench/code_vault.py's (coding sessions,
@@ -20,6 +21,13 @@ Per query, in turn, with a warm page cache:
 Peak RSS is the largest of the indexed search processes (wait4). ``update_ms``: what capture
 adds per turn, index.update() of one session file of the vault (in-process, p50 of 50). Medians and ratios are
 within the run (the machine is shared: absolute figures drift, ratios less).
+
+``--build-only``: only the build, ``index.build(VAULT, rebuild=True)`` in a process of its own
+(what ``chrollo index --rebuild`` runs), ``--rounds`` times per vault, each in a fresh home:
+wall, CPU seconds of the process and its workers (wait4), MB/s of vault and MB per CPU-second,
+peak RSS of the parent and of the largest worker, index / vault, and the load average at the
+time. ``--against PYTHON``: the same builds with another install's interpreter (e.g. a venv of
+the commit before), interleaved round by round, and the ratios of the medians.
 """
 from __future__ import annotations
 
@@ -77,6 +85,70 @@ def env_for(home: Path, vault: Path | None = None, index: bool = True) -> dict:
     return env
 
 
+_BUILD = """\
+import json, resource, sys
+from chrollo import index
+got = index.build(sys.argv[1], rebuild=True)
+got["module"] = index.__file__
+got["parent_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+got["worker_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps(got))
+"""
+
+
+def build_only(a, work: Path, home: Path) -> None:
+    """The ``--build-only`` table (see the module doc)."""
+    cmd = chrollo_cmd()
+    mine = cmd[0] if cmd[0].endswith(("python", "python3")) else str(Path(cmd[0]).with_name("python"))
+    pythons = {"this": mine, **({"against": a.against} if a.against else {})}
+    print(f"build: {pythons}; load {os.getloadavg()[0]:.1f}")
+    rows = []
+    for label in a.sizes.split(","):
+        vault = work / label
+        vault_bytes = sum(e.stat().st_size for e in os.scandir(vault) if e.name.endswith(".md"))
+        got: dict = {k: [] for k in pythons}
+        for r in range(a.rounds):
+            for name, py in pythons.items():
+                h = home / f"build-{name}"
+                shutil.rmtree(h, ignore_errors=True)
+                env = env_for(h)
+                load = os.getloadavg()[0]
+                t0 = time.perf_counter()
+                # (cwd: not a checkout — ``python -c`` imports chrollo from the current folder first)
+                p = subprocess.Popen([py, "-c", _BUILD, str(vault)], stdout=subprocess.PIPE, env=env,
+                                     cwd=tempfile.gettempdir())
+                out = p.stdout.read()
+                _, status, ru = os.wait4(p.pid, 0)
+                wall = time.perf_counter() - t0
+                if os.waitstatus_to_exitcode(status):
+                    raise RuntimeError(f"{py}: the build exited {status}")
+                s = json.loads(out)
+                cpu = ru.ru_utime + ru.ru_stime
+                row = {"vault": label, "build": name, "round": r, "module": s["module"], "files": s["files"],
+                       "wall_s": round(wall, 2),
+                       "cpu_s": round(cpu, 2), "mb_per_s": round(vault_bytes / 1e6 / wall, 1),
+                       "mb_per_cpu_s": round(vault_bytes / 1e6 / cpu, 1),
+                       "parent_rss_mb": round(s["parent_rss_mb"]), "worker_rss_mb": round(s["worker_rss_mb"]),
+                       "index/vault": round(s["index_bytes"] / vault_bytes, 3),
+                       "load": round(load, 1), "load_after": round(os.getloadavg()[0], 1)}
+                got[name].append(row)
+                print(json.dumps(row), flush=True)
+        for name, rs in got.items():
+            med = {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s", "mb_per_s", "mb_per_cpu_s",
+                                                                     "parent_rss_mb", "worker_rss_mb", "load")}
+            rows.append({"vault": label, "build": name, **med, "index/vault": rs[-1]["index/vault"]})
+        if a.against:
+            this, other = rows[-2], rows[-1]
+            print(f"{label}: wall this/against {this['wall_s'] / other['wall_s']:.2f}, "
+                  f"CPU {this['cpu_s'] / other['cpu_s']:.2f}")
+    print("\n| vault | build | MB/s (wall) | MB per CPU-s | wall | CPU | peak RSS parent / worker | index / vault | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['vault']} | {r['build']} | {r['mb_per_s']:.1f} | {r['mb_per_cpu_s']:.1f} | {r['wall_s']:.1f} s "
+              f"| {r['cpu_s']:.1f} s | {r['parent_rss_mb']:.0f} / {r['worker_rss_mb']:.0f} MB | {r['index/vault']}× "
+              f"| {r['load']:.1f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workdir", required=True, help="the vaults (DIR/10MB …), built once if missing")
@@ -87,9 +159,15 @@ def main() -> None:
     ap.add_argument("--rebuild", action="store_true", help="build every index again (timed)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--code", action="store_true", help="coding-size vaults (bench/code_vault.py) and code questions")
+    ap.add_argument("--build-only", action="store_true", help="time only the build (see the module doc)")
+    ap.add_argument("--against", help="with --build-only: another install's python, its builds interleaved")
+    ap.add_argument("--rounds", type=int, default=2, help="with --build-only: builds per vault and install")
     a = ap.parse_args()
     work = Path(a.workdir)
     home = Path(a.home) if a.home else work.parent / "index-bench-home"
+    if a.build_only:
+        build_only(a, work, home)
+        return
     rg, search = rg_path(), chrollo_cmd() + ["search"]
     hook_cmd = chrollo_cmd() + ["hook", "UserPromptSubmit", "--harness", "claude-code"]
     tmp = Path(tempfile.mkdtemp(prefix="chrollo-bench-"))

@@ -41,6 +41,8 @@ import os
 import re
 import time
 from array import array
+from itertools import chain
+from operator import itemgetter
 
 from . import __version__
 from . import homedir as _home
@@ -66,6 +68,7 @@ SWEEP = 1000                 # indexed files a complete search stats to catch in
 RARE_FILES = 1000            # the recall hook reads the files of a query word this rare first
 HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
+RUN_CACHE = 50_000           # runs whose _Posts a build's tokenising process keeps (a larger dict is slower)
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
 VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
 
@@ -101,16 +104,10 @@ def db_path(vault: str) -> str:
 
 # ----------------------------------------------------------------------------- terms
 
-_piece_cache: dict = {}
-
-
 def _pieces(run: bytes) -> list:
     """The identifier parts rg's regex (rg.words_regex, ``parts``) can find in ``run``,
     lowercased — a superset: ``_part`` then end/``_``/uppercase, a run starting with the part
     then ``_``/uppercase, and ``…[a-z0-9]Part`` then end/``_``/uppercase (case-sensitive)."""
-    got = _piece_cache.get(run)
-    if got is not None:
-        return got
     out = []
     for s in run.split(b"_"):
         if len(s) < 3:
@@ -122,33 +119,47 @@ def _pieces(run: bytes) -> list:
                 out.append(s[:i])  # "_part" / "part" at the start, then an uppercase letter
             if i and (97 <= s[i - 1] <= 122 or 48 <= s[i - 1] <= 57):
                 out.append(s[i:ups[k + 1] if k + 1 < len(ups) else len(s)])  # "…xPart"
-    got = [p.lower() for p in out if 3 <= len(p) <= MAX_TERM]
-    if len(_piece_cache) > 200_000:
-        _piece_cache.clear()
-    _piece_cache[run] = got
-    return got
+    return [p.lower() for p in out if 3 <= len(p) <= MAX_TERM]
+
+
+def _run_terms(run: bytes) -> list:
+    """The terms a run gives a file holding it: its lowercase (if MIN_TERM to MAX_TERM long) and,
+    for a run with ``_`` in it or a capital after its first character, its :func:`_pieces`.
+    (:func:`terms_of` is this over a file's runs, in set operations.)"""
+    out = [run.lower()] if MIN_TERM <= len(run) <= MAX_TERM else []
+    if b"_" in run or run[1:] != run[1:].lower():
+        out += _pieces(run)
+    return out
 
 
 _RUN = re.compile(rb"[A-Za-z0-9_]+")
-# (over the distinct runs joined by spaces: the runs with "_" or a capital after their first
-# character — the only ones with pieces — and the runs too short or too long to be terms)
-_PIECEFUL = re.compile(rb"\b(?:[A-Za-z0-9]+[A-Z_]|_)\w*")
-_NOT_TERM = re.compile(rb"\b\w(?:\b|\w{%d,})" % MAX_TERM)
-_PIECEFUL_RUN = re.compile(rb"(?:[A-Za-z0-9]+[A-Z_]|_)")  # (a run _PIECEFUL finds: it has pieces)
+_RUN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+# (every byte that cannot be in a run made a space: a file's runs are then what split() gives,
+# at a third of the cost of _RUN.findall)
+_SPACED = bytes(c if c in _RUN_BYTES else 32 for c in range(256))
+_ONE_LETTER = frozenset(bytes([c]) for c in _RUN_BYTES.lower())
+# (over the distinct runs joined by spaces: those holding "_")
+_UNDERSCORED = re.compile(rb"\b[A-Za-z0-9]*_\w*")
 
 
 def terms_of(data: bytes) -> set:
-    """Every term a file's bytes hold (see the module doc), as ASCII bytes. (The work is done
-    by C: one ``findall``, a set, and regexes over the distinct runs; Python touches only the
-    runs that have pieces.)"""
-    runs = b" ".join(set(_RUN.findall(data)))
-    low = runs.lower()
-    out = set(low.split())
-    for r in _PIECEFUL.findall(runs):
-        out.update(_pieces(r))
-    bad = _NOT_TERM.findall(low)
-    if bad:
-        out.difference_update(bad)
+    """Every term a file's bytes hold (see the module doc), as ASCII bytes: :func:`_run_terms`
+    of each of its runs. (The work is done by C — a translate, a split and set operations over
+    the distinct runs; Python computes only the pieces of the runs that have some. No cache: a
+    capture's process reads one file; a build's workers use _RunPosts.)"""
+    runs = set(data.translate(_SPACED).split())
+    joined = b" ".join(runs)
+    out = set(joined.lower().split())
+    upper = runs - out  # (the runs with a capital; those with one past the first character are
+    # the ones capitalize() changes)
+    pieceful = upper - set(map(bytes.capitalize, upper))
+    if b"_" in joined:
+        pieceful.update(_UNDERSCORED.findall(joined))
+    for run in pieceful:
+        out.update(_pieces(run))
+    out -= _ONE_LETTER
+    if max(map(len, out), default=0) > MAX_TERM:
+        out = {t for t in out if len(t) <= MAX_TERM}
     return out
 
 
@@ -407,7 +418,7 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         for rows, postings, nbytes, size in _tokenised(todo):
             con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             _merge(con, postings)
-            words.update(postings)
+            words.update(map(itemgetter(0), postings))
             con.execute("COMMIT")  # (killed later, the index is right for what it holds)
             con.execute("BEGIN IMMEDIATE")
             done_bytes += size
@@ -458,9 +469,9 @@ def _survey(con, vb: bytes, under: str | None) -> tuple:
         chunk = gone_dirs[k:k + 500]
         con.execute(f"DELETE FROM dirs WHERE id IN ({','.join('?' * len(chunk))})", chunk)
     next_id = _next_id(con)
-    todo, here = [], set()
+    todo, here, cut = [], set(), len(vb) + 1
     for path, e in found:
-        rel = _rel(vb, path)
+        rel = path[cut:]  # (every path found is under the vault; its folder is what walk listed)
         try:
             st = e.stat(follow_symlinks=False)
         except OSError:
@@ -472,7 +483,7 @@ def _survey(con, vb: bytes, under: str | None) -> tuple:
         # (a changed file takes a new id: the postings of its old words name the old one, which
         # no row holds any more, so what the index says a file holds is what it holds now)
         fid, next_id = next_id, next_id + 1
-        todo.append((fid, path, rel, dir_id[os.path.dirname(path)], st.st_size))
+        todo.append((fid, path, rel, dir_id[path[:path.rindex(b"/")]], st.st_size))
     gone = [r[0] for rel, r in rows.items() if rel not in here]
     _drop_ids(con, gone)
     return todo, dirs, gone
@@ -494,16 +505,88 @@ def _tokenised(todo: list):
     if cores < 2 or len(chunks) < 2 or sum(item[-1] for item in todo) < POOL_BYTES:
         yield from map(_index_chunk, chunks)
         return
+    import gc
     import multiprocessing
 
-    with multiprocessing.get_context("fork").Pool(cores) as pool:
-        yield from pool.imap(_index_chunk, chunks)
+    # (frozen: the collections of the workers — forked, and allocating a chunk's postings —
+    # and of the parent then skip the survey's objects; without it each worker's collections
+    # walked them all, writing into every page they share with the parent)
+    gc.freeze()
+    try:
+        with multiprocessing.get_context("fork").Pool(cores) as pool:
+            yield from pool.imap_unordered(_index_chunk, chunks)
+    finally:
+        gc.unfreeze()
+
+
+class _Post(list):
+    """The ids of the files of the chunk being tokenised that hold ``term`` (see _index_chunk);
+    equal and hashed by identity, so a file's set of them is built at the cost of its terms'."""
+
+    __slots__ = ("term",)
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+    def __init__(self, term: bytes):
+        super().__init__()
+        self.term = term
+
+
+class _RunPosts(dict):
+    """run -> the _Post of its one term (None: it gives none), or for a run with more (see
+    :func:`_run_terms`) a tuple of them, kept in ``groups``; worked out on a miss. ``posts``:
+    term -> its _Post, this process's. (A build's files are mostly words seen before: one dict
+    lookup per run, in C, where terms_of works the case and pieces out file by file.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.groups, self.posts = set(), {}
+
+    def __missing__(self, run: bytes):
+        got = tuple(map(self._post, _run_terms(run)))
+        if len(got) == 1:
+            got = got[0]
+        elif got:
+            self.groups.add(got)
+        else:
+            got = None
+        self[run] = got
+        return got
+
+    def _post(self, term: bytes) -> _Post:
+        got = self.posts.get(term)
+        if got is None:
+            got = self.posts[term] = _Post(term)
+        return got
+
+    def of(self, data: bytes) -> set:
+        """The _Posts of the terms of the file ``data`` (the set terms_of gives, as _Posts)."""
+        out = set(map(self.__getitem__, data.translate(_SPACED).split()))
+        out.discard(None)
+        groups = out & self.groups
+        if groups:
+            out -= groups
+            out.update(chain.from_iterable(groups))
+        return out
+
+
+_run_posts = _RunPosts()
 
 
 def _index_chunk(items: list) -> tuple:
     """Read and tokenise ``items`` ((id, path, rel, folder id, size)): (their ``files`` rows,
-    term → ids (packed ``array('I')`` bytes), bytes read, bytes listed)."""
-    rows, post, nbytes = [], {}, 0
+    their postings as :func:`_merge` writes them (see :func:`_packed`), bytes read, bytes
+    listed). (Run in a worker: the parent is left only the inserts. A file's id is appended to
+    the _Post of each of its terms, which _run_posts gives per run: no lookup per term.)"""
+    posts = _run_posts.posts
+    for ids in filter(None, posts.values()):  # (the last chunk's, or one's that failed midway)
+        ids.clear()
+    if len(_run_posts) > RUN_CACHE:  # (between chunks, so between files: a group in a file's
+        _run_posts.clear()           # set must be in ``groups``)
+        _run_posts.groups.clear()
+        posts.clear()
+    rows, nbytes = [], 0
     for fid, path, rel, did, _size in items:
         got = _read(path)
         seen = time.time_ns()
@@ -514,13 +597,10 @@ def _index_chunk(items: list) -> tuple:
         nbytes += len(data)
         fm = frontmatter_end_of(data)
         rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0, fm))
-        for t in terms_of(body_of(data, fm)):
-            ids = post.get(t)
-            if ids is None:
-                post[t] = array("I", (fid,))
-            else:
-                ids.append(fid)
-    return rows, {t: ids.tobytes() for t, ids in post.items()}, nbytes, sum(item[-1] for item in items)
+        for ids in _run_posts.of(body_of(data, fm)):
+            ids.append(fid)
+    return rows, _packed({ids.term: ids for ids in filter(None, posts.values())}), nbytes, \
+        sum(item[-1] for item in items)
 
 
 def _stat_of(st) -> tuple:
@@ -655,27 +735,33 @@ def _next_seg(con) -> int:
     return seg
 
 
-def _merge(con, postings: dict) -> None:
-    """Write ``postings`` (term → ids, an array) into post as a new segment."""
-    if not postings:
-        return
+def _packed(postings: dict) -> list:
+    """``postings`` (term bytes → file ids, a list) as post's rows: (term, ids as
+    ``array('I')`` bytes, their CRC32), in term order (a segment is then appended page after
+    page)."""
     import zlib
 
-    seg = _next_seg(con)
     rows = []
-    for t in sorted(postings):  # (in key order: appended, page after page)
-        ids = postings[t]
-        blob = ids if isinstance(ids, bytes) else ids.tobytes()
-        rows.append((t.decode("ascii"), seg, blob, zlib.crc32(blob)))
-    con.executemany("INSERT INTO post VALUES (?,?,?,?)", rows)
+    for t in sorted(postings):
+        ids = array("I")
+        ids.fromlist(postings[t])  # (a third of array("I", a _Post)'s time: no generic sequence walk)
+        blob = ids.tobytes()
+        rows.append((t.decode("ascii"), blob, zlib.crc32(blob)))
+    return rows
+
+
+def _merge(con, packed: list) -> None:
+    """Write ``packed`` (:func:`_packed`'s rows) into post as a new segment."""
+    if packed:
+        con.executemany(f"INSERT INTO post(term, seg, ids, crc) VALUES (?1, {_next_seg(con):d}, ?2, ?3)", packed)
 
 
 def _fold_delta(con) -> None:
     """Fold the delta rows into post (one new segment)."""
     by: dict = {}
     for t, i in con.execute("SELECT term, id FROM delta"):
-        by.setdefault(t.encode("ascii"), array("I")).append(i)
-    _merge(con, by)
+        by.setdefault(t.encode("ascii"), []).append(i)
+    _merge(con, _packed(by))
     con.execute("DELETE FROM delta")
 
 
@@ -1630,11 +1716,8 @@ def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: f
             rows = rows_after(rows, frontmatter_end(path))
         held = set()
         for text in {r.partition(b":")[2] for r in rows.split(b"\n")}:
-            low = text.lower()
-            if low in runs:
-                held.add(low)
-            if _PIECEFUL_RUN.match(text):
-                held.update(p for p in _pieces(text) if p in runs)
+            if text:
+                held.update(t for t in _run_terms(text) if t in runs)
         m = 0
         for i, g in enumerate(groups):
             if _holds(held, g):

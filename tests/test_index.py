@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -102,6 +103,106 @@ def test_terms_hold_every_form_rg_matches(tmp_path):
             assert set(need) <= terms_by_file[path], (form, path, Path(path).read_text())
         checked += len(matched)
     assert checked > 200  # (the check was not vacuous)
+
+
+# (the tokeniser as it was up to FORMAT 4: terms_of must give exactly its set, a faster way)
+_OLD_RUN = re.compile(rb"[A-Za-z0-9_]+")
+_OLD_PIECEFUL = re.compile(rb"\b(?:[A-Za-z0-9]+[A-Z_]|_)\w*")
+_OLD_NOT_TERM = re.compile(rb"\b\w(?:\b|\w{%d,})" % index.MAX_TERM)
+
+
+def _old_terms_of(data: bytes) -> set:
+    runs = b" ".join(set(_OLD_RUN.findall(data)))
+    low = runs.lower()
+    out = set(low.split())
+    for r in _OLD_PIECEFUL.findall(runs):
+        out.update(index._pieces(r))
+    return out - set(_OLD_NOT_TERM.findall(low))
+
+
+def _soup(rng: random.Random) -> bytes:
+    """Random identifier soup: mixed case, digits, underscores alone and in runs, runs of 1, 2,
+    3, 64, 65 and hundreds of characters, non-ASCII letters and bytes, punctuation and control
+    bytes."""
+    pieces = ["a", "B", "_", "__", "x1", "Z9", "HTTP", "Server", "get", "URL", "max_retries",
+              "loadSettings", "café", "naïve", "ÉCOLE", "日本", "\u00e9", "_CONFIGValue", "IMPORTANT",
+              "snake_Case_MIX", "aB", "Ab", "ABc", "abC", "0", "9x", "x" * 63, "y" * 64, "Q" * 65,
+              "w_" * 40, "Mixed" * 20]
+    glue = [" ", "-", ".", "\n", "\t", "/", "(", "'", "é", "\x00", "\x7f", "\x1c", "", ""]
+    parts = []
+    for _ in range(rng.randint(0, 40)):
+        if rng.random() < 0.6:
+            w = rng.choice(pieces)
+        else:
+            w = "".join(rng.choice("aAbBzZ09_") for _ in range(rng.randint(1, 90)))
+        parts.append(w.swapcase() if rng.random() < 0.2 else w)
+        parts.append(rng.choice(glue))
+    data = "".join(parts).encode("utf-8")
+    if rng.random() < 0.1:  # (raw bytes too: not every file is UTF-8)
+        data += bytes(rng.randrange(256) for _ in range(rng.randint(1, 300)))
+    return data
+
+
+def test_terms_are_the_old_tokenisers_exactly():
+    """On random identifier soup (_soup) terms_of gives the same set as the regex tokeniser it
+    replaced (the index's contract with rg rests on that set)."""
+    rng = random.Random(3001)
+    checked = 0
+    for n in range(3000):
+        data = _soup(rng)
+        got, want = index.terms_of(data), _old_terms_of(data)
+        assert got == want, (data, got ^ want)
+        checked += len(want)
+    assert index.terms_of(b"") == set() == _old_terms_of(b"")
+    assert checked > 50_000
+
+
+@pytest.mark.parametrize("cache", [index.RUN_CACHE, 5])
+def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeypatch, cache):
+    """The postings a build writes — chunks of a few files, tokenised by worker processes — hold
+    each file under exactly terms_of of its bytes: also with the run cache emptied every few
+    files, and after a chunk that failed midway in the same process (its ids must not leak
+    into the next chunk's postings)."""
+    monkeypatch.setattr(index, "RUN_CACHE", cache)
+    monkeypatch.setattr(index, "CHUNK_BYTES", 3000)
+    monkeypatch.setattr(index, "POOL_BYTES", 20_000)  # (the workers' path, not only in-process)
+    rng = random.Random(3002)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(150):
+        (vault / f"f{n:03d}.md").write_bytes(_soup(rng) * rng.randint(1, 3))
+    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    items = [(n + 1, str(p).encode(), p.name.encode(), 1, p.stat().st_size)
+             for n, p in enumerate(sorted(vault.iterdir()))]
+    real_read, calls = index._read, []
+
+    def failing_read(path):
+        calls.append(path)
+        if len(calls) > 40:
+            raise OSError("disk gone")
+        return real_read(path)
+
+    monkeypatch.setattr(index, "_read", failing_read)
+    with pytest.raises(OSError):
+        index._index_chunk(items)  # (its _Posts hold 40 files' ids when it fails)
+    monkeypatch.setattr(index, "_read", real_read)
+    for pool in (False, True):
+        if not pool:
+            monkeypatch.setattr(index, "POOL_BYTES", 1 << 40)
+        else:
+            monkeypatch.setattr(index, "POOL_BYTES", 20_000)
+        got = index.build(str(vault), rebuild=True)
+        assert got["read"] == 150
+        con = sqlite3.connect(index.db_path(str(vault)))
+        names = dict(con.execute("SELECT id, rel FROM files"))
+        held: dict = {}
+        for term, blob in con.execute("SELECT term, ids FROM post"):
+            for fid in index._ids(blob):
+                held.setdefault(names[fid], set()).add(term.encode())
+        assert con.execute("SELECT count(DISTINCT seg) FROM post").fetchone()[0] > 10  # (many chunks)
+        con.close()
+        for fid, rel in names.items():
+            assert held.get(rel, set()) == index.terms_of((vault / rel.decode()).read_bytes()), (pool, rel)
 
 
 def test_forms_the_index_cannot_answer():
