@@ -244,7 +244,7 @@ def file_date(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-_EPOCH = dt.datetime(1970, 1, 1)
+NAME_EPOCH = dt.datetime(1970, 1, 1)  # (name_time's seconds count from it, naive, as names are)
 INVERT_DIGITS = bytes.maketrans(b"0123456789", b"9876543210")
 _NAME_TIME = re.compile(rb"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
 
@@ -268,6 +268,6 @@ def name_time(name: bytes) -> float:
     if m is None:
         return math.nan
     try:
-        return (dt.datetime(*map(int, m.groups())) - _EPOCH).total_seconds()
+        return (dt.datetime(*map(int, m.groups())) - NAME_EPOCH).total_seconds()
     except ValueError:
         return math.nan

@@ -1646,13 +1646,12 @@ def term_groups(forms_per_term: list) -> list | None:
     return groups
 
 
-def _masks_of(items: list) -> list:
-    """(path, terms mask) of each of ``items`` ((path, groups)) that holds a term: read and
+def _masks_of(groups: list, paths: list) -> list:
+    """(path, terms mask) of each of ``paths`` that holds one of ``groups``' terms: read and
     tokenised as a build does (a worker's unit of work)."""
     out = []
-    groups = items[0][1] if items else []
     runs = sorted({t for g in groups for need in g for t in need})
-    for path, _g in items:
+    for path in paths:
         got = _read(path)
         if got is None:
             continue
@@ -1674,7 +1673,7 @@ def _direct_masks(paths: list, groups: list) -> list:
     """:func:`_masks_of` over ``paths``, in worker processes when there is much to read."""
     chunks, cur, size = [], [], 0
     for p in paths:
-        cur.append((p, groups))
+        cur.append(p)
         try:
             size += os.lstat(p).st_size
         except OSError:
@@ -1685,11 +1684,12 @@ def _direct_masks(paths: list, groups: list) -> list:
     if cur:
         chunks.append(cur)
     if len(chunks) < 3 or (os.cpu_count() or 1) < 2:
-        return [x for c in chunks for x in _masks_of(c)]
+        return [x for c in chunks for x in _masks_of(groups, c)]
     import multiprocessing
+    from functools import partial
 
     with multiprocessing.get_context("fork").Pool(min(2, os.cpu_count() or 1)) as pool:
-        return [x for got in pool.imap(_masks_of, chunks) for x in got]
+        return [x for got in pool.imap(partial(_masks_of, groups), chunks) for x in got]
 
 
 def _extra(path: bytes, mask: int) -> tuple:

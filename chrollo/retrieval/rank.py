@@ -21,18 +21,14 @@ import datetime as dt
 import heapq
 import math
 import os
-import re
 from itertools import islice
 
 from . import tuning
-from ..fileformat import INVERT_DIGITS
+from ..fileformat import NAME_EPOCH, name_time
 from .collect import Collector
 from .dates import on_dates
 from .query import present
 from .views import lines_of, view_of
-
-_NAME_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})_(\d{2})(\d{2})(\d{2})_")
-
 
 class Idf(list):
     """Per-term weights (idf × synonym weight); ``near``: what a term weighs near a line."""
@@ -69,7 +65,12 @@ def weight(mask: int, idf: Idf) -> float:
 
 
 def recency_multiplier(session_time: dt.datetime, now: dt.datetime) -> float:
-    age_days = max(0.0, (now - session_time).total_seconds() / 86400.0)
+    return recency(max(0.0, (now - session_time).total_seconds() / 86400.0))
+
+
+def recency(age_days: float) -> float:
+    """The recency multiplier of a session ``age_days`` old: 1 + RECENCY_BOOST, halving
+    toward 1 every RECENCY_HALF_LIFE_DAYS."""
     return 1.0 + tuning.RECENCY_BOOST * 0.5 ** (age_days / tuning.RECENCY_HALF_LIFE_DAYS)
 
 
@@ -81,21 +82,17 @@ def _mtime(path: str) -> dt.datetime:
         return dt.datetime(1970, 1, 1)
 
 
-def key_time(key: bytes, path: bytes) -> dt.datetime:
-    """When a session started: from its file key (its name's timestamp), else the file's mtime."""
-    m = None if key.startswith(b"~") else \
-        _NAME_TS.match(key[:18].translate(INVERT_DIGITS).decode("ascii", "replace"))
-    if m:
-        try:
-            return dt.datetime(*map(int, m.groups()))
-        except ValueError:
-            pass
+def session_time(path: bytes) -> dt.datetime:
+    """When a session started: its name's timestamp (fileformat.name_time), else the file's mtime."""
+    t = name_time(path[path.rfind(b"/") + 1:])
+    if t == t:
+        return NAME_EPOCH + dt.timedelta(seconds=t)
     return _mtime(os.fsdecode(path))
 
 
 def _entry(mask: int, pos: int, cand: tuple, w: float, now: dt.datetime) -> tuple:
     key, path, ln = cand
-    return (-w * recency_multiplier(key_time(key, path), now), key, path, ln, mask, pos)
+    return (-w * recency_multiplier(session_time(path), now), key, path, ln, mask, pos)
 
 
 def ranked(buckets: dict, idf: Idf, now: dt.datetime, optimistic: int = 0):
@@ -130,11 +127,11 @@ def rescore(ranked, col: Collector, idf: Idf, now: dt.datetime, views: dict):
         if path not in col.sampled and lines is not None and ln <= len(lines):
             for f in rx.findall(lines[ln - 1]):
                 m |= common.get(f.lower(), 0) or common.get(f.casefold(), 0)
-        pool.append((-weight(m, idf) * recency_multiplier(key_time(key, path), now), key, path, ln, m))
+        pool.append((-weight(m, idf) * recency_multiplier(session_time(path), now), key, path, ln, m))
     pool.sort()
     yield from pool
     for neg, key, path, ln, m in ranked:  # beyond the pool: scored without the common terms
-        yield -weight(m, idf) * recency_multiplier(key_time(key, path), now), key, path, ln, m
+        yield -weight(m, idf) * recency_multiplier(session_time(path), now), key, path, ln, m
 
 
 def by_session(ranked, col: Collector, idf: Idf, dates: list = ()):
@@ -151,7 +148,7 @@ def by_session(ranked, col: Collector, idf: Idf, dates: list = ()):
         f = factors.get(path)
         if f is None:
             f = factors[path] = _session_factor(col, path, idf, best) * (
-                1.0 if not dates or on_dates(key_time(key, path), dates) else 1 / (1 + tuning.DATE_WEIGHT))
+                1.0 if not dates or on_dates(session_time(path), dates) else 1 / (1 + tuning.DATE_WEIGHT))
         pool.append((neg * f, key, path, ln, m))
     pool.sort()
     yield from heapq.merge(pool, ranked)

@@ -22,27 +22,24 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 
+from ..fileformat import NAME_EPOCH
 from . import tuning
-
-
-def now_seconds(now: dt.datetime) -> float:
-    """``now`` (a naive local datetime, as file names hold) in fileformat.name_time's seconds."""
-    return (now - dt.datetime(1970, 1, 1)).total_seconds()
+from .rank import recency
 
 
 class Recency:
-    """r(t) of the file score (see the module doc), for one search's clock."""
+    """r(t) of the file score (see the module doc), for one search's clock: the ranking's
+    recency multiplier of a session whose name's time is ``t`` (fileformat.name_time)."""
 
-    __slots__ = ("now", "boost", "half")
+    __slots__ = ("now",)
 
     def __init__(self, now: dt.datetime):
-        self.now = now_seconds(now)
-        self.boost, self.half = tuning.RECENCY_BOOST, tuning.RECENCY_HALF_LIFE_DAYS * 86400.0
+        self.now = (now - NAME_EPOCH).total_seconds()  # (now, naive as names are, in name_time's seconds)
 
     def __call__(self, t: float) -> float:
         if t != t:  # NaN: no time in the name
             return 1.0
-        return 1.0 + self.boost * 0.5 ** (max(0.0, self.now - t) / self.half)
+        return recency(max(0.0, self.now - t) / 86400.0)
 
 
 def best(u, weights: list, now: dt.datetime, want: int, keep=None) -> list:
