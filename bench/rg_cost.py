@@ -11,6 +11,8 @@ steadier than wall time on a shared machine), median over the queries:
   words        chrollo's `-o -n --heading -0` scan with the whole-word regex only
   chrollo      the same with the identifier-part alternatives (what `chrollo search` runs)
   *_compile    the same two regexes on a one-line file: what building the regex costs rg
+  full_dfa     chrollo's regex without rg.NO_FULL_DFA (as before it): rg 14 then builds a full
+               DFA for it (see rg.words_regex), on the vault and on the one-line file
 
 rg 14 builds a large alternation of case-insensitive words once per process; the part
 alternatives (…_part, partNext, …Part) made that build most of their cost (see rg.words_regex).
@@ -33,7 +35,7 @@ from search import grow, parse_size, sources_and_queries  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from chrollo.retrieval.query import forms_of  # noqa: E402
-from chrollo.rg import rg_path, words_regex  # noqa: E402
+from chrollo.rg import NO_FULL_DFA, rg_path, words_regex  # noqa: E402
 from chrollo.terms import identifiers, query_terms  # noqa: E402
 
 
@@ -61,29 +63,35 @@ def main() -> None:
     one_line = tmp / "one.md"
     one_line.write_text("hello\n")
     print(f"source: {what}; rg {rg}; load {os.getloadavg()[0]:.1f}")
-    print("| vault | count | words | chrollo | words_compile | chrollo_compile | chrollo/count |")
-    print("|---|---|---|---|---|---|---|")
+    print("| vault | count | words | chrollo | full_dfa | words_compile | chrollo_compile | full_dfa_compile "
+          "| chrollo/count | full_dfa/count |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for label in a.sizes.split(","):
         vault = Path(a.workdir) / label
         if not vault.exists():
             vault.mkdir(parents=True)
             grow(vault, src, replicate, parse_size(label))
-        t: dict = {k: [] for k in ("count", "words", "chrollo", "words_compile", "chrollo_compile")}
+        t: dict = {k: [] for k in ("count", "words", "chrollo", "full_dfa", "words_compile",
+                                     "chrollo_compile", "full_dfa_compile")}
         scan = [rg, "--no-config", "--no-ignore", "-o", "-n", "-H", "--heading", "-0", "--stats", "-g", "*.md"]
         for q in queries:
             terms = query_terms(q)
             query = forms_of(terms, identifiers(q, terms))
             plain, full = words_regex(query.forms()), words_regex(query.forms(), query.part_forms())
+            dfa = full.replace(NO_FULL_DFA, "")
             count = [rg, "--count", "-F", "-i", "-w", "--no-config", "--no-ignore", "-g", "*.md"]
             t["count"].append(cpu(count + [x for term in terms for x in ("-e", term)] + ["--", str(vault)]))
             t["words"].append(cpu(scan + ["-e", plain, "--", str(vault)]))
             t["chrollo"].append(cpu(scan + ["-e", full, "--", str(vault)]))
+            t["full_dfa"].append(cpu(scan + ["-e", dfa, "--", str(vault)]))
             t["words_compile"].append(cpu(scan + ["-e", plain, "--", str(one_line)]))
             t["chrollo_compile"].append(cpu(scan + ["-e", full, "--", str(one_line)]))
+            t["full_dfa_compile"].append(cpu(scan + ["-e", dfa, "--", str(one_line)]))
         med = {k: statistics.median(v) * 1000 for k, v in t.items()}
         print(f"| {label} | {med['count']:.1f} ms | {med['words']:.1f} ms | {med['chrollo']:.1f} ms | "
-              f"{med['words_compile']:.1f} ms | {med['chrollo_compile']:.1f} ms | "
-              f"{med['chrollo'] / med['count']:.2f}× |", flush=True)
+              f"{med['full_dfa']:.1f} ms | {med['words_compile']:.1f} ms | {med['chrollo_compile']:.1f} ms | "
+              f"{med['full_dfa_compile']:.1f} ms | {med['chrollo'] / med['count']:.2f}× | "
+              f"{med['full_dfa'] / med['count']:.2f}× |", flush=True)
 
 
 if __name__ == "__main__":

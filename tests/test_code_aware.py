@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from chrollo import search
+from chrollo import rg
 from chrollo.rg import words_regex
 from conftest import write_session
 
@@ -56,6 +57,22 @@ def test_the_regex_reports_whole_identifiers():
     rx = words_regex(["config"], ["config"])
     assert rx.startswith("(?-u:") and "[a-z0-9](?:Config)" in rx
     assert words_regex(["config"]) == r"(?-u:(?i:\b(?:config)\b))"
+
+
+def test_the_part_regex_skips_rgs_full_dfa_and_matches_the_same(tmp_path):
+    """rg 14 builds a full DFA for a regex of at most 1,000 NFA states: for the part
+    alternatives that build cost 15-35 ms a scan (bench/rg_cost.py). The regex carries an
+    alternative that puts it past the limit and can never match: rows are the same."""
+    words = ["paint", "paints", "painted", "painting", "sunrise", "sunrises", "melanie"]
+    rx = words_regex(words, words)
+    assert rx.endswith(rg.NO_FULL_DFA + ")")
+    text = ("Melanie painted a sunrise; paint_sunrise_v2 and drawSunrise() and xpainted\n"
+            + "\xff" * 1200 + " \xff\xff melanie\n")
+    f = tmp_path / "s.md"
+    f.write_bytes(text.encode("latin-1"))
+    with_it = list(rg.scan([], [str(f)], regex=rx))
+    without = list(rg.scan([], [str(f)], regex=rx.replace(rg.NO_FULL_DFA, "")))
+    assert with_it == without and with_it[0][1].count(b"\n") == 6
 
 
 def test_a_one_word_query_may_use_the_whole_synonym_budget(home, tmp_path):
