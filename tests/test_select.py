@@ -180,7 +180,7 @@ def test_the_recall_hook_reaches_an_old_session_of_an_indexed_vault_and_has_an_u
     """With the index the hook's search is the complete one's (the answer is in the oldest of
     8,200 sessions); without one it reads the newest first, says so in its trace, and the hook
     leaves one detached background build — not a second while it runs."""
-    n = tuning.SELECT_AFTER + 200
+    n = max(tuning.SELECT_AFTER, 8_000) + 200  # (more than the hook reads newest first in its least deadline)
     vault = _vault(tmp_path, n, {n - 1: "the staging database password rotation runs from the vault cronjob"})
     prompt = "how does the staging database password rotation work?"
     time.sleep(index.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
@@ -215,3 +215,19 @@ def test_search_json_counts_the_vault_and_reads_the_chosen_files(home, tmp_path,
     assert r.sessions == 50
     assert r.total_matches == 4 * 2 * 2  # (4 files, each "lunch" and "plans" twice)
     assert math.isclose(r.weights["lunch"], math.log(1 + 50 / 50))
+
+
+def test_a_vault_of_select_after_files_or_fewer_is_read_whole_without_its_index(home, tmp_path, monkeypatch):
+    """Up to SELECT_AFTER files (the hook's first batch, read in full) a search reads the whole
+    vault and leaves its index alone — reading 10 MB costs rg less than asking the index
+    (docs/index.md); past it, the search asks the index (its verification sweep moves on)."""
+    assert tuning.SELECT_AFTER == tuning.DEADLINE_BATCH
+    vault = _vault(tmp_path, 40)
+    time.sleep(index.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
+    index.build(str(vault))
+    sweep = index._sweep_file(os.path.realpath(vault))
+    want = _search(vault, "lunch plans", False)
+    assert _search(vault, "lunch plans", True) == want and not os.path.exists(sweep)
+    monkeypatch.setattr(tuning, "SELECT_AFTER", 30)
+    _search(vault, "lunch plans", True)
+    assert os.path.exists(sweep)

@@ -56,6 +56,34 @@ def _unsearchable_names(vault: str) -> frozenset:
     return frozenset(name for name, s in _vault.peer_switches().items() if not s["searchable"])
 
 
+def large(scope) -> bool:
+    """Whether the search's folder may hold more than SELECT_AFTER session files (counted
+    once per search: a listing of at most SELECT_AFTER + 1 entries). A smaller one is read
+    whole, without its index — the index costs it more than it saves (docs/index.md)."""
+    got = scope.memo.get("large")
+    if got is None:
+        got = scope.memo["large"] = _more_entries_than(scope.folder, tuning.SELECT_AFTER)
+    return got
+
+
+def _more_entries_than(folder: str, most: int) -> bool:
+    """Whether ``folder`` and its subfolders hold more than ``most`` entries (a cheap upper
+    bound of the session files in it: nothing is stat'ed)."""
+    seen, stack = 0, [folder]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    seen += 1
+                    if seen > most:
+                        return True
+                    if not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+        except OSError:
+            continue
+    return False
+
+
 def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, list]:
     """The main scan of a complete search: with the vault's index (chrollo/index.py), rg
     reads only the files that may hold a form plus every file not indexed as it is now —
@@ -65,8 +93,9 @@ def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, lis
     q, common, folder, vault = col.q, col.common, scope.folder, scope.vault
     forms, parts = q.forms(~common), q.part_forms(~common)
     plan = None
-    # (no index file, no import of chrollo.index: 1 ms of every search where there is none)
-    if os.environ.get("CHROLLO_INDEX", "1") != "0" and os.path.isfile(index_file(vault)):
+    # (no index file, no import of chrollo.index: 1 ms of every search where there is none;
+    # a folder of SELECT_AFTER files or fewer is read whole faster than the index narrows it)
+    if os.environ.get("CHROLLO_INDEX", "1") != "0" and os.path.isfile(index_file(vault)) and large(scope):
         from .. import index as _index
 
         whole = scope.include_peers and folder == vault

@@ -139,26 +139,6 @@ def _term_forms(q) -> list:
                                + [f for f, m in q.part.items() if m >> (2 * n + i) & 1])) for i in range(n)]
 
 
-def _more_entries_than(folder: str, most: int) -> bool:
-    """Whether ``folder`` and its subfolders hold more than ``most`` entries (a cheap upper
-    bound of the session files in it: nothing is stat'ed)."""
-    import os
-
-    seen, stack = 0, [folder]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for e in it:
-                    seen += 1
-                    if seen > most:
-                        return True
-                    if not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-        except OSError:
-            continue
-    return False
-
-
 def choose(q, scope, spec, idf_of) -> Selected | None:
     """The files a search of a large vault reads (see the module doc), or None: the vault
     holds no more than SELECT_AFTER files, a form is one the index cannot answer (non-ASCII,
@@ -169,14 +149,15 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     import os
 
     from ..layout import index_file
-    from .scan import _filtered, _unsearchable_names
+    from .scan import _filtered, _unsearchable_names, large
 
     folder, vault = scope.folder, scope.vault
+    if not tuning.SELECT_FILES or not large(scope):
+        return None  # (and chrollo.index is not imported: a small vault's search needs none of it)
     use_index = os.environ.get("CHROLLO_INDEX", "1") != "0"
     has_index = use_index and os.path.isfile(index_file(vault))
-    if not tuning.SELECT_FILES or not has_index and (
-            scope.stop is not None or not _more_entries_than(folder, tuning.SELECT_AFTER)):
-        return None  # (and chrollo.index is not imported: a small vault's search needs none of it)
+    if not has_index and scope.stop is not None:
+        return None
     from .. import index as _index
 
     groups = _index.term_groups(_term_forms(q))
@@ -197,8 +178,6 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
             # (the index could not answer within a deadline — its order file or many files
             # to read directly: a build brings it up to date, see SearchResult.unindexed)
             scope.memo["unindexed"] = has_index
-            return None
-        if not _more_entries_than(folder, tuning.SELECT_AFTER):
             return None
         n = len(_index.walk(folder, exclude, unsearchable))
         if n <= tuning.SELECT_AFTER:
