@@ -172,8 +172,6 @@ class FolderSource(Source):
     def files(self, peer_id: str, entries: list):
         """The peer's folder opened once (not once a file) and its files read by READERS
         threads, a batch at a time (memory stays bounded)."""
-        from concurrent.futures import ThreadPoolExecutor
-
         try:
             fd = self._peer_dir(peer_id)
         except Refused as err:
@@ -190,6 +188,12 @@ class FolderSource(Source):
             except (Refused, TransportError, OSError) as err:
                 return err
         try:
+            if len(entries) <= READERS:  # (a new turn: one file; threads, their import included, cost more)
+                for e in entries:
+                    yield e, one(e)
+                return
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(READERS) as pool:
                 for run in batches(entries, BATCH_BYTES, BATCH_FILES):
                     yield from zip(run, pool.map(one, run))

@@ -68,14 +68,14 @@ def unseal(key: bytes, name: str, blob: bytes) -> bytes:
 
 
 def _kek(ident, cert_pem: bytes, sender: str, recipient: str) -> bytes:
-    from cryptography import x509
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-    pub = x509.load_pem_x509_certificate(cert_pem).public_key()
-    if not isinstance(pub, ec.EllipticCurvePublicKey):
-        raise Refused("peer certificate is not EC")
+    try:
+        pub = _identity.public_key(cert_pem)[1]
+    except ValueError:
+        raise Refused("peer certificate is not EC") from None
     shared = ident.key.exchange(ec.ECDH(), pub)
     info = b"chrollo-mesh-v2 wrap " + sender.encode() + b" " + recipient.encode()
     return HKDF(hashes.SHA256(), 32, salt=None, info=info).derive(shared)
@@ -169,13 +169,16 @@ class SealedSource(Source):
         if len(env["cert"]) > MAX_CERT or len(env["keys"]) > MAX_RECIPIENTS or set(env) - OUTER_FIELDS \
                 or not all(isinstance(v, str) and len(v) <= 256 for v in env["keys"].values()):
             raise Refused("manifest is malformed (a field is too large, or unknown)")
+        pem = env["cert"].encode()
+        if pem == _identity.known_cert(peer_id):
+            return env  # (kept once its fingerprint was the paired ID: not parsed again each sync)
         try:
-            signer = _identity.one_cert(env["cert"].encode())[0]
+            signer = _identity.one_cert(pem)[0]
         except Exception:  # noqa: BLE001 — junk is junk
             raise Refused("manifest certificate is malformed") from None
         if signer != peer_id:
             raise Refused(f"manifest is sealed by {signer}, not by the paired node {peer_id}")
-        _identity.remember_cert(env["cert"].encode())
+        _identity.remember_cert(pem)
         return env
 
     def manifest(self, peer_id: str) -> bytes | None:
