@@ -315,23 +315,41 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
             pieces[i] = _piece(entries[i])
     else:
         names, taken = {}, set()  # file here -> its published name
+        rules_apply = privacy.files or privacy.sessions or privacy.exclude
         for fname in sorted(fresh):
-            if _held_back(fname, fresh[fname][4], privacy, memo):
+            f = fresh[fname]
+            if rules_apply and _held_back(fname, f[4], privacy, memo):
                 held.add(fname)
                 kept.pop(fname, None)
                 continue
-            pub, n = published_name(fname, fresh[fname][5]), 0
-            while pub in taken or (pub != fname and not valid_file_name(pub)):  # (two titles slugged alike at one second)
-                n += 1
-                pub = f"{fname[:17]}_n{n}.md"
+            slug = f[5]
+            # (published_name, inlined: this loop runs over every own file, 10,000 of them)
+            stem = fname[:-3]
+            key = f"{stem[:17]}_{stem[18:].rpartition('_')[2]}.md"
+            pub = f"{key[:17]}_{slug}_{key[18:]}" if slug else key
+            if pub in taken or (pub != fname and not valid_file_name(pub)):
+                n = 0
+                while pub in taken or (pub != fname and not valid_file_name(pub)):  # (two titles slugged alike at one second)
+                    n += 1
+                    pub = f"{fname[:17]}_n{n}.md"
             taken.add(pub)
             names[fname] = pub
         stems = {k[:-3]: v[:-3] for k, v in names.items()}
-        relinked, at = {}, {}
-        for fname, pub in names.items():
-            at[fname] = len(entries)
-            entries.append(entry(fname, pub))
-        pieces = [_piece(e) for e in entries]
+        relinked, at, pieces = {}, {}, []
+        plain = _PLAIN.fullmatch
+        for i, (fname, pub) in enumerate(names.items()):
+            at[fname] = i
+            f = fresh[fname]
+            if f[6]:  # links to rewrite
+                e = entry(fname, pub)
+                entries.append(e)
+                pieces.append(_piece(e))
+                continue
+            # (entry and _piece, inlined for a file without links: nothing to rewrite)
+            sha, size = f[2], f[3]
+            entries.append({"name": pub, "sha256": sha, "size": size})
+            pieces.append(f'{{"name":"{pub}","sha256":"{sha}","size":{size}}}' if plain(pub)
+                          else _piece(entries[-1]))
         parts = {n: fresh[n][4:7] for n in names}
     for fname in changed:
         if fname in parts:
@@ -345,18 +363,34 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
     withdrawn = withdrawn_names(set(taken), held)
     files_json = "[" + ",".join(pieces) + "]"  # (10,000 entries: encoded once, for the digest and the manifest)
     digest = hashlib.sha256((json.dumps([ident.id, name, withdrawn]) + files_json).encode()).hexdigest()
-    pub_path = _layout.mesh_published(home)
+    pub_path, env_path = _layout.mesh_published(home), _layout.mesh_published_envelope(home)
     last = _vault.read_json(pub_path)
     signed = last.get("signed") if isinstance(last.get("signed"), (int, float)) else 0
     when = _clock.now().timestamp()
-    if last.get("digest") == digest and isinstance(last.get("envelope"), str) and 0 <= when - signed < REFRESH:
-        return Publication(last["envelope"].encode(), list(entries), vault, redactor, kept, real, dict(relinked))
+    if last.get("digest") == digest and 0 <= when - signed < REFRESH:
+        if isinstance(last.get("envelope"), str):  # (as an older version kept it)
+            envelope = last["envelope"].encode()
+        else:  # the envelope written beside it, if it is the one signed (a crash between the two
+            envelope = _envelope_at(env_path)  # writes below leaves another: never served for this digest)
+            if envelope is None or hashlib.sha256(envelope).hexdigest() != last.get("envelope_sha"):
+                envelope = None
+        if envelope is not None:
+            return Publication(envelope, list(entries), vault, redactor, kept, real, dict(relinked))
     # changed, or signed a day ago: signed again (receivers take nothing new from a
     # manifest older than MAX_AGE, so an honest node keeps its signature fresh)
     envelope, seq = _sign(ident, name, files_json, int(last.get("seq", 0)) + 1, withdrawn, when)
+    _vault.write_private(env_path, envelope.decode("ascii"))
     _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "signed": when,
-                                               "envelope": envelope.decode()}))
+                                               "envelope_sha": hashlib.sha256(envelope).hexdigest()}))
     return Publication(envelope, entries, vault, redactor, kept, real, relinked)
+
+
+def _envelope_at(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(MAX_MANIFEST + 2 * MAX_CERT)
+    except OSError:
+        return None
 
 
 def _survey(vault: str, home: str, files: dict | None) -> tuple[list, bool, dict]:
