@@ -122,9 +122,12 @@ class SealedPublication:
             kek = _kek(ident, pem, ident.id, rid)
             nonce = hmac.new(kek, self.key, hashlib.sha256).digest()[:12]
             keys[rid] = base64.b64encode(nonce + _aead(kek).encrypt(nonce, self.key, b"wrap")).decode()
-        self.envelope = json.dumps({"v": 2, "sealed": SCHEME, "cert": ident.cert_pem.decode(), "keys": keys,
-                                    "box": base64.b64encode(seal(self.key, "manifest.json", pub.envelope)).decode(),
-                                    "names": "opaque"}).encode()
+        # json.dumps({"v", "sealed", "cert", "keys", "box", "names"}) byte for byte, put together
+        # (the box is base64: nothing in its 2 MB to escape, which json.dumps scanned for)
+        self.envelope = b"".join((
+            f'{{"v": 2, "sealed": "{SCHEME}", "cert": {json.dumps(ident.cert_pem.decode())}, '
+            f'"keys": {json.dumps(keys)}, "box": "'.encode(),
+            base64.b64encode(seal(self.key, "manifest.json", pub.envelope)), b'", "names": "opaque"}'))
         # per file: a token that changes exactly when its sealed bytes do (its opaque name on
         # the medium, :meth:`blob`, is asked only for the files a transport writes)
         self.entries = [{"name": e["name"], "token": f"{self.kid}:{e['sha256']}"} for e in pub.entries]
