@@ -195,6 +195,25 @@ def write_at(dir_fd: int, name: str, data: bytes) -> list:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
+def create_at(dir_fd: int, name: str, data: bytes) -> list:
+    """Write ``name`` in ``dir_fd`` where nothing is (FileExistsError otherwise), never through
+    a link; returns its [size, mtime ns, inode]. Not atomic: only for a file nobody reads
+    before it is complete, or that is checked when read (a sealed blob on a shared medium,
+    which no manifest names until it is written, and whose tag fails if it was cut short)."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _vault.FILE_MODE, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(name, dir_fd=dir_fd)
+        raise
+    os.close(fd)
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
 def peer_folder_fd(vault: str, name: str, own_name: str) -> int:
     """An fd for ``<vault>/peers/<name>``, created owner-only; Refused if a part is a link."""
     if not valid_name(name) or name == own_name:
