@@ -333,7 +333,14 @@ def mesh_changes(vault: str, home: str | None = None) -> str:
 
 
 def mesh_published(home: str | None = None) -> str:
+    """The last signed manifest's seq, digest, signing time and envelope's SHA-256."""
     return mesh_state("published.json", home)
+
+
+def mesh_published_envelope(home: str | None = None) -> str:
+    """The last signed envelope itself, byte for byte (apart from :func:`mesh_published`: a
+    1.7 MB string inside JSON cost escaping to write and parsing to read at every publication)."""
+    return mesh_state("published.envelope", home)
 
 
 def mesh_publish_lock(home: str | None = None) -> str:

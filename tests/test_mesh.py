@@ -584,3 +584,28 @@ def test_a_line_stuffed_with_vocabulary_never_outranks_a_genuine_match(tmp_path)
     for q in ("flaky payment webhook retry", "webhook retry test staging", "payment webhook fails"):
         hits = search(q, dir=vault).hits
         assert hits[0].peer is None and hits[0].session_id == "own00001-x", (q, [(h.peer, h.score) for h in hits])
+
+
+def test_envelopes_are_put_together_as_json_dumps_writes_them(tmp_path, monkeypatch):
+    """The signed envelope and the sealed outer manifest are assembled from their parts (no
+    escaping scan over megabytes of base64), byte for byte what json.dumps of their fields
+    gives — what older nodes wrote and every receiver reads — and they verify and open."""
+    monkeypatch.setenv("CHROLLO_HOME", str(tmp_path / "home"))
+    from chrollo.mesh import manifests as M, seal as S
+    from chrollo.mesh.identity import Identity
+
+    a, b = Identity.generate("a"), Identity.generate("b")
+    files = '[{"name":"2026-01-01_120000_x.md","sha256":"' + "0" * 64 + '","size":3}]'
+    env, _seq = M._sign(a, "a", files, 7, ["2026-01-01_110000_y.md"], 1.8e9)
+    assert json.dumps(json.loads(env)).encode() == env
+    assert M.verify_envelope(env, a.id)["seq"] == 7
+
+    class Pub:
+        envelope, entries = env, []
+    sealed = S.SealedPublication(Pub(), a, {b.id: b.cert_pem})
+    assert json.dumps(json.loads(sealed.envelope)).encode() == sealed.envelope
+
+    class Raw(M.Source):
+        def manifest(self, peer_id):
+            return sealed.envelope
+    assert S.SealedSource(Raw(), b).manifest(a.id) == env

@@ -195,6 +195,33 @@ def test_a_huge_unsigned_outer_manifest_is_refused_before_it_costs_memory(mesh, 
     assert rss < 250, f"peak RSS {rss:.0f} MB"
 
 
+def test_nesting_hidden_by_escapes_is_still_counted_before_the_parser_sees_it():
+    """The depth check reads a document with escapes as the parser pairs them (an escaped
+    backslash, then an escaped quote): strings full of quotes, backslashes and brackets never
+    hide a level from it, nor invent one; a document one level too deep is refused, at the
+    limit it is parsed."""
+    import random
+
+    from chrollo.mesh.files import Refused, bounded_json
+
+    rnd = random.Random(34)
+    alphabet = ['"', "\\", "[", "]", "{", "}", "a", "\n", "\\\"", "\"\\"]
+
+    def value(depth: int):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(6)))
+        if depth == 0:
+            return text
+        inner = value(depth - 1)
+        return [text, inner] if rnd.random() < 0.5 else {text: inner, "k": text}
+    for _ in range(300):
+        depth = rnd.randrange(1, 6)
+        doc = value(depth)  # depth + 1 levels' worth of strings: `depth` brackets around a string
+        raw = json.dumps(doc).encode()
+        assert bounded_json(raw, depth=depth) == doc
+        with pytest.raises(Refused):
+            bounded_json(raw, depth=depth - 1)
+
+
 # ----------------------------------------- 12. what a peer supplies never reaches a terminal raw
 
 def test_escapes_in_a_peers_manifest_never_reach_the_terminal(mesh, tmp_path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 
 from .. import vault as _vault
 from .. import layout as _layout
@@ -38,6 +37,8 @@ def valid_name(name) -> bool:
 
 
 def default_name() -> str:
+    import socket  # (here: every `mesh sync` imports this module, only `init` names a node)
+
     host = re.sub(r"[^a-z0-9-]+", "-", socket.gethostname().lower()).strip("-")[:32]
     return host if valid_name(host) else "node"
 

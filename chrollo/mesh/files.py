@@ -81,18 +81,31 @@ def bounded_json(data: bytes, limit: int = MAX_MANIFEST, depth: int = MAX_DEPTH)
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Refused("document is not UTF-8") from None
-    if b"\\" not in data:
-        nest = _PLAIN_STRING.sub(b"", data.translate(None, _NOT_STRUCTURE))
-        for _ in range(depth):  # each round takes the innermost pairs away
-            if not nest:
-                break
-            nest = _LEAF.sub(b"", nest)
+    i = data.find(b"\\")
+    if i < 0:
+        nest = data.translate(None, _NOT_STRUCTURE)
+    else:
+        # Escapes taken out the way the parser pairs them, left to right: every escaped
+        # backslash, then every escaped quote; what other escapes leave is no bracket and no
+        # quote. Only between the first backslash and the one after the last: a certificate's
+        # "\n" sent every 2 MB sealed manifest down the token scan below (16 ms a pull).
+        j = data.rfind(b"\\") + 2
+        mid = data[i:j].replace(b"\\\\", b"").replace(b'\\"', b"")
+        nest = b"".join(part.translate(None, _NOT_STRUCTURE) for part in (data[:i], mid, data[j:]))
+    # strings, quote to quote: first every two quotes in a row (a string without brackets, or
+    # one string's end and the next one's start: merged, what was inside stays inside) — on
+    # 10,000 entries the regex alone took 4 ms, this 0.4 —, then the strings left
+    nest = _PLAIN_STRING.sub(b"", nest.replace(b'""', b""))
+    for _ in range(depth):  # each round takes the innermost pairs away
         if not nest:
-            try:
-                return json.loads(text)
-            except (ValueError, RecursionError):
-                raise Refused("document is not JSON") from None
-    level = 0  # (escapes, or too deep, or unbalanced: the scan says which)
+            break
+        nest = _LEAF.sub(b"", nest)
+    if not nest:
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            raise Refused("document is not JSON") from None
+    level = 0  # (too deep, or unbalanced: the scan says which)
     for m in _TOKENS.finditer(text):
         c = text[m.start()]  # (never copies a long string out)
         if c in "[{":
@@ -179,6 +192,25 @@ def write_at(dir_fd: int, name: str, data: bytes) -> list:
     os.close(fd)
     # rename replaces a link at ``name`` itself (it never writes through it)
     os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def create_at(dir_fd: int, name: str, data: bytes) -> list:
+    """Write ``name`` in ``dir_fd`` where nothing is (FileExistsError otherwise), never through
+    a link; returns its [size, mtime ns, inode]. Not atomic: only for a file nobody reads
+    before it is complete, or that is checked when read (a sealed blob on a shared medium,
+    which no manifest names until it is written, and whose tag fails if it was cut short)."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _vault.FILE_MODE, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(name, dir_fd=dir_fd)
+        raise
+    os.close(fd)
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 

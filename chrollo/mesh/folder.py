@@ -16,8 +16,8 @@ import shutil
 import stat
 
 from .. import vault as _vault
-from .files import (BATCH_BYTES, BATCH_FILES, MAX_OUTER, Refused, make_dir_at, open_dir, read_at, valid_blob_name,
-                    write_at)
+from .files import (BATCH_BYTES, BATCH_FILES, MAX_OUTER, Refused, create_at, make_dir_at, open_dir, read_at,
+                    valid_blob_name, write_at)
 from . import records as _records
 from .manifests import Source, TransportError, batches
 
@@ -76,17 +76,26 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                 stamp = [name, token, st.st_size, st.st_mtime_ns]
+            except FileNotFoundError:
+                stamp = False  # (nothing there)
             except OSError:
                 stamp = None
-            if stamp is None or rec != stamp:
+            if not stamp or rec != stamp:
                 try:
                     data = pub.data(real)
-                    _clear(fd, name, dirs_only=True)
-                    write_at(fd, name, data)
+                    try:
+                        if stamp is not False:
+                            raise FileExistsError
+                        # a new blob: written in place, no temp file and rename (a first sync
+                        # writes 10,000 of them; a rename is a second journal entry each). No
+                        # manifest names it until it is whole, and a cut one fails its tag.
+                        got = create_at(fd, name, data)
+                    except FileExistsError:
+                        _clear(fd, name, dirs_only=True)
+                        got = write_at(fd, name, data)
                 except Refused:
                     continue  # changed while publishing: the next round carries it
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                stamp = [name, token, st.st_size, st.st_mtime_ns]
+                stamp = [name, token, got[0], got[1]]
                 written += 1
             if rec != stamp:
                 index[real] = stamp
@@ -172,8 +181,6 @@ class FolderSource(Source):
     def files(self, peer_id: str, entries: list):
         """The peer's folder opened once (not once a file) and its files read by READERS
         threads, a batch at a time (memory stays bounded)."""
-        from concurrent.futures import ThreadPoolExecutor
-
         try:
             fd = self._peer_dir(peer_id)
         except Refused as err:
@@ -190,6 +197,12 @@ class FolderSource(Source):
             except (Refused, TransportError, OSError) as err:
                 return err
         try:
+            if len(entries) <= READERS:  # (a new turn: one file; threads, their import included, cost more)
+                for e in entries:
+                    yield e, one(e)
+                return
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(READERS) as pool:
                 for run in batches(entries, BATCH_BYTES, BATCH_FILES):
                     yield from zip(run, pool.map(one, run))

@@ -52,13 +52,11 @@ class Identity:
     """The node's private key and certificate (PEM), and its ID."""
 
     def __init__(self, key_pem: bytes, cert_pem: bytes):
-        from cryptography import x509
-        from cryptography.hazmat.primitives import serialization
-
         self.key_pem, self.cert_pem = key_pem, cert_pem
-        self.key = serialization.load_pem_private_key(key_pem, None)
-        cert = x509.load_pem_x509_certificate(cert_pem)
-        self.cert_der = cert.public_bytes(serialization.Encoding.DER)
+        self.key = _load_private_key(key_pem)
+        # (the PEM's body is the DER: its fingerprint needs no x509 parser, whose import
+        # alone was ~30 ms of every `mesh sync`, a process a sync tool may start every minute)
+        self.cert_der = pem_der(cert_pem)
         self.id = node_id(self.cert_der)
 
     @staticmethod
@@ -115,20 +113,81 @@ class Identity:
 def verify(cert_pem: bytes, data: bytes, sig: bytes) -> str:
     """The ID of ``cert_pem`` if ``sig`` is its key's signature over ``data``; else ValueError."""
     _crypto()
-    from cryptography import x509
     from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
+
+    nid, pub = public_key(cert_pem)
+    try:
+        pub.verify(sig, data, ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        raise ValueError("bad signature") from None
+    return nid
+
+
+def _load_private_key(pem: bytes):
+    """The node's private key from its PEM. The loader ``serialization`` re-exports is the one
+    in cryptography's compiled core; taken from there, the import of the serialization package
+    (SSH and PKCS#12 parsers this never uses: ~13 ms of every sync) is left out. Any version
+    without it goes the public way."""
+    try:
+        from cryptography.hazmat.bindings._rust import openssl as _rust
+
+        load = _rust.keys.load_pem_private_key
+    except (ImportError, AttributeError):
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key as load
+    return load(pem, None)
+
+
+_PEM = re.compile(rb"\s*-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]{64,16384})-----END CERTIFICATE-----\s*")
+
+
+def pem_der(pem: bytes) -> bytes:
+    """The DER bytes a one-certificate PEM holds (ValueError if it is not one): what the node
+    ID is the fingerprint of."""
+    m = _PEM.fullmatch(pem) if isinstance(pem, bytes) else None
+    if m is None:
+        raise ValueError("not exactly one PEM certificate")
+    return base64.b64decode(b"".join(m.group(1).split()), validate=True)
+
+
+def public_key(cert_pem: bytes):
+    """(ID, EC public key) of a certificate. The key of a certificate seen before is read from
+    ``certs/<ID>.point`` (the point, kept when the certificate was first parsed); its ID is the
+    SHA-256 of the PEM's own bytes, so only the very certificate whose fingerprint that is can
+    use it. Otherwise the certificate is parsed (x509) and its point kept."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    try:
+        nid = node_id(pem_der(cert_pem))
+    except ValueError:
+        nid = None
+    if nid is not None:
+        try:
+            with open(os.path.join(certs_dir(), nid + ".point"), "rb") as fh:
+                return nid, ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), bytes.fromhex(
+                    fh.read(200).decode("ascii")))
+        except (OSError, ValueError):
+            pass
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
 
     cert = x509.load_pem_x509_certificate(cert_pem)
     pub = cert.public_key()
     if not isinstance(pub, ec.EllipticCurvePublicKey):
         raise ValueError("not an EC certificate")
-    try:
-        pub.verify(sig, data, ec.ECDSA(hashes.SHA256()))
-    except InvalidSignature:
-        raise ValueError("bad signature") from None
-    return node_id(cert.public_bytes(serialization.Encoding.DER))
+    got = node_id(cert.public_bytes(serialization.Encoding.DER))
+    if got == nid and isinstance(pub.curve, ec.SECP256R1):  # (the PEM's bytes are the parsed DER: keep its point)
+        from .. import vault as _vault
+
+        try:
+            _vault.make_private_dirs(certs_dir())
+            _vault.write_private(os.path.join(certs_dir(), nid + ".point"),
+                                 pub.public_bytes(serialization.Encoding.X962,
+                                                  serialization.PublicFormat.UncompressedPoint).hex())
+        except OSError:
+            pass  # (parsed again next time)
+    return got, pub
 
 
 _ONE_CERT = re.compile(rb"\s*-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]{64,16384}-----END CERTIFICATE-----\s*")

@@ -68,14 +68,14 @@ def unseal(key: bytes, name: str, blob: bytes) -> bytes:
 
 
 def _kek(ident, cert_pem: bytes, sender: str, recipient: str) -> bytes:
-    from cryptography import x509
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-    pub = x509.load_pem_x509_certificate(cert_pem).public_key()
-    if not isinstance(pub, ec.EllipticCurvePublicKey):
-        raise Refused("peer certificate is not EC")
+    try:
+        pub = _identity.public_key(cert_pem)[1]
+    except ValueError:
+        raise Refused("peer certificate is not EC") from None
     shared = ident.key.exchange(ec.ECDH(), pub)
     info = b"chrollo-mesh-v2 wrap " + sender.encode() + b" " + recipient.encode()
     return HKDF(hashes.SHA256(), 32, salt=None, info=info).derive(shared)
@@ -122,9 +122,12 @@ class SealedPublication:
             kek = _kek(ident, pem, ident.id, rid)
             nonce = hmac.new(kek, self.key, hashlib.sha256).digest()[:12]
             keys[rid] = base64.b64encode(nonce + _aead(kek).encrypt(nonce, self.key, b"wrap")).decode()
-        self.envelope = json.dumps({"v": 2, "sealed": SCHEME, "cert": ident.cert_pem.decode(), "keys": keys,
-                                    "box": base64.b64encode(seal(self.key, "manifest.json", pub.envelope)).decode(),
-                                    "names": "opaque"}).encode()
+        # json.dumps({"v", "sealed", "cert", "keys", "box", "names"}) byte for byte, put together
+        # (the box is base64: nothing in its 2 MB to escape, which json.dumps scanned for)
+        self.envelope = b"".join((
+            f'{{"v": 2, "sealed": "{SCHEME}", "cert": {json.dumps(ident.cert_pem.decode())}, '
+            f'"keys": {json.dumps(keys)}, "box": "'.encode(),
+            base64.b64encode(seal(self.key, "manifest.json", pub.envelope)), b'", "names": "opaque"}'))
         # per file: a token that changes exactly when its sealed bytes do (its opaque name on
         # the medium, :meth:`blob`, is asked only for the files a transport writes)
         self.entries = [{"name": e["name"], "token": f"{self.kid}:{e['sha256']}"} for e in pub.entries]
@@ -169,13 +172,16 @@ class SealedSource(Source):
         if len(env["cert"]) > MAX_CERT or len(env["keys"]) > MAX_RECIPIENTS or set(env) - OUTER_FIELDS \
                 or not all(isinstance(v, str) and len(v) <= 256 for v in env["keys"].values()):
             raise Refused("manifest is malformed (a field is too large, or unknown)")
+        pem = env["cert"].encode()
+        if pem == _identity.known_cert(peer_id):
+            return env  # (kept once its fingerprint was the paired ID: not parsed again each sync)
         try:
-            signer = _identity.one_cert(env["cert"].encode())[0]
+            signer = _identity.one_cert(pem)[0]
         except Exception:  # noqa: BLE001 — junk is junk
             raise Refused("manifest certificate is malformed") from None
         if signer != peer_id:
             raise Refused(f"manifest is sealed by {signer}, not by the paired node {peer_id}")
-        _identity.remember_cert(env["cert"].encode())
+        _identity.remember_cert(pem)
         return env
 
     def manifest(self, peer_id: str) -> bytes | None:
