@@ -179,20 +179,10 @@ def write_at(dir_fd: int, name: str, data: bytes) -> list:
     """Write ``name`` in ``dir_fd`` atomically (temp file + rename), never through a link;
     returns its [size, mtime ns, inode]."""
     tmp = f".{name}.{os.getpid()}.part"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _vault.FILE_MODE, dir_fd=dir_fd)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        st = os.fstat(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(tmp, dir_fd=dir_fd)
-        raise
-    os.close(fd)
+    stamp = create_at(dir_fd, tmp, data)
     # rename replaces a link at ``name`` itself (it never writes through it)
     os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    return stamp
 
 
 def create_at(dir_fd: int, name: str, data: bytes) -> list:
