@@ -139,13 +139,14 @@ def _load_private_key(pem: bytes):
     return load(pem, None)
 
 
-_PEM = re.compile(rb"\s*-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]{64,16384})-----END CERTIFICATE-----\s*")
+# exactly one PEM certificate and nothing else; its body (the DER, base64) as group 1
+_ONE_CERT = re.compile(rb"\s*-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]{64,16384})-----END CERTIFICATE-----\s*")
 
 
 def pem_der(pem: bytes) -> bytes:
     """The DER bytes a one-certificate PEM holds (ValueError if it is not one): what the node
     ID is the fingerprint of."""
-    m = _PEM.fullmatch(pem) if isinstance(pem, bytes) else None
+    m = _ONE_CERT.fullmatch(pem) if isinstance(pem, bytes) else None
     if m is None:
         raise ValueError("not exactly one PEM certificate")
     return base64.b64decode(b"".join(m.group(1).split()), validate=True)
@@ -188,9 +189,6 @@ def public_key(cert_pem: bytes):
         except OSError:
             pass  # (parsed again next time)
     return got, pub
-
-
-_ONE_CERT = re.compile(rb"\s*-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]{64,16384}-----END CERTIFICATE-----\s*")
 
 
 def one_cert(pem: bytes) -> tuple[str, bytes]:

@@ -328,11 +328,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
                 held.add(fname)
                 kept.pop(fname, None)
                 continue
-            slug = f[5]
-            # (published_name, inlined: this loop runs over every own file, 10,000 of them)
-            stem = fname[:-3]
-            key = f"{stem[:17]}_{stem[18:].rpartition('_')[2]}.md"
-            pub = f"{key[:17]}_{slug}_{key[18:]}" if slug else key
+            pub = published_name(fname, f[5])
             if pub in taken or (pub != fname and not valid_file_name(pub)):
                 n = 0
                 while pub in taken or (pub != fname and not valid_file_name(pub)):  # (two titles slugged alike at one second)
@@ -342,7 +338,6 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
             names[fname] = pub
         stems = None
         relinked, at, pieces = {}, {}, []
-        plain = _PLAIN.fullmatch
         for i, (fname, pub) in enumerate(names.items()):
             at[fname] = i
             f = fresh[fname]
@@ -351,11 +346,9 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
                 entries.append(e)
                 pieces.append(_piece(e))
                 continue
-            # (entry and _piece, inlined for a file without links: nothing to rewrite)
-            sha, size = f[2], f[3]
-            entries.append({"name": pub, "sha256": sha, "size": size})
-            pieces.append(f'{{"name":"{pub}","sha256":"{sha}","size":{size}}}' if plain(pub)
-                          else _piece(entries[-1]))
+            # (a file without links: its entry as it is, no call to entry per file)
+            entries.append({"name": pub, "sha256": f[2], "size": f[3]})
+            pieces.append(_piece(entries[-1]))
     _LAST[(home, vault)] = {"records": fresh, "scope": scope, "names": names, "taken": taken, "held": held,
                             "stems": stems, "relinked": relinked, "entries": entries, "pieces": pieces, "at": at}
     _records.keep(cache, log, redactor.digest, fresh, changed, everything, log_lines)
