@@ -80,44 +80,54 @@ def best(u, weights: list, now: dt.datetime, want: int, keep=None) -> list:
 def _vouched_best(u, weights: list, w, r, want: int) -> list:
     """The ``want`` best vouched files as ``(-score, place in order, id)``, best first.
 
-    Term at a time, the rarest (the heaviest) first, each term's files OR-ed into a mask per
-    file: a file none of the terms taken so far holds can score at most the weight of the
-    terms left × the largest r — so once ``want`` files are sure to score more (a score is
-    its weight × r ≥ its weight), the big sets of the common terms are only looked up for
-    the files already there, never walked. Then only the files whose weight could reach
-    the ``want``-th best are scored (r needs each one's time)."""
+    The files are split into parts by the terms they hold (a mask each), by set operations
+    only: term at a time, the rarest (the heaviest) first, each part is split into the files
+    that hold the term and those that do not, and the term's files in no part yet make a
+    part of their own. Once ``want`` files are sure to score more than a file holding only
+    the terms left could (a score is its weight × r, r ≥ 1, ≤ the largest r), the common
+    terms left only split the parts, they add no files. Then only the files of the parts
+    whose weight could reach the ``want``-th best are scored (r needs each one's time).
+    (Sets, not a mask per file: a file is touched by C code, never by a Python loop, until
+    it is scored — a quarter to half the time on a 1 GB vault's common words.)"""
     sets, times, pos = u.sets, u.times, u.pos
     terms = sorted((i for i in range(len(weights)) if sets[i]), key=lambda i: (len(sets[i]), i))
     r_max = next((r(t) for t in times if t == t), 1.0)  # (no vouched file is newer than the order's first)
-    acc: dict = {}
-    taken = 0
+    parts: dict = {}  # mask -> the files holding exactly those of the terms taken so far
+    seen: set = set()
+    adding = True
     for j, i in enumerate(terms):
-        if len(acc) >= want and _wanted_weight(acc, w, want) > \
+        if adding and len(seen) >= want and _wanted_weight(parts, w, want) > \
                 sum(weights[x] for x in terms[j:]) * r_max * (1 + 1e-9):
-            break  # (no file holding only the terms left can reach the `want`-th best)
-        bit, get, taken = 1 << i, acc.get, j + 1
-        for f in sets[i]:
-            acc[f] = get(f, 0) | bit
-    for i in terms[taken:]:
+            adding = False  # (no file holding only the terms left can reach the `want`-th best)
         s, bit = sets[i], 1 << i
-        for f, m in acc.items():
-            if f in s:
-                acc[f] = m | bit
-    if not acc:
+        split = {}
+        for m, files in parts.items():
+            both = files & s
+            if both:
+                files -= both
+                split[m | bit] = both
+        parts.update(split)
+        if adding:
+            new = s - seen
+            if new:
+                parts[bit] = new
+                seen |= new
+    parts = {m: files for m, files in parts.items() if files}
+    if not parts:
         return []
-    floor = _wanted_weight(acc, w, want) / r_max  # (a weight under it cannot reach the `want`-th best)
-    good = {m for m in set(acc.values()) if w(m) >= floor * (1 - 1e-9)}
-    best = heapq.nlargest(want, ((w(m) * r(times[pos[f]]), -pos[f], f) for f, m in acc.items() if m in good))
+    floor = _wanted_weight(parts, w, want) / r_max  # (a weight under it cannot reach the `want`-th best)
+    best = heapq.nlargest(want, ((wm * r(times[pos[f]]), -pos[f], f)
+                                 for m, files in parts.items() if (wm := w(m)) >= floor * (1 - 1e-9)
+                                 for f in files))
     return [(-sc, -negp, f) for sc, negp, f in best]
 
 
-def _wanted_weight(acc: dict, w, want: int) -> float:
-    """The ``want``-th largest weight of ``acc``'s masks (0 when there are fewer files)."""
-    from collections import Counter
-
+def _wanted_weight(parts: dict, w, want: int) -> float:
+    """The ``want``-th largest weight of the files of ``parts`` (mask -> files; 0 when there
+    are fewer files)."""
     seen = 0
-    for m, n in sorted(Counter(acc.values()).items(), key=lambda kv: -w(kv[0])):
-        seen += n
+    for m in sorted(parts, key=w, reverse=True):
+        seen += len(parts[m])
         if seen >= want:
             return w(m)
     return 0.0
