@@ -26,8 +26,8 @@ def search(query: str, options: SearchOptions | None = None, /, **fields) -> Sea
     """
     # (The cyclic garbage collector is paused while a search runs: a large vault's search holds
     # sets of 10^4-10^5 file ids and makes thousands of rows, and each collection walked
-    # them all — 20% of a 1 GB search, half of its rows' fold. What a search drops is freed
-    # by reference counting; a cycle it leaves is collected after it.)
+    # them all: rg's rows folded in 17-21 ms instead of 34-40 at 1 GB. What a search drops is
+    # freed by reference counting; a cycle it leaves is collected after it.)
     collecting = gc.isenabled()
     gc.disable()
     try:
