@@ -1580,20 +1580,18 @@ def _order(con, vault: str, write: bool = True):
     try:
         with open(_order_file(vault), "rb") as fh:
             data = fh.read()
-        head, _, body = data.partition(b"\n" + ORDER_MAGIC)
-        upto, n, n_dead, was_gone, fmt = map(int, head.split())
-        if fmt == FORMAT and was_gone == gone and upto <= top and len(body) == (4 * n + upto + 1 + n_dead) * 4:
+        at = data.find(b"\n" + ORDER_MAGIC)
+        upto, n, n_dead, was_gone, fmt = map(int, data[:at].split())
+        body = memoryview(data)[at + 1 + len(ORDER_MAGIC):]
+        if at > 0 and fmt == FORMAT and was_gone == gone and upto <= top \
+                and len(body) == (4 * n + upto + 1 + n_dead) * 4:
             newer = con.execute("SELECT id, rel, dir FROM files WHERE id > ? LIMIT ?",
                                 (upto, ORDER_NEWER + 1)).fetchall() if top > upto else []
             if len(newer) <= ORDER_NEWER:
-                mv = memoryview(body)
-                ids, dirs, times, pos, dead = array("I"), array("I"), array("d"), array("i"), array("I")
-                ids.frombytes(mv[:4 * n])
-                dirs.frombytes(mv[4 * n:8 * n])
-                times.frombytes(mv[8 * n:16 * n])
-                pos.frombytes(mv[16 * n:16 * n + 4 * (upto + 1)])
-                dead.frombytes(mv[16 * n + 4 * (upto + 1):])
-                return ids, dirs, times, pos, dead, newer
+                # (views of the bytes read, not copies: 5 MB at 250,000 files)
+                end = 16 * n + 4 * (upto + 1)
+                return (body[:4 * n].cast("I"), body[4 * n:8 * n].cast("I"), body[8 * n:16 * n].cast("d"),
+                        body[16 * n:end].cast("i"), body[end:].cast("I"), newer)
     except (OSError, ValueError):
         pass
     return _write_order(con, vault) if write else None
