@@ -145,6 +145,35 @@ def test_a_large_vault_is_read_at_its_best_files_the_same_with_and_without_the_i
         assert _search(vault, q, True) == _search(vault, q, False), q
 
 
+@pytest.mark.parametrize("damage", ["empty", "truncated", "no magic", "wrong counts", "garbage", "older format"])
+def test_a_damaged_order_file_is_never_trusted_and_is_written_again(home, tmp_path, monkeypatch, damage):
+    """The order file beside the index (every file id in file-key order, read as views of its
+    bytes) cut, garbled, or claiming other counts: a search gives the JSON of a search without
+    the index, and writes the file again."""
+    monkeypatch.setattr(tuning, "SELECT_AFTER", 30)
+    monkeypatch.setattr(tuning, "SELECT_FILES", 6)
+    vault = _vault(tmp_path, 60, {50: "the staging database password rotation runs from the vault cronjob",
+                                  10: "the staging database is slow on mondays"})
+    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    index.build(str(vault))
+    q = "staging database password rotation"
+    want = _search(vault, q, False)
+    assert _search(vault, q, True) == want
+    order = Path(index.db_path(str(vault)) + ".order")
+    good = order.read_bytes()
+    head, magic, body = good.partition(b"\n" + index.ORDER_MAGIC)
+    upto, n, n_dead, gone, fmt = map(int, head.split())
+    bad = {"empty": b"",
+           "truncated": good[:len(good) - 6],
+           "no magic": head + b"\n" + body,
+           "wrong counts": b"%d %d %d %d %d" % (upto, n - 1, n_dead + 1, gone, fmt) + magic + body,
+           "garbage": bytes(range(256)) * 3,
+           "older format": b"%d %d %d %d %d" % (upto, n, n_dead, gone, fmt - 1) + magic + body}[damage]
+    order.write_bytes(bad)
+    assert _search(vault, q, True) == want
+    assert order.read_bytes() == good  # (written again from the rows)
+
+
 def _wait_built(vault: Path) -> None:
     deadline = time.monotonic() + 120
     while not index.building(str(vault)) and not os.path.exists(index.db_path(str(vault)) + ".order") \
