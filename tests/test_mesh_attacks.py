@@ -195,6 +195,36 @@ def test_a_huge_unsigned_outer_manifest_is_refused_before_it_costs_memory(mesh, 
     assert rss < 250, f"peak RSS {rss:.0f} MB"
 
 
+def test_a_read_is_bounded_whatever_size_its_stat_said(tmp_path):
+    """Reads ask for the size a stat saw, plus one byte: a file that grew since (or a stat
+    that lied) is still read whole up to the limit and never past limit + 1 bytes, and a
+    peer's file larger than the limit is refused."""
+    from chrollo.mesh.files import Refused, read_at, read_fd, read_path
+
+    for n in (0, 1, 4095, 70_000, 3 << 20):
+        f = tmp_path / f"f{n}"
+        data = os.urandom(n)
+        f.write_bytes(data)
+        assert read_path(str(f), 8 << 20) == data
+        assert read_path(str(f), 1000) == data[:1001]
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            for hint in (0, n // 2, n, n + 10):  # a stale size: smaller, right, larger
+                os.lseek(fd, 0, os.SEEK_SET)
+                assert read_fd(fd, 8 << 20, hint) == data
+                os.lseek(fd, 0, os.SEEK_SET)
+                assert read_fd(fd, 1000, hint) == data[:1001]
+        finally:
+            os.close(fd)
+    dfd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.raises(Refused):
+            read_at(dfd, f"f{3 << 20}", 1 << 20)
+        assert read_at(dfd, "f70000", 70_000) == (tmp_path / "f70000").read_bytes()
+    finally:
+        os.close(dfd)
+
+
 def test_nesting_hidden_by_escapes_is_still_counted_before_the_parser_sees_it():
     """The depth check reads a document with escapes as the parser pairs them (an escaped
     backslash, then an escaped quote): strings full of quotes, backslashes and brackets never

@@ -39,7 +39,7 @@ from ..sanitize import clean
 from . import identity as _identity
 from . import records as _records
 from .files import (FILE_RE, MAX_CERT, MAX_FILE, MAX_FILES, MAX_MANIFEST, Refused, bounded_json, own_files,
-                    peer_folder_fd, session_key, sha_at, valid_file_name, write_at)
+                    peer_folder_fd, read_path, session_key, sha_at, valid_file_name, write_at)
 
 KEEP_BYTES = 256 << 20  # redacted bytes kept in memory between hashing and sending
 BATCH_BYTES = 32 << 20  # raw bytes read before they are redacted together (on every core)
@@ -119,8 +119,7 @@ class Publication:
 def outgoing(path: str, redactor: Redactor, raw: bytes | None = None, links: dict | None = None) -> bytes:
     """A session file's bytes as they leave this machine (redacted; ``links``: see :func:`relink`)."""
     if raw is None:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE + 1)
+        raw = read_path(path, MAX_FILE)
     data = redactor.redact_bytes(raw)
     return relink(data, links) if links else data
 
@@ -273,8 +272,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
                 continue
             if hit and len(hit) >= 8:
                 before[fname] = hit[4:7]  # (its published name's parts until now)
-            with open(fpath, "rb") as fh:
-                raw = fh.read(MAX_FILE + 1)
+            raw = read_path(fpath, MAX_FILE)
             batch.append((fname, stamp, raw, _front(raw)))
             pending += len(raw)
             if pending >= BATCH_BYTES:
