@@ -363,8 +363,11 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
         if isinstance(last.get("envelope"), str):  # (as an older version kept it)
             envelope = last["envelope"].encode()
         else:  # the envelope written beside it, if it is the one signed (a crash between the two
-            envelope = _envelope_at(env_path)  # writes below leaves another: never served for this digest)
-            if envelope is None or hashlib.sha256(envelope).hexdigest() != last.get("envelope_sha"):
+            try:  # writes below leaves another: never served for this digest)
+                envelope = read_path(env_path, MAX_MANIFEST + 2 * MAX_CERT)
+            except OSError:
+                envelope = None
+            if envelope is not None and hashlib.sha256(envelope).hexdigest() != last.get("envelope_sha"):
                 envelope = None
         if envelope is not None:
             return Publication(envelope, list(entries), vault, redactor, kept, real, dict(relinked))
@@ -375,14 +378,6 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
     _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "signed": when,
                                                "envelope_sha": hashlib.sha256(envelope).hexdigest()}))
     return Publication(envelope, entries, vault, redactor, kept, real, relinked)
-
-
-def _envelope_at(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(MAX_MANIFEST + 2 * MAX_CERT)
-    except OSError:
-        return None
 
 
 def _survey(vault: str, home: str, files: dict | None) -> tuple[list, bool, dict]:
