@@ -123,6 +123,25 @@ def test_a_copy_changed_or_deleted_here_is_taken_again_and_an_untouched_one_is_n
 
 # ------------------------------------------------------------------------------- the attacks
 
+def test_an_unchanged_publication_serves_its_kept_envelope_and_a_damaged_one_is_signed_again(mesh, tmp_path):
+    """With nothing new, a publication serves the envelope it kept (state/mesh/published.envelope:
+    the same seq, not signed again); one whose bytes no longer hash to what was signed (a crash
+    between its two writes, a damaged disk) is never served: the next publication signs anew."""
+    a, b = two(mesh)
+    args = transport_args("folder", tmp_path)
+    introduce(args, a, b)
+    assert a.sync(*args)[1]["peers"][0]["seq"] == 1
+    kept = b.home / "state" / "mesh" / "published.envelope"
+    assert kept.is_file()
+    b.sync(*args)
+    assert a.sync(*args)[1]["peers"][0]["seq"] == 1  # (the kept envelope, served again)
+    kept.write_bytes(kept.read_bytes().replace(b'"sig": "', b'"sig": "AAAA', 1))
+    b.sync(*args)
+    p, out = a.sync(*args)
+    assert out["peers"][0]["seq"] == 2 and not out["peers"][0].get("errors"), out
+    assert kept.is_file()
+
+
 def _clone(remote, tmp_path) -> Path:
     work = tmp_path / "attacker-clone"
     subprocess.run(["git", "clone", "-q", "-b", "chrollo-mesh", str(remote), str(work)], check=True)
