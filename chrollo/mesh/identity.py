@@ -104,25 +104,38 @@ class Identity:
         _vault.write_private(cp, self.cert_pem.decode())
 
     def sign(self, data: bytes) -> bytes:
-        from cryptography.hazmat.primitives import hashes
-        from cryptography.hazmat.primitives.asymmetric import ec
-
-        return self.key.sign(data, ec.ECDSA(hashes.SHA256()))
+        return self.key.sign(data, _ecdsa_sha256())
 
 
 def verify(cert_pem: bytes, data: bytes, sig: bytes) -> str:
     """The ID of ``cert_pem`` if ``sig`` is its key's signature over ``data``; else ValueError."""
     _crypto()
     from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
 
     nid, pub = public_key(cert_pem)
     try:
-        pub.verify(sig, data, ec.ECDSA(hashes.SHA256()))
+        pub.verify(sig, data, _ecdsa_sha256())
     except InvalidSignature:
         raise ValueError("bad signature") from None
     return nid
+
+
+def _ecdsa_sha256():
+    """``ec.ECDSA(hashes.SHA256())``. Its constructor imports cryptography's whole OpenSSL
+    backend (RSA, padding, threading: ~4 ms of every sync) only to check that deterministic
+    signing, which this does not ask for, is supported; made here without it when this
+    version's object reads back as the public one would, else the public way."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    algo = ec.ECDSA.__new__(ec.ECDSA)
+    algo.__dict__.update(_algorithm=hashes.SHA256(), _deterministic_signing=False)
+    try:
+        if isinstance(algo.algorithm, hashes.SHA256) and algo.deterministic_signing is False:
+            return algo
+    except AttributeError:
+        pass
+    return ec.ECDSA(hashes.SHA256())
 
 
 def _load_private_key(pem: bytes):
