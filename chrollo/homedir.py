@@ -92,16 +92,17 @@ def make_private_dirs(path: str) -> str:
     return path
 
 
-def write_private(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (temp file + rename), owner-only, creating
-    its folders owner-only: every file of chrollo's state is written through here."""
+def write_private(path: str, text: str | bytes) -> None:
+    """Replace ``path`` with ``text`` (or bytes) atomically (temp file + rename), owner-only,
+    creating its folders owner-only: every file of chrollo's state is written through here."""
     make_private_dirs(os.path.dirname(path))
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
         # (surrogateescape: a path from argv may hold bytes that are not UTF-8; they go back
         # to disk as the same bytes, and read_json reads them back as the same path)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else
+              os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape")) as fh:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:  # (a full disk): no half-written temp file stays behind

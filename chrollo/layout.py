@@ -40,7 +40,7 @@ writer's locks by the names below). See docs/design.md §3.
     mesh/redacted.sqlite     publishing's redaction cache: content sha256 -> redacted bytes
     mesh/detect-secrets-rules.json   detect-secrets' detector regexes as data (its version's)
     mesh/changes/<key>.log   session files capture changed since the last publication (chrollo/changes.py)
-    mesh/manifest-cache.json, .log   publishing's record of each own file (the .log: records changed since)
+    mesh/manifest-cache.records, .log   publishing's record of each own file (the .log: changed since)
     mesh/publish-state.json  where publishing left off: the changes journal read, the sweep, the vault's mtime
     locks/                   capture-XX, write-XX (256 shards each), forgotten
 
@@ -300,14 +300,14 @@ def index_file(vault: str) -> str:
 # ----------------------------------------------------------------------------- the mesh's
 
 def mesh_state(name: str, home: str | None = None) -> str:
-    """A record of the mesh in state/mesh/: ``manifest-cache.json``, ``published.json``,
+    """A record of the mesh in state/mesh/: ``manifest-cache.records``, ``published.json``,
     ``status.json`` (use the named functions below)."""
     return _state("mesh", name, home=home)
 
 
 def mesh_manifest_cache(home: str | None = None) -> str:
     """Publishing's record of each own session file (stat, hashes, published name's parts)."""
-    return mesh_state("manifest-cache.json", home)
+    return mesh_state("manifest-cache.records", home)
 
 
 def mesh_manifest_log(home: str | None = None) -> str:
@@ -363,7 +363,7 @@ def mesh_peer_record(peer_id: str, home: str | None = None) -> str:
 
 def mesh_peer_files(peer_id: str, home: str | None = None) -> str:
     """Each copy taken from a peer (its sha256 there and here, its stat), written whole."""
-    return _state("mesh", "peers", f"{peer_id}.files.json", home=home)
+    return _state("mesh", "peers", f"{peer_id}.files.records", home=home)
 
 
 def mesh_peer_files_log(peer_id: str, home: str | None = None) -> str:
@@ -373,7 +373,7 @@ def mesh_peer_files_log(peer_id: str, home: str | None = None) -> str:
 
 def mesh_folder_index(folder_key: str, home: str | None = None) -> str:
     """What this node wrote into a shared folder (chrollo/mesh/folder.py), written whole."""
-    return _state("mesh", "folders", f"{folder_key}.json", home=home)
+    return _state("mesh", "folders", f"{folder_key}.records", home=home)
 
 
 def mesh_folder_log(folder_key: str, home: str | None = None) -> str:

@@ -628,3 +628,23 @@ def test_envelopes_are_put_together_as_json_dumps_writes_them(tmp_path, monkeypa
         def manifest(self, peer_id):
             return sealed.envelope
     assert S.SealedSource(Raw(), b).manifest(a.id) == env
+
+
+def test_signatures_verify_under_the_public_ecdsa_and_a_forged_one_does_not(tmp_path, monkeypatch):
+    """Signing and verifying build ECDSA(SHA-256) without its constructor's import of the
+    OpenSSL backend: what they sign verifies under the public API's object, what it signs
+    verifies under theirs, and a changed byte or another key's signature is refused."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from chrollo.mesh import identity as I
+
+    a, b = I.Identity.generate("a"), I.Identity.generate("b")
+    algo = I._ecdsa_sha256()
+    assert type(algo) is ec.ECDSA and isinstance(algo.algorithm, hashes.SHA256) and not algo.deterministic_signing
+    data = b"a manifest"
+    a.key.public_key().verify(a.sign(data), data, ec.ECDSA(hashes.SHA256()))
+    assert I.verify(a.cert_pem, data, a.key.sign(data, ec.ECDSA(hashes.SHA256()))) == a.id
+    for cert, sig, what in ((a.cert_pem, a.sign(data), b"a manifesT"), (a.cert_pem, b.sign(data), data)):
+        with pytest.raises(ValueError):
+            I.verify(cert, what, sig)

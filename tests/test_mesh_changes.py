@@ -161,6 +161,57 @@ def test_records_torn_or_left_from_before_are_not_trusted(node, tmp_path):
         assert f"after {damage[:3]!r}".encode() in text_of(publish(node), target.name)
 
 
+def test_records_written_whole_damaged_are_not_trusted(node, tmp_path):
+    """The records written whole (marshal behind their SHA-256) damaged — a flipped byte, cut
+    short, emptied: never parsed; the next publication walks the vault and publishes it."""
+    from chrollo.mesh import records
+
+    vault = node / "memories"
+    settle(vault)
+    publish(node)
+    cache = layout.mesh_manifest_cache(str(node))
+    target = sorted(vault.glob("*.md"))[-1]
+    for damage in ("flip", "cut", "empty"):
+        records._HELD.clear()  # (a new process)
+        with open(target, "a") as fh:
+            fh.write(f"\n[2026-09-01 12:00:00] [User]\nafter {damage}\n")
+        data = bytearray(open(cache, "rb").read())
+        assert data.startswith(records.MAGIC)
+        if damage == "flip":
+            data[len(data) // 2] ^= 1
+        open(cache, "wb").write(data[:len(data) // 2] if damage == "cut" else b"" if damage == "empty" else data)
+        assert records.load(cache, layout.mesh_manifest_log(str(node)), None) == (None, 0)
+        assert f"after {damage}".encode() in text_of(publish(node), target.name)
+
+
+def test_records_an_older_version_wrote_as_json_are_read_then_replaced(node, tmp_path):
+    """An older version's records (JSON at ``<name>.json``) are read — no walk, no file taken
+    again — and replaced by the current form at the next change."""
+    from chrollo.mesh import records
+
+    vault = node / "memories"
+    settle(vault)
+    publish(node)
+    cache, log = layout.mesh_manifest_cache(str(node)), layout.mesh_manifest_log(str(node))
+    data = open(cache, "rb").read()
+    import marshal
+
+    whole = marshal.loads(data[len(records.MAGIC) + 32:])
+    legacy = os.path.splitext(cache)[0] + ".json"
+    open(legacy, "w").write(json.dumps(whole))
+    os.unlink(cache)
+    records._HELD.clear()
+    got, _ = records.load(cache, log, whole["tag"])
+    assert got == whole["records"] and len(got) == N
+    Agent(node, tmp_path).turn("a prompt after the upgrade")
+    records._HELD.clear()
+    pub = publish(node)
+    assert len(pub.entries) == N + 1
+    mine = next(p.name for p in vault.glob("*.md") if not p.name.startswith("2026-09-01"))
+    assert b"after the upgrade" in text_of(pub, mine)
+    assert open(cache, "rb").read().startswith(records.MAGIC) and not os.path.exists(legacy)
+
+
 def test_a_long_lived_publisher_patches_what_a_fresh_one_would_make(node, tmp_path):
     """The LAN server publishes for every manifest asked and keeps what it made in memory;
     after turns appended, a file added and one forgotten, its publication is the one a fresh

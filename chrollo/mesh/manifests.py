@@ -739,16 +739,20 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             from ..forget import keep_forgotten
         else:
             keep_forgotten = None
-        take, used = [], 0
-        for e in sorted(m["files"], key=_by_name, reverse=True):  # newest first
-            if e["name"] in forgot:
-                continue  # this user forgot it: `chrollo forget` outranks the mesh
-            cost = _blocks(e["size"])
-            if used + cost > quota:
-                out["skipped_quota"] += 1
-                continue
-            used += cost
-            take.append(e)
+        take = [e for e in m["files"] if e["name"] not in forgot] if forgot else m["files"]
+        # (this user forgot them: `chrollo forget` outranks the mesh)
+        used = BLOCK * sum([-(-e["size"] // BLOCK) or 1 for e in take])  # (_blocks of each, summed)
+        if used > quota:  # newest first until the quota is reached (else all: in any order)
+            take, used = [], 0
+            for e in sorted(m["files"], key=_by_name, reverse=True):
+                if e["name"] in forgot:
+                    continue
+                cost = _blocks(e["size"])
+                if used + cost > quota:
+                    out["skipped_quota"] += 1
+                    continue
+                used += cost
+                take.append(e)
         keep = {e["name"] for e in take}
         for name in sorted(set(held) - listed, reverse=True):  # copies it no longer lists: newest kept
             if used + _blocks(held[name][0]) <= quota and len(keep) < MAX_FILES:
@@ -781,6 +785,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                     touched.add(name)
             else:
                 todo.append(e)
+        todo.sort(key=_by_name, reverse=True)  # newest first
         for e, body in source.files(peer["id"], todo):
             name, sha = e["name"], e["sha256"]
             if time.monotonic() > source.deadline:

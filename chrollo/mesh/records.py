@@ -5,11 +5,19 @@ whole (``{"tag", "log", "records"}``), and a log of the ones changed since (a fi
 naming the whole file it follows, then ``[key, value or null]`` a line). A change appends
 lines; the records are written whole again when the log outgrows a quarter of them. Reading
 gives None — start over — for another ``tag`` (e.g. new redaction rules), a log torn or left
-from before the records were last written whole (a crash between the two writes).
+from before the records were last written whole (a crash between the two writes), a whole
+file damaged.
+
+The whole file is marshal (the format of Python's .pyc files) after :data:`MAGIC` and the
+SHA-256 of what follows, checked before it is parsed: read by a new process every sync, 10,000
+records took json 20 ms, marshal 8. Owner-only state only this module writes, never anything
+a peer sent. Older versions wrote JSON at ``<name>.json``: read once, then replaced.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 import os
 
 from .. import vault as _vault
@@ -29,13 +37,41 @@ def _stamp(path: str, log: str) -> tuple | None:
     return a.st_ino, a.st_size, a.st_mtime_ns, b.st_ino, b.st_size, b.st_mtime_ns
 
 
+MAGIC = b"chrollo records 1\n"
+_MIGRATE = 1 << 62  # the log lines said of records read from an older version's JSON: kept whole next
+
+
+def _legacy(path: str) -> str:
+    return os.path.splitext(path)[0] + ".json"
+
+
+def _read_whole(path: str) -> tuple[dict, bool]:
+    """The records file written whole ({} if missing or damaged), and whether it is an older
+    version's JSON."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return _vault.read_json(_legacy(path)), True
+    except OSError:
+        return {}, False
+    body = memoryview(data)[len(MAGIC) + 32:]
+    if not data.startswith(MAGIC) or hashlib.sha256(body).digest() != data[len(MAGIC):len(MAGIC) + 32]:
+        return {}, False
+    try:
+        whole = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return {}, False
+    return (whole if isinstance(whole, dict) else {}), False
+
+
 def load(path: str, log: str, tag) -> tuple[dict | None, int]:
     """(the records, how many lines the log holds); (None, 0) if they cannot be trusted.
     The caller owns the dict it gets (it may change it, then :func:`keep` it)."""
     held = _HELD.pop(path, None)
     if held is not None and held[0] == (tag, _stamp(path, log)):
         return held[1], held[2]
-    whole = _vault.read_json(path)
+    whole, legacy = _read_whole(path)
     records = whole.get("records")
     if whole.get("tag") != tag or not isinstance(records, dict):
         return None, 0
@@ -55,7 +91,7 @@ def load(path: str, log: str, tag) -> tuple[dict | None, int]:
                 records[key] = value
     except (ValueError, TypeError):
         return None, 0
-    return records, len(lines) - 2
+    return records, _MIGRATE if legacy else len(lines) - 2
 
 
 def keep(path: str, log: str, tag, records: dict, changed, whole: bool, log_lines: int) -> None:
@@ -78,6 +114,12 @@ def keep(path: str, log: str, tag, records: dict, changed, whole: bool, log_line
             _HELD[path] = ((tag, _stamp(path, log)), records, log_lines + len(changed))
             return
     gen = os.urandom(8).hex()
-    _vault.write_private(path, json.dumps({"tag": tag, "log": gen, "records": records}))
+    body = marshal.dumps({"tag": tag, "log": gen, "records": records})
+    _vault.write_private(path, MAGIC + hashlib.sha256(body).digest() + body)
     _vault.write_private(log, gen + "\n")
+    if log_lines == _MIGRATE:
+        try:
+            os.unlink(_legacy(path))
+        except OSError:
+            pass
     _HELD[path] = ((tag, _stamp(path, log)), records, 0)
