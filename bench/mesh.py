@@ -240,7 +240,8 @@ def main() -> None:
             for d in ("memories/peers", "state/mesh/peers"):  # (moved aside: see above)
                 if (work / "a" / d).exists():
                     (work / "a" / d).rename(work / f"aside-{tr}-{d.replace('/', '-')}")
-            for f in ("redacted.sqlite", "manifest-cache.json"):  # each transport's first sync starts cold
+            # each transport's first sync starts cold (the records under their older name too)
+            for f in ("redacted.sqlite", "manifest-cache.records", "manifest-cache.json"):
                 (work / "b" / "state" / "mesh" / f).unlink(missing_ok=True)
             if tr == "lan":
                 server = subprocess.Popen(cmd + ["mesh", "serve", "--port", "0"], env=envs["b"],

@@ -280,3 +280,14 @@ def test_a_copy_edited_here_is_taken_again_within_the_sweep_and_a_deleted_one_at
     assert taken[0] == 0 and sum(taken) == 1 and last.read_bytes() == original  # (no whole stat; within 3)
     copies[0].unlink()
     assert on("alpha")["downloaded"] == 1 and copies[0].exists()
+
+
+def test_two_files_whose_published_names_meet_are_both_published_under_distinct_names(node):
+    """Two own files of one session key whose titles slug alike (a copy renamed by hand) would
+    leave under one name: the first in name order keeps it, the next goes as ``…_n1``."""
+    vault = node / "memories"
+    for slug in ("aaa", "bbb"):
+        (vault / f"2026-09-02_100000_{slug}_k0000001.md").write_text(
+            f'---\nsession_id: "k0000001"\ntitle: "Fix the login bug"\n---\n\nfile {slug}\n')
+    names = {e["name"] for e in publish(node).entries if e["name"].startswith("2026-09-02")}
+    assert names == {"2026-09-02_100000_fix_the_login_bug_k0000001.md", "2026-09-02_100000_n1.md"}
