@@ -210,6 +210,9 @@ def test_records_an_older_version_wrote_as_json_are_read_then_replaced(node, tmp
     mine = next(p.name for p in vault.glob("*.md") if not p.name.startswith("2026-09-01"))
     assert b"after the upgrade" in text_of(pub, mine)
     assert open(cache, "rb").read().startswith(records.MAGIC) and not os.path.exists(legacy)
+    open(legacy, "w").write("{}")  # (unpairing a peer drops its records, under either name)
+    records.drop(cache, log)
+    assert not any(os.path.exists(p) for p in (cache, log, legacy))
 
 
 def test_a_long_lived_publisher_patches_what_a_fresh_one_would_make(node, tmp_path):

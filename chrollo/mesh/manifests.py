@@ -519,8 +519,7 @@ def verify_envelope(raw: bytes, pinned_id: str) -> dict:
 
 
 _SHA = re.compile(r"[0-9a-f]{64}")
-
-
+_NAMES = re.compile(f"(?:{FILE_RE.pattern})(?:\n(?:{FILE_RE.pattern}))*")
 _HEX = b"0123456789abcdef"
 
 
@@ -533,7 +532,6 @@ def _all_hex64(shas: list) -> bool:
         return not "".join(shas).encode("ascii").translate(None, _HEX)
     except UnicodeEncodeError:
         return False
-_NAMES = re.compile(f"(?:{FILE_RE.pattern})(?:\n(?:{FILE_RE.pattern}))*")
 
 
 def check_entries(entries) -> list:
@@ -548,7 +546,8 @@ def check_entries(entries) -> list:
         joined = "\n".join(names)
         if (not entries or (_NAMES.fullmatch(joined) and ".." not in joined
                             and len(set(names)) == len(names) and {type(n) for n in sizes} == {int}
-                            and 0 <= min(sizes) and max(sizes) <= MAX_FILE and _all_hex64([x["sha256"] for x in entries]))):
+                            and 0 <= min(sizes) and max(sizes) <= MAX_FILE
+                            and _all_hex64([x["sha256"] for x in entries]))):
             return entries
     except (TypeError, KeyError):
         pass  # (the one by one check says which entry is wrong)
@@ -832,12 +831,11 @@ def drop_peer(peer: dict, vault: str, home: str, keep_files: bool = False) -> in
     """Forget what was taken from an unpaired ``peer``: its sync state and status, and (unless
     ``keep_files``) the files it sent, ``<vault>/peers/<name>/``; returns how many were deleted.
     Links are never followed: a link in that folder is removed, not its target."""
-    for path in (_layout.mesh_peer_record(peer["id"], home), _layout.mesh_peer_files(peer["id"], home),
-                 _layout.mesh_peer_files_log(peer["id"], home)):
-        try:
-            os.unlink(path)  # (paired again, it sends all again)
-        except FileNotFoundError:
-            pass
+    try:
+        os.unlink(_layout.mesh_peer_record(peer["id"], home))  # (paired again, it sends all again)
+    except FileNotFoundError:
+        pass
+    _records.drop(_layout.mesh_peer_files(peer["id"], home), _layout.mesh_peer_files_log(peer["id"], home))
     path = _layout.mesh_status(home)
     status = _vault.read_json(path)
     if status.pop(peer["id"], None) is not None:

@@ -123,3 +123,13 @@ def keep(path: str, log: str, tag, records: dict, changed, whole: bool, log_line
         except OSError:
             pass
     _HELD[path] = ((tag, _stamp(path, log)), records, 0)
+
+
+def drop(path: str, log: str) -> None:
+    """Remove the records: the whole file, its log, and an older version's JSON of them."""
+    _HELD.pop(path, None)
+    for p in (path, log, _legacy(path)):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
