@@ -286,10 +286,8 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
         f = fresh[fname]
         sha, size, links = f[2], f[3], f[6]
         # a link names its target as published; one not published here, without its slug
-        nonlocal stems
-        if stems is None:  # (made for the first file with links: most vaults have none)
-            stems = {k[:-3]: v[:-3] for k, v in names.items()}
-        want = {k: stems.get(t) or (session_key(t + ".md")[:-3] if valid_file_name(t + ".md") else None)
+        want = {k: names.get(t + ".md", "")[:-3] or (session_key(t + ".md")[:-3] if valid_file_name(t + ".md")
+                                                      else None)
                 for k, t in links.items()}
         relinked.pop(pub, None)
         if want != links:
@@ -311,7 +309,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
     if last and not everything and last["records"] is fresh and last["scope"] == scope and all(
             n in last["at"] and n in fresh and fresh[n][4:7] == before.get(n, fresh[n][4:7]) for n in changed):
         # the same files under the same names (a turn appended): only the changed entries again
-        names, taken, held, stems, relinked = last["names"], last["taken"], last["held"], last["stems"], last["relinked"]
+        names, taken, held, relinked = last["names"], last["taken"], last["held"], last["relinked"]
         entries, pieces, at = last["entries"], last["pieces"], last["at"]
         for fname in list(changed):
             i = at[fname]
@@ -338,7 +336,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
                 pubs[i] = pub
         names = dict(zip(order, pubs))  # file here -> its published name
         at = dict(zip(order, range(len(order))))
-        stems, relinked = None, {}
+        relinked = {}
         records_of = [fresh[n] for n in order]
         entries = [{"name": p, "sha256": f[2], "size": f[3]} for p, f in zip(pubs, records_of)]
         for i, f in enumerate(records_of):
@@ -346,7 +344,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
                 entries[i] = entry(order[i], pubs[i])
         pieces = _pieces(entries)
     _LAST[(home, vault)] = {"records": fresh, "scope": scope, "names": names, "taken": taken, "held": held,
-                            "stems": stems, "relinked": relinked, "entries": entries, "pieces": pieces, "at": at}
+                            "relinked": relinked, "entries": entries, "pieces": pieces, "at": at}
     _records.keep(cache, log, redactor.digest, fresh, changed, everything, log_lines)
     _vault.write_private(_layout.mesh_publish_state(home), json.dumps(state))
     real = {v: k for k, v in names.items()}
