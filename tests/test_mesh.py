@@ -648,3 +648,16 @@ def test_signatures_verify_under_the_public_ecdsa_and_a_forged_one_does_not(tmp_
     for cert, sig, what in ((a.cert_pem, a.sign(data), b"a manifesT"), (a.cert_pem, b.sign(data), data)):
         with pytest.raises(ValueError):
             I.verify(cert, what, sig)
+
+
+def test_manifest_entries_are_what_json_dumps_writes_whatever_the_names():
+    """A manifest's entries are put together as text (10,000 at once); they are byte for byte
+    ``json.dumps(e, separators=(",", ":"))`` — plain names, and names with a quote, a backslash,
+    a newline (the character that joins the names tested at once), a tab or non-ASCII."""
+    from chrollo.mesh.manifests import _pieces
+
+    plain = [{"name": f"2026-01-01_120000_slug_{i:04x}.md", "sha256": "ab" * 32, "size": i} for i in range(50)]
+    assert _pieces(plain) == [json.dumps(e, separators=(",", ":")) for e in plain] and _pieces([]) == []
+    for odd in ('a"b', "a\\b", "a\nb", "a\tb", "é.md", ""):
+        entries = plain[:3] + [{"name": odd, "sha256": "0" * 64, "size": 1}]
+        assert _pieces(entries) == [json.dumps(e, separators=(",", ":")) for e in entries], odd

@@ -314,7 +314,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
         for fname in list(changed):
             i = at[fname]
             entries[i] = entry(fname, names[fname])
-            pieces[i] = _piece(entries[i])
+            pieces[i] = _pieces([entries[i]])[0]
     else:
         order = sorted(fresh)
         if privacy.files or privacy.sessions or privacy.exclude:
@@ -436,25 +436,20 @@ def _survey(vault: str, home: str, files: dict | None) -> tuple[list, bool, dict
     return seen, look is None, state
 
 
-_PLAIN = re.compile(r'[ !#-\[\]-~]*')
-
-
-def _piece(e: dict) -> str:
-    """A manifest entry as JSON, compact: ``json.dumps(e, separators=(",", ":"))``, 5× faster
-    (printable ASCII but quotes and backslashes, as every session file name: nothing to escape)."""
-    name = e["name"]
-    name = f'"{name}"' if _PLAIN.fullmatch(name) else json.dumps(name)
-    return f'{{"name":{name},"sha256":"{e["sha256"]}","size":{e["size"]}}}'
-
-
-_PLAIN_NAMES = re.compile(r'[ !#-\[\]-~\n]*')
+# printable ASCII but quotes and backslashes (every session file name: nothing to escape), and
+# the newline that joins the names tested at once
+_PLAIN = re.compile(r'[ !#-\[\]-~\n]*')
 
 
 def _pieces(entries: list) -> list:
-    """[:func:`_piece` of each entry], the names tested for escapes all at once."""
-    if not _PLAIN_NAMES.fullmatch("\n".join([e["name"] for e in entries])):
-        return [_piece(e) for e in entries]
-    return [f'{{"name":"{e["name"]}","sha256":"{e["sha256"]}","size":{e["size"]}}}' for e in entries]
+    """Each manifest entry as JSON, compact — ``json.dumps(e, separators=(",", ":"))``, 5×
+    faster: the names are tested for characters to escape all at once (joined by newlines, so
+    a name holding one goes the json.dumps way too)."""
+    names = "\n".join([e["name"] for e in entries])
+    if _PLAIN.fullmatch(names) and names.count("\n") == len(entries) - 1:
+        # (each name quoted in place: a call a name cost 10,000 entries 2 ms more)
+        return [f'{{"name":"{e["name"]}","sha256":"{e["sha256"]}","size":{e["size"]}}}' for e in entries]
+    return [f'{{"name":{json.dumps(e["name"])},"sha256":"{e["sha256"]}","size":{e["size"]}}}' for e in entries]
 
 
 def withdrawn_names(published: set, held: set = frozenset()) -> list:
