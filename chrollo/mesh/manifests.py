@@ -582,7 +582,12 @@ def _signed_at(m: dict) -> float | None:
 def _blocks(size: int) -> int:
     """What a file costs against a quota: its size in 4 KiB blocks, one at least — so 10,000
     empty files cost 40 MB, not nothing."""
-    return max(1, -(-size // BLOCK)) * BLOCK
+    return (-(-size // BLOCK) or 1) * BLOCK
+
+
+def _blocks_of(entries: list) -> int:
+    """:func:`_blocks` of every entry's size, summed (10,000 calls were ~4 ms a pull)."""
+    return BLOCK * sum([-(-e["size"] // BLOCK) or 1 for e in entries])
 
 
 def _held(fd: int) -> dict:
@@ -732,14 +737,12 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             from ..forget import keep_forgotten
         else:
             keep_forgotten = None
+        # what this user forgot is never taken: `chrollo forget` outranks the mesh
         take = [e for e in m["files"] if e["name"] not in forgot] if forgot else m["files"]
-        # (this user forgot them: `chrollo forget` outranks the mesh)
-        used = BLOCK * sum([-(-e["size"] // BLOCK) or 1 for e in take])  # (_blocks of each, summed)
+        used = _blocks_of(take)
         if used > quota:  # newest first until the quota is reached (else all: in any order)
-            take, used = [], 0
-            for e in sorted(m["files"], key=_by_name, reverse=True):
-                if e["name"] in forgot:
-                    continue
+            wanted, take, used = take, [], 0
+            for e in sorted(wanted, key=_by_name, reverse=True):
                 cost = _blocks(e["size"])
                 if used + cost > quota:
                     out["skipped_quota"] += 1
