@@ -96,13 +96,15 @@ class Filters:
         return True
 
 
-def in_project(meta: dict, path: str, repository: str | None = None) -> bool:
+def in_project(meta: dict, path: str | None, repository: str | None = None) -> bool:
     """Was the session ``meta`` describes captured in the folder ``path`` (or below it), or —
     ``repository`` given — in that repository on any machine? (``--project PATH``,
     ``forget --project``)"""
     if repository and meta.get("repository") == repository:
         return True
     cwd = meta.get("cwd")
+    if not path:
+        return False
     root = path.rstrip("/")
     return isinstance(cwd, str) and (cwd == root or cwd.startswith(root + "/"))
 

@@ -518,8 +518,9 @@ def import_(source, root, since, dry_run, as_harness, as_json):
 @click.argument("sessions", nargs=-1, metavar="[SESSION]...")
 @click.option("--since", metavar="DATE", help="Sessions started on or after DATE (2026-06-01, yesterday, 7d, 2w, 3m…).")
 @click.option("--until", metavar="DATE", help="Sessions started on or before DATE (the whole day).")
-@click.option("--project", metavar="PATH|URL", help="Sessions whose working directory is inside PATH, or "
-              "(PATH a repository's folder, or its remote URL) that ran in that repository on any machine.")
+@click.option("--project", metavar="PATH|URL", help="Sessions whose working directory is inside PATH (never "
+              "chosen by the repository PATH's .git claims: the others recording it are listed, kept), or that "
+              "ran in the repository URL (its remote URL, or root:<sha>) names on any machine.")
 @click.option("--lines", metavar="PATTERN", help="Only the lines holding PATTERN (e.g. a leaked key), in every file "
               "or in the sessions named; each becomes a marker and later captures scrub it too.")
 @click.option("--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax), not literal text.")

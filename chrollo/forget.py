@@ -29,10 +29,13 @@ class Report:
         self.pattern: str | None = None
         self.already: list = []    # targets forgotten by an earlier run
         self.receipts = 0          # recall receipts removed with them (chrollo.receipts)
+        # ``--project FOLDER``: the repository the folder claims, and its sessions elsewhere (kept)
+        self.repository: dict | None = None
 
     def to_json(self) -> dict:
         return {"vault": str(self.vault), "dry_run": self.dry_run, "sessions": self.sessions,
                 "already_forgotten": self.already, "receipts_removed": self.receipts,
+                **({"same_repository_kept": self.repository} if self.repository else {}),
                 "lines": {"pattern_added": self.pattern, "files": self.lines,
                           "count": sum(len(f["lines"]) for f in self.lines)}}
 
@@ -118,10 +121,9 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
                                "Pass a session file (as `chrollo search` prints it) or a session id.")
     if lo or hi or project:
         from .catalog import in_project
-        from .repository import key_for
 
-        root = os.path.realpath(os.path.expanduser(project)) if project else None
-        repo = key_for(project) if project else None  # a repository's folder or URL: on any machine
+        root, repo, claimed = _project_target(project) if project else (None, None, None)
+        elsewhere = []
         for p in files:  # (peers' copies too: they are sessions in your vault, README "Forget")
             if p in chosen:
                 continue
@@ -135,13 +137,33 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
                 continue
             if hi and (day is None or day > hi):
                 continue
-            if root and not in_project(meta, root, repo):
+            if project and not in_project(meta, root, repo):
+                if claimed and meta.get("repository") == claimed:
+                    elsewhere.append(str(p))
                 continue
             chosen.append(p)
+        if claimed:
+            report.repository = {"repository": claimed, "files": elsewhere}
     # a session goes with its subagents (their files name it as parent)
     ids = {metas[p].get("session_id") for p in chosen} - {None}
     chosen += [p for p in files if p not in chosen and metas[p].get("parent_session") in ids]
     return chosen
+
+
+def _project_target(project: str):
+    """(folder, repository key, claimed key) ``--project`` selects by. A repository named by
+    the user (its URL, or ``root:<sha>``) is matched on every machine. A folder is matched by
+    the working directory sessions recorded — what the user can verify — and never by the
+    identity its ``.git`` claims: a downloaded archive's config can name any origin, and
+    deleting every session of the user's real repository on that word would be a silent loss.
+    The claimed key is returned so the report can say what else records it (kept)."""
+    from .repository import key_for
+
+    path = os.path.realpath(os.path.expanduser(project))
+    key = key_for(project)
+    if os.path.isdir(path):
+        return path, None, key
+    return (None if key else path), key, None
 
 
 def _resolve(vault: Path, target: str, files: list, metas: dict) -> list:

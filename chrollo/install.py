@@ -92,13 +92,12 @@ def uninstall(harness: str, only: str | None = None, config=None) -> list:
 def found_harnesses() -> dict:
     """{harness: why it counts as on this machine} for ``install --all``: its command is on
     PATH or its own folder exists (``~/.claude``, ``~/.codex``, ``~/.gemini``, ``~/.pi/agent``)."""
-    import shutil
-
+    from .executables import which
     from .harness import profiles
 
     found = {}
     for mod in profiles():
-        binary = shutil.which(mod.BINARY)
+        binary = which(mod.BINARY)
         if binary or os.path.isdir(mod.home_dir()):
             found[mod.NAME] = binary or mod.home_dir()
     return found

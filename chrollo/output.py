@@ -225,8 +225,11 @@ def progress_bar(label: str, show: bool = True, named: bool = False):
 
 
 def forget_question(preview) -> str:
-    """What `chrollo forget` asks on a terminal before removing whole sessions."""
-    return f"Forget {len(preview.sessions)} session file(s) for good?"
+    """What `chrollo forget` asks on a terminal before removing whole sessions: which ones
+    (the first twenty named), then how many."""
+    n = len(preview.sessions)
+    names = [f"  {clean(s['path'])}" for s in preview.sessions[:20]] + ([f"  … and {n - 20} more"] if n > 20 else [])
+    return "\n".join(names + [f"Forget {plural(n, 'session file')} for good?"])
 
 
 def forget_lines(report) -> list:
@@ -241,6 +244,11 @@ def forget_lines(report) -> list:
         out.append(("", f"{'would scrub' if would else 'scrubbed'}  {f['path']}: "
                         f"line{'s' * (len(f['lines']) != 1)} {', '.join(map(str, f['lines']))}"))
     n_lines = sum(len(f["lines"]) for f in report.lines)
+    kept = report.repository
+    if kept and kept["files"]:
+        out.append(("yellow", f"kept  {plural(len(kept['files']), 'other session file')} recording the repository "
+                              f"{clean(kept['repository'])} this folder claims (other machines or folders); "
+                              f"`chrollo forget --project {clean(kept['repository'])}` forgets them too"))
     if report.sessions:
         out.append(("bold", f"{plural(len(report.sessions), 'session file')} {'would be ' if would else ''}forgotten"))
     elif not (report.lines or report.pattern is not None):

@@ -213,31 +213,61 @@ def test_a_submodule_is_its_own_repository(tmp_path, upstream):
     assert (fm["repository"], fm["project"]) == ("github.com/org/lib", "[[lib]]")
 
 
-def test_the_root_commit_is_read_from_the_files_and_git_only_for_packed_objects(tmp_path, upstream):
+def test_the_root_commit_is_read_from_the_files_loose_or_packed_never_by_git(tmp_path, upstream):
     """No git on the hook's PATH: a history of loose commits (a merge of an unrelated history
-    in it) still gives HEAD's first-parent root, as git names it; once packed, only git can."""
+    in it) gives HEAD's first-parent root, as git names it — and so does the same history
+    packed, its commits stored whole or as deltas against an offset or an object id (#42:
+    git is never asked)."""
     repo = clone(upstream, tmp_path / "x" / "app")  # (its remote is a path here: no URL key)
     git("checkout", "-q", "--orphan", "vendored", cwd=repo)
     git("commit", "-qm", "another root", cwd=repo)
     git("checkout", "-q", "main", cwd=repo)
     git("merge", "-q", "--allow-unrelated-histories", "-m", "merge", "vendored", cwd=repo)
-    for n in range(3):
-        git("commit", "-q", "--allow-empty", "-m", f"work {n}", cwd=repo)
+    body = "a long shared commit message line\n" * 300  # (similar commits: git stores them as deltas)
+    for n in range(12):
+        git("commit", "-q", "--allow-empty", "-m", f"work {n}\n\n{body}", cwd=repo)
     root = git("rev-list", "--first-parent", "--max-parents=0", "HEAD", cwd=repo)
     nogit = tmp_path / "empty-bin"
     nogit.mkdir()
-    home = tmp_path / "h1"
-    capture(home, tmp_path / "t1", "12340000-0000-4000-8000-000000000001", repo, "where is the root", "here",
-            PATH=str(nogit))
-    assert frontmatter(own_file(home))["repository"] == f"root:{root}"
+    for n, pack in enumerate((None, "repack.useDeltaBaseOffset=true", "repack.useDeltaBaseOffset=false")):
+        if pack:
+            git("-c", pack, "repack", "-qadf", "--depth=50", "--window=250", cwd=repo)
+            assert not list((repo / ".git" / "objects").glob("[0-9a-f][0-9a-f]/*"))
+            kinds = git("verify-pack", "-v", *map(str, (repo / ".git" / "objects" / "pack").glob("*.idx")), cwd=repo)
+            assert any(ln.split()[1:2] == ["commit"] and len(ln.split()) >= 7 for ln in kinds.splitlines())
+            for f in (tmp_path / f"h{n - 1}" / "state" / "repositories").glob("*"):
+                f.unlink()  # (the root is found once per repository: walk again)
+        home = tmp_path / f"h{n}"
+        capture(home, tmp_path / f"t{n}", f"1234000{n}-0000-4000-8000-000000000001", repo, "where is the root", "here",
+                PATH=str(nogit))
+        assert frontmatter(own_file(home))["repository"] == f"root:{root}", pack
 
-    git("gc", "-q", cwd=repo)
-    assert not list((repo / ".git" / "objects").glob("[0-9a-f][0-9a-f]/*"))
-    for n, path in enumerate((str(nogit), os.environ["PATH"])):
-        home = tmp_path / f"h{n + 2}"
-        capture(home, tmp_path / f"t{n + 2}", f"1234000{n}-0000-4000-8000-000000000002", repo, "and now packed", "ok",
-                PATH=path)
-        assert frontmatter(own_file(home)).get("repository") == (None if n == 0 else f"root:{root}")
+
+def test_a_commit_reader_agrees_with_git_on_every_commit_and_refuses_damage(tmp_path, upstream):
+    """Every commit's first parent, read from a pack of deltas, is git's; a pack whose bytes
+    are damaged gives no answer rather than a wrong one or an exception."""
+    from chrollo.repository.objects import Objects
+
+    repo = clone(upstream, tmp_path / "app")
+    for n in range(20):
+        git("commit", "-q", "--allow-empty", "-m", f"step {n}\n\n" + "shared body\n" * 200, cwd=repo)
+    git("repack", "-qadf", "--depth=50", "--window=250", cwd=repo)
+    shas = git("rev-list", "HEAD", cwd=repo).split()
+    with Objects(str(repo / ".git" / "objects")) as objects:
+        for sha in shas:
+            parents = git("rev-list", "--parents", "-n1", sha, cwd=repo).split()[1:]
+            assert objects.commit(sha) == (parents[0] if parents else "")
+        assert objects.commit("0" * 40) is None
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    data = bytearray(pack.read_bytes())
+    for at in range(12, len(data), 7):
+        data[at] ^= 0x5A
+    pack.write_bytes(bytes(data))
+    with Objects(str(repo / ".git" / "objects")) as objects:
+        got = [objects.commit(sha) for sha in shas]
+    assert all(g is None or g == (git("rev-list", "--parents", "-n1", s, cwd=repo).split()[1:] or [""])[0]
+               for g, s in zip(got, shas))
+    assert got.count(None) > len(shas) // 2
 
 
 def test_no_repository_no_field_and_old_files_keep_matching(tmp_path, make_session):
@@ -256,10 +286,12 @@ def test_no_repository_no_field_and_old_files_keep_matching(tmp_path, make_sessi
         assert [s["session_id"] for s in out["sessions"]] == ["77770000-x"]
 
 
-@pytest.mark.parametrize("craft", ["huge", "cut", "fifo", "escape", "include", "gitdir-loop", "gitdir-device"])
+@pytest.mark.parametrize("craft", ["huge", "cut", "fifo", "escape", "include-other-user", "gitdir-loop",
+                                   "gitdir-device"])
 def test_a_hostile_repository_never_hangs_escapes_or_reaches_the_file(tmp_path, craft):
     """A crafted ``.git`` (a cloned tarball): bounded reads, no FIFO opened for reading, no
-    include followed, no control character recorded — the session is captured as a folder's."""
+    include of a file another user owns followed, no control character recorded — the
+    session is captured as a folder's."""
     home = tmp_path / "home"
     repo = tmp_path / "evil"
     dot = repo / ".git"
@@ -275,9 +307,12 @@ def test_a_hostile_repository_never_hangs_escapes_or_reaches_the_file(tmp_path, 
     elif craft == "escape":
         (dot / "config").write_text('[remote "origin"]\n\turl = "https://h.example/o/\\u001b]52;c;eA==\x07r"\n'
                                     '[remote "b"]\n\turl = https://h.example/\x1b[2Jx\n')
-    elif craft == "include":
+    elif craft == "include-other-user":  # (git would read it; a file someone else owns is not)
+        if os.geteuid() != 0:
+            pytest.skip("making a file another user owns needs root")
         secret = tmp_path / "secret.cfg"
         secret.write_text('[remote "origin"]\n\turl = https://h.example/leaked/secret\n')
+        os.chown(secret, 65534, 65534)
         (dot / "config").write_text(f"[include]\n\tpath = {secret}\n")
     else:
         shutil.rmtree(dot)
@@ -292,12 +327,85 @@ def test_a_hostile_repository_never_hangs_escapes_or_reaches_the_file(tmp_path, 
 
 # ------------------------------------------------------------------ exclude and forget by repository
 
+def test_forget_by_a_folder_never_deletes_what_its_claimed_origin_names(tmp_path, upstream):
+    """#42: a downloaded archive whose config claims the origin of the user's real repository:
+    `forget --project ./download --yes` forgets the download's sessions only; the real
+    repository's are kept and the report says so (and how to forget them by URL)."""
+    home = tmp_path / "home"
+    real = clone(upstream, tmp_path / "src" / "app", "https://github.com/org/app")
+    download = tmp_path / "Downloads" / "app-main"
+    (download / ".git").mkdir(parents=True)
+    (download / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/org/app\n')
+    capture(home, tmp_path / "t1", "c1a10000-0000-4000-8000-000000000001", real, "the real work on billing", "ok")
+    capture(home, tmp_path / "t2", "c1a10000-0000-4000-8000-000000000002", download, "poking at a download", "ok")
+    files = sorted((home / "memories").glob("*.md"))
+    assert {frontmatter(f)["repository"] for f in files} == {"github.com/org/app"}
+    real_file = next(f for f in files if "billing" in f.name)
+
+    p = run(["forget", "--project", download, "--yes"], home)
+    assert p.returncode == 0, p.stderr
+    assert sorted((home / "memories").glob("*.md")) == [real_file]
+    assert "kept  1 other session file recording the repository github.com/org/app" in p.stdout
+    assert "chrollo forget --project github.com/org/app" in p.stdout
+
+
+def test_an_origin_from_an_include_or_rewritten_by_insteadof_is_the_one_git_uses(tmp_path, upstream):
+    """#42: exclusion by URL holds whatever spelling resolves to it as git resolves it — a
+    `url.<base>.insteadOf` in ~/.gitconfig, an origin in an [include]d or [includeIf
+    "gitdir:"] file — without running git."""
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / ".gitconfig").write_text('[url "git@github.com:"]\n\tinsteadOf = gh:\n'
+                                     f'[includeIf "gitdir:{tmp_path}/inc/"]\n\tpath = {user}/inc.cfg\n')
+    (user / "inc.cfg").write_text('[remote "origin"]\n\turl = https://github.com/org/included\n')
+    short = clone(upstream, tmp_path / "short" / "secret", "gh:org/secret")
+    included = tmp_path / "inc" / "proj"
+    (included / ".git").mkdir(parents=True)
+    (included / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    dotfile = tmp_path / "dot" / "proj"
+    (dotfile / ".git").mkdir(parents=True)
+    (dotfile / "remotes.cfg").write_text('[remote "origin"]\n\turl = git@github.com:org/dotted.git\n')
+    (dotfile / ".git" / "config").write_text("[include]\n\tpath = ../remotes.cfg\n")
+    home = tmp_path / "home"
+    env = {"HOME": str(user), "XDG_CONFIG_HOME": str(user / "xdg")}
+    p = run(["exclude", "add", "github.com/org/secret", "github.com/org/included", "github.com/org/dotted"], home, **env)
+    assert p.returncode == 0, p.stderr
+    for n, folder in enumerate((short, included, dotfile)):
+        capture(home, tmp_path / f"t{n}", f"e4c10000-0000-4000-8000-00000000000{n}", folder, "a private question", "ok",
+                **env)
+    assert not (home / "memories").exists() or not list((home / "memories").glob("*.md"))
+    p = run(["doctor", "--json"], home, cwd=short, **env)
+    assert "github.com/org/secret" in p.stdout
+
+
+def test_a_repository_another_user_owns_gives_no_identity(tmp_path, upstream):
+    """#42: a `.git` someone else owns (a shared temp folder above the working one) is not
+    read at all — as git's safe.directory refuses it; the session is the folder's."""
+    if os.geteuid() != 0:
+        pytest.skip("making a folder another user owns needs root")
+    shared = clone(upstream, tmp_path / "shared", "https://github.com/attacker/claims")
+    for dirpath, dirnames, filenames in os.walk(shared / ".git"):
+        for n in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, n), 65534, 65534)
+    os.lchown(shared / ".git", 65534, 65534)
+    work = shared / "mine"
+    work.mkdir()
+    home = tmp_path / "home"
+    capture(home, tmp_path / "t", "07e40000-0000-4000-8000-000000000001", work, "a question in my folder", "ok")
+    assert "repository" not in frontmatter(own_file(home))
+
+
 def test_exclude_and_forget_take_the_repository_on_every_machine(mesh, tmp_path, upstream, monkeypatch):  # noqa: F811
     a, b, mine, peer = two_machines(mesh, tmp_path, upstream, own=False)
 
+    # forget by the folder: what the user can verify (its sessions' recorded cwd); the same
+    # repository's sessions elsewhere are named, kept, and forgotten only by naming the URL
     p, out = run_json(["forget", "--project", str(mine), "--dry-run"], a.home)
     assert p.returncode == 0, p.stderr
-    assert json.dumps(out).count(peer[0].name) >= 1
+    assert out["sessions"] == []
+    assert out["same_repository_kept"] == {"repository": "github.com/org/app", "files": [str(peer[0])]}
+    p, out = run_json(["forget", "--project", "git@github.com:org/app.git", "--dry-run"], a.home)
+    assert [s["path"] for s in out["sessions"]] == [str(peer[0])]
 
     p, out = run_json(["exclude", "add", str(mine)], a.home)
     assert out["exclude"] == [str(mine.resolve()), "github.com/org/app"]

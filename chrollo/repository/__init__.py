@@ -10,30 +10,32 @@ one project. Its identity key, recorded at capture (and import) as the frontmatt
   credentials, port and ``.git`` dropped, lowercased. A remote on this machine (a path,
   ``file://``) says nothing across machines and is skipped;
 * else the repository's root commit: ``root:<sha>`` (the root of HEAD's first-parent chain),
-  read from the loose objects when its commits are files, else asked of ``git``;
+  read from its object files — loose and packed (:mod:`.objects`);
 * else nothing: the session's project is its folder, as before.
 
-Cheap and bounded, because a cloned repository is hostile input: ``.git`` (a folder, or a
-file saying ``gitdir:`` — worktrees, submodules) and the config are read from files, never
-more than :data:`MAX_CONFIG` bytes, never through a symlink, a FIFO or a device; ``include``
-directives are not followed; a value that is not a well-formed remote gives no key (so no
-control character can reach a file or a terminal). Only a root commit behind packed objects
-needs ``git``: the root commit is found at most once per repository (the answer is kept in
-``state/repositories/``), and git runs with no network
-(``protocol.allow=never``: a partial clone's lazy fetch could run a hostile transport), no
-terminal, and a deadline. Stdlib only: the capture hook imports it when it creates a file.
+**No git process, ever.** A repository's own config can name commands git would run (a
+partial clone's promisor remote, ``uploadpack``, fsmonitor…), and the folder an agent works
+in may be a downloaded archive. So chrollo reads the files git would: ``.git`` (a folder, or a
+file saying ``gitdir:`` — worktrees, submodules), the config files with their includes and
+``insteadOf`` rewrites (:mod:`.config`), refs and objects. Bounded, because a repository is
+hostile input: never more than a few KB of a pointer or 64 KB of a config, never through a
+symlink, a FIFO or a device; a value that is not a well-formed remote gives no key (so no
+control character can reach a file or a terminal). A repository (its folder, ``.git`` and
+git directory) this user does not own is not read at all, as git's ``safe.directory``
+refuses it. The root commit is walked at most once per repository (the answer, or the HEAD
+a walk gave up at, is kept in ``state/repositories/``). Stdlib only: the capture hook
+imports it when it creates a file.
 """
 from __future__ import annotations
 
 import os
 import re
 
-MAX_CONFIG = 64 * 1024     # bytes of .git/config read (a real one is a few hundred)
-MAX_POINTER = 4096         # bytes of a `.git` file (gitdir:) or a `commondir` file
+MAX_REFS = 1 << 20         # bytes of packed-refs read
+MAX_POINTER = 4096         # bytes of a `.git` file (gitdir:), `commondir`, HEAD, a ref
 MAX_URL = 2048
-GIT_DEADLINE = 2.0         # seconds `git rev-list` may take to name the root commit
-MAX_WALK = 2000            # loose commits followed to the root before git is asked instead
-MAX_OBJECT = 64 * 1024     # bytes of a loose commit read (and inflated): its headers come first
+MAX_WALK = 200_000         # commits followed to the root
+WALK_DEADLINE = 1.0        # seconds a walk may take (once per repository; kept, as is giving up)
 ROOT_PREFIX = "root:"
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://(.*)\Z", re.S)
@@ -135,30 +137,46 @@ def key_for(arg: str) -> str | None:
 # ----------------------------------------------------------------------------- reading .git
 
 def _identify(cwd: str) -> Repository | None:
-    from .homedir import git_root
+    from ..homedir import git_root
+    from .config import Config
 
     root = git_root(cwd)
-    if root is None:
+    if root is None or not _mine(root):
         return None
     gitdir = _gitdir(os.path.join(root, ".git"))
     if gitdir is None:
         return None
     common = _common_dir(gitdir)
-    url = _remote_url(_read(os.path.join(common, "config"), MAX_CONFIG))
+    if not _mine(gitdir) or not _mine(common):
+        return None
+    head = _read(os.path.join(gitdir, "HEAD"), MAX_POINTER).split("\n", 1)[0].strip()
+    branch = head[4:].strip().removeprefix("refs/heads/") if head.startswith("ref:") else None
+    config = Config(gitdir, common, branch)
+    url = config.remote_url()
     key = normalise_url(url) if url else None
     if key:
         return Repository(key, name_of(key), root)
-    sha = _root_commit(gitdir, common)
+    sha = _root_commit(gitdir, common, head, config)
     if sha:
         return Repository(ROOT_PREFIX + sha, os.path.basename(root.rstrip("/")), root)
     return None
+
+
+def _mine(path: str) -> bool:
+    """Is ``path`` (not followed) this user's? A repository someone else owns — a ``.git``
+    planted in a shared folder above the working one — is never read, as git's own
+    ``safe.directory`` check refuses it."""
+    try:
+        return os.lstat(path).st_uid == os.geteuid()
+    except OSError:
+        return False
 
 
 def _read(path: str, limit: int) -> str:
     """The whole lines within the first ``limit`` bytes of a regular file (no symlink, FIFO or
     device), as text — a longer file's cut line (a URL cut short) is left out; "" if it
     cannot be read."""
-    from .vault import open_regular
+    from ..vault import open_regular
 
     try:
         with open_regular(path) as fh:
@@ -197,164 +215,100 @@ def _common_dir(gitdir: str) -> str:
     return gitdir
 
 
-def _remote_url(config: str) -> str | None:
-    """The URL of ``origin``, else of the first remote (by name) with one, from a config's
-    text (git's syntax: sections, quoted values, escapes, comments; includes not followed)."""
-    urls: dict = {}
-    section = None
-    for raw in config.split("\n"):
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            section = _section(line)
-            if section is None or "]" not in line:
-                continue
-            line = line[line.index("]") + 1:].strip()  # (a key may follow on the header's line)
-            if not line:
-                continue
-        if section is None or section[0] != "remote" or section[1] is None:
-            continue
-        k, sep, v = line.partition("=")
-        if sep and k.strip().lower() == "url" and section[1] not in urls:
-            value = _value(v)
-            if value:
-                urls[section[1]] = value
-    if "origin" in urls:
-        return urls["origin"]
-    for name in sorted(urls):
-        if normalise_url(urls[name]):
-            return urls[name]
-    return None
-
-
-def _section(line: str):
-    """(section lowercased, subsection or None) of a ``[section "sub"]`` / ``[section.sub]``
-    header; None if malformed."""
-    m = re.match(r'\[\s*([A-Za-z0-9.-]+)\s*(?:"((?:[^"\\]|\\.)*)")?\s*\]', line)
-    if not m:
-        return None
-    name, sub = m.group(1), m.group(2)
-    if sub is not None:
-        return name.lower(), re.sub(r"\\(.)", r"\1", sub)
-    head, dot, rest = name.partition(".")  # the old [remote.origin] form
-    return (head.lower(), rest.lower()) if dot else (name.lower(), None)
-
-
-def _value(text: str) -> str:
-    """A config value: quotes removed, escapes read, a trailing comment dropped."""
-    out, quoted, i = [], False, 0
-    text = text.strip()
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(text[i + 1], text[i + 1]))
-            i += 2
-            continue
-        if ch == '"':
-            quoted = not quoted
-        elif ch in "#;" and not quoted:
-            break
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out).strip()
-
-
 # ----------------------------------------------------------------------------- the root commit
 
-def _root_commit(gitdir: str, common: str) -> str | None:
+def _root_commit(gitdir: str, common: str, head: str, config) -> str | None:
     """The root of HEAD's first-parent chain: from ``state/repositories/`` if this repository
-    (its common git directory, by path and inode) was asked before, else from ``git``."""
-    from . import layout as _layout
-    from .homedir import read_json, write_private
+    (its common git directory, by path and inode) was walked before — a walk that gave up is
+    kept too, by the HEAD it started from, and tried again only when HEAD moves — else
+    walked through the object files (:mod:`.objects`)."""
+    from .. import layout as _layout
+    from ..homedir import read_json, write_private
 
     try:
         st = os.stat(os.path.join(common, "objects"))
     except OSError:
         return None
+    start = _resolve_head(gitdir, common, head)
+    if not start:
+        return None
     record = _layout.repository_record(f"{os.path.realpath(common)}\0{st.st_dev}:{st.st_ino}")
-    sha = read_json(record).get("root")
+    kept = read_json(record)
+    sha = kept.get("root")
     if isinstance(sha, str) and _SHA.match(sha):
         return sha
-    sha = _root_from_files(gitdir, common) or _ask_git(gitdir)
-    if sha:
-        try:
-            import json
+    if kept.get("gave_up_at") == start:
+        return None
+    sha = _walk_to_root(common, start, config)
+    try:
+        import json
 
-            write_private(record, json.dumps({"root": sha, "git_dir": os.path.realpath(common)},
-                                             ensure_ascii=False))
-        except OSError:
-            pass
+        write_private(record, json.dumps({"root": sha, "git_dir": os.path.realpath(common)} if sha else
+                                         {"gave_up_at": start, "git_dir": os.path.realpath(common)},
+                                         ensure_ascii=False))
+    except OSError:
+        pass
     return sha
 
 
-def _root_from_files(gitdir: str, common: str) -> str | None:
-    """HEAD's first-parent root read from loose objects (a young repository's commits are
-    files); None as soon as anything is not (a packed object, alternates, a shallow boundary,
-    more than :data:`MAX_WALK` commits): then git answers."""
-    import zlib
-
-    head = _read(os.path.join(gitdir, "HEAD"), MAX_POINTER).split("\n", 1)[0].strip()
-    sha = head
-    if head.startswith("ref:"):
-        ref = head[4:].strip()
-        if not ref.startswith("refs/") or ".." in ref.split("/") or "\0" in ref:
-            return None
-        sha = next((t for d in (gitdir, common)
-                    if (t := _read(os.path.join(d, ref), MAX_POINTER).split("\n", 1)[0].strip())), "")
-        if not sha:  # (a fresh clone keeps its refs in packed-refs: "<sha> <ref>" lines)
-            suffix = " " + ref
-            sha = next((ln[:-len(suffix)] for ln in _read(os.path.join(common, "packed-refs"), MAX_CONFIG).split("\n")
-                        if ln.endswith(suffix)), "")
-    objects = os.path.join(common, "objects")
-    if not sha or any(os.path.lexists(p) for p in (os.path.join(objects, "info", "alternates"),
-                                                   os.path.join(common, "shallow"))):
+def _resolve_head(gitdir: str, common: str, head: str) -> str | None:
+    """The commit HEAD names: itself, or its branch's loose or packed ref."""
+    if not head.startswith("ref:"):
+        return head if _SHA.match(head) else None
+    ref = head[4:].strip()
+    if not ref.startswith("refs/") or ".." in ref.split("/") or "\0" in ref:
         return None
-    for _ in range(MAX_WALK):
-        if not _SHA.match(sha):
-            return None
-        try:
-            from .vault import open_regular
+    sha = next((t for d in (gitdir, common)
+                if (t := _read(os.path.join(d, ref), MAX_POINTER).split("\n", 1)[0].strip())), "")
+    if not sha:  # (a fresh clone keeps its refs in packed-refs: "<sha> <ref>" lines)
+        suffix = " " + ref
+        sha = next((ln[:-len(suffix)] for ln in _read(os.path.join(common, "packed-refs"), MAX_REFS).split("\n")
+                    if ln.endswith(suffix)), "")
+    return sha if _SHA.match(sha) else None
 
-            with open_regular(os.path.join(objects, sha[:2], sha[2:])) as fh:
-                raw = fh.read(MAX_OBJECT)
-            data = zlib.decompressobj().decompress(raw, MAX_OBJECT)  # (bounded, whatever it claims)
-        except (OSError, zlib.error):
-            return None
-        kind, _, body = data.partition(b"\0")
-        if not kind.startswith(b"commit "):
-            return None
-        parent = None
-        for line in body.split(b"\n", 64)[:64]:  # tree, then parents: the first is the first parent
-            if line.startswith(b"parent "):
-                parent = line[7:].decode("ascii", "replace").strip()
-                break
-            if not line.startswith(b"tree "):
-                break
-        if parent is None:
-            return sha
-        sha = parent
+
+def _walk_to_root(common: str, sha: str, config) -> str | None:
+    """HEAD's first-parent root, read from loose objects and packs; None as soon as a commit
+    cannot be read (a partial or shallow clone, a damaged pack), past :data:`MAX_WALK`
+    commits or :data:`WALK_DEADLINE` seconds."""
+    import time
+
+    from .objects import Objects
+
+    if os.path.lexists(os.path.join(common, "shallow")):
+        return None  # (a shallow clone's oldest commit is where it was cut, not the root)
+    sha256 = any(v and v.lower() == "sha256" for _, v in config.get_all("extensions", "objectformat"))
+    stores = [Objects(os.path.join(common, "objects"), 32 if sha256 else 20)]
+    stores += [Objects(d, stores[0].hash_len) for d in _alternates(common)]
+    deadline = time.monotonic() + WALK_DEADLINE
+    try:
+        for n in range(MAX_WALK):
+            if not _SHA.match(sha) or (n & 255 == 255 and time.monotonic() > deadline):
+                return None
+            parent = next((p for s in stores if (p := s.commit(sha)) is not None), None)
+            if parent is None:
+                return None
+            if not parent:
+                return sha
+            sha = parent
+    finally:
+        for s in stores:
+            s.close()
     return None
 
 
-def _ask_git(gitdir: str) -> str | None:
-    import shutil
-    import subprocess
-
-    git = shutil.which("git")
-    if git is None:
-        return None
-    # (no GIT_* of the caller's: GIT_DIR, GIT_OBJECT_DIRECTORY… would answer for another repository)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_CONFIG_NOSYSTEM="1")
-    try:
-        p = subprocess.run([git, "-c", "protocol.allow=never", "-c", "core.fsmonitor=false",
-                            f"--git-dir={gitdir}", "rev-list", "--first-parent", "--max-parents=0",
-                            "--max-count=1", "HEAD"],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                           env=env, timeout=GIT_DEADLINE, cwd=gitdir)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    sha = p.stdout[:200].decode("ascii", "replace").strip()
-    return sha if p.returncode == 0 and _SHA.match(sha) else None
+def _alternates(common: str) -> list:
+    """The object folders ``objects/info/alternates`` borrows from (``clone --shared``,
+    ``--reference``): at most four, each this user's."""
+    out = []
+    objects = os.path.join(common, "objects")
+    for line in _read(os.path.join(objects, "info", "alternates"), MAX_POINTER).split("\n"):
+        line = line.strip()
+        if not line or line.startswith("#") or "\0" in line:
+            continue
+        d = os.path.normpath(os.path.join(objects, line))
+        if os.path.isdir(d) and _mine(d):
+            out.append(d)
+        if len(out) == 4:
+            break
+    return out
