@@ -87,7 +87,10 @@ def env_for(home: Path, vault: Path | None = None, index: bool = True) -> dict:
 
 _BUILD = """\
 import json, resource, sys
-from chrollo import index
+try:  # (--against an older chrollo: its index was one module)
+    from chrollo.index import build as index
+except ImportError:
+    from chrollo import index
 got = index.build(sys.argv[1], rebuild=True)
 got["module"] = index.__file__
 got["parent_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -214,7 +217,7 @@ def main() -> None:
                 t[key].append(run(hook_cmd, env_for(home, vault, use), json.dumps(payload).encode())[0])
         med = {k: statistics.median(v) for k, v in t.items()}
         os.environ["CHROLLO_HOME"] = str(home)
-        from chrollo import index as _index
+        from chrollo.index import update as _index
 
         names = sorted(os.listdir(vault))
         upd = []

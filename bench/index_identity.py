@@ -33,7 +33,8 @@ USED = [0]
 
 
 def same(query: str, memdir: str, **kw) -> bool:
-    from chrollo import index, retrieval
+    from chrollo import retrieval
+    from chrollo.index import plan as index
 
     if not hasattr(index.plan, "counted"):
         plain = index.plan
@@ -67,11 +68,11 @@ def main() -> None:
     os.environ["CHROLLO_HOME"] = tempfile.mkdtemp(prefix="chrollo-identity-")
     import retrieval as ev
 
-    from chrollo import index
+    from chrollo.retrieval import tuning
 
     # (the dev vaults are small: a complete search would let rg walk them; make every scan
     # that can use the index use it, so the identity is the index's, not a walk's)
-    index.MIN_FILES, index.SCAN_SHARE = 0, 1.0
+    tuning.INDEX_MIN_FILES, tuning.INDEX_SCAN_SHARE = 0, 1.0
     report = {}
     convs = ev.load_converted(a.converted)
     n = ok = 0

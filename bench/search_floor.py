@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from chrollo.rg import rg_path  # noqa: E402
 from chrollo.terms import query_terms  # noqa: E402
 
-IMPORTS = "import chrollo.entry, chrollo.console, chrollo.retrieval, chrollo.index"
+IMPORTS = "import chrollo.entry, chrollo.console, chrollo.retrieval, chrollo.index.plan"
 STDLIB = "import re, json, sqlite3, datetime, array, zlib"  # (what any search in Python needs)
 WRAPPER = """#!/bin/sh
 # (records one rg run of a search: its arguments, NUL-separated, and its stdin)

@@ -387,11 +387,14 @@ class Capture:
 
                 note(vault, path.name)  # (its next publication reads what changed, not every file)
             # (an import brings the index up to date once, at its end; no index file, no
-            # import of chrollo.index: 1 ms of every turn where there is none)
-            if self.indexes is None and os.path.isfile(_layout.index_file(vault)):
-                from . import index as _index
+            # import of the index's modules: 1 ms of every turn where there is none)
+            if self.indexes is None:
+                from .index import held
 
-                _index.update(vault, [path])
+                if held(vault):
+                    from .index.update import update
+
+                    update(vault, [path])
 
     def _intend(self, path: str | None, size: int, length: int) -> None:
         """Before the bytes go out (the writer's lock held): save the state as it will be,

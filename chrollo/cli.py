@@ -318,7 +318,7 @@ def _harness_command(name: str, doc: str):
                 if note:
                     c["note"] = note
         if name == "install":
-            from .index import ensure
+            from .index.build import ensure
 
             ensure(None, create=True)  # (the vault's search index: built or extended, never fatal)
         if as_json:
@@ -454,13 +454,13 @@ def index_(rebuild, dir_, as_json):
     it built, capture and mesh keep it in step; a file changed by anything else is searched
     directly until this command (or the next import) reads it again. See docs/index.md.
     """
-    from . import index as _index
+    from .index.build import build as build_index
     from .output import index_line, progress_bar
     from .retrieval import resolve_roots
 
     vault, _folder = resolve_roots(dir_)
     with progress_bar("indexing", show=not as_json) as progress:
-        summary = _index.build(vault, rebuild=rebuild, progress=progress)
+        summary = build_index(vault, rebuild=rebuild, progress=progress)
     if as_json:
         _dump(summary)
         return

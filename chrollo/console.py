@@ -78,10 +78,10 @@ def run_search(query: tuple, opts: dict) -> None:
     if opts["harness"] and not result.hits:
         _check_harness(opts["harness"])
     if result.unindexed:
-        from .index import build_in_background
+        from .index import after_search
         from .output import indexing_note
 
-        if build_in_background(result.unindexed):
+        if after_search(result.unindexed):
             say(indexing_note(result.unindexed))
     if as_json:
         dump(result.to_json())

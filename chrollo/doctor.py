@@ -96,7 +96,7 @@ def _general() -> list:
 
 def _index_check(vault: str) -> dict:
     """How much of the vault the search index holds as it is now (docs/index.md)."""
-    from .index import status
+    from .index.store import status
 
     s = status(vault)
     fix = "chrollo index"

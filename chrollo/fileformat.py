@@ -53,7 +53,7 @@ FRONTMATTER_CLOSING_LINE = re.compile(rb"\n---\r*(?:\n|\Z)")  # a later line "--
 # count): the first FRONTMATTER_HEAD bytes, up to FRONTMATTER_MAX when those open a frontmatter
 # they do not close; a closing line past FRONTMATTER_LINES (parse_frontmatter's limit) or past
 # FRONTMATTER_MAX bytes ends none (a "frontmatter" that long is not one chrollo wrote: it
-# counts). The search index stores each file's end (chrollo/index.py: its FORMAT changes with these).
+# counts). The search index stores each file's end (chrollo/index/store.py: its FORMAT changes with these).
 FRONTMATTER_LINES = 400
 FRONTMATTER_HEAD = 4096
 FRONTMATTER_MAX = 64 << 10

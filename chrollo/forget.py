@@ -245,7 +245,7 @@ def _unindex(vault, paths: list) -> None:
     """Take ``paths``' words out of the search index, and their redacted copies out of the
     redaction cache, before they are removed or scrubbed (neither may keep anything forgotten:
     docs/index.md)."""
-    from . import index as _index
+    from .index.update import forget as forget_in_index
 
     contents = {}
     for p in paths:
@@ -254,7 +254,7 @@ def _unindex(vault, paths: list) -> None:
                 contents[str(p)] = fh.read()
         except OSError:
             contents[str(p)] = b""
-    _index.forget(str(vault), contents)
+    forget_in_index(str(vault), contents)
     _uncache(contents.values())
 
 
@@ -356,9 +356,9 @@ def _scrub_all(files: list, transform, report: Report) -> None:
             if not report.dry_run:  # a changed title's words leave the file name too (format 2)
                 p = forget_slug(p) or p
                 if hit:
-                    from . import index as _index
+                    from .index.update import update
 
-                    _index.update(str(report.vault), [p])
+                    update(str(report.vault), [p])
         if hit:
             report.lines.append({"path": str(p), "lines": hit})
 
@@ -383,9 +383,9 @@ def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> list:
     out, hit = scrub_bytes(data, transform)
     if hit and not dry_run:
         if vault is not None:
-            from . import index as _index
+            from .index.update import forget as forget_in_index
 
-            _index.forget(str(vault), {str(path): data})
+            forget_in_index(str(vault), {str(path): data})
         _uncache([data])
         tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
         wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)

@@ -163,9 +163,9 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
 
                     record(name, ev.session, privacy.scrub_private(ev.prompt) if ev.prompt else ev.prompt, trace)
                 if trace.get("unindexed"):  # (it could not reach every session in time: have it indexed)
-                    from .index import build_in_background
+                    from .index import after_search
 
-                    build_in_background(trace["unindexed"])
+                    after_search(trace["unindexed"])
         except Exception as e:  # recall failing must not stop the capture below
             _log_error(name, event, "recall", e)
         if off:

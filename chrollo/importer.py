@@ -182,7 +182,7 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
             _vault.write_private(str(_seen_path()), json.dumps({"vaults": {**by_vault, here: seen}}))
             os.sync()  # import writes without an fsync per file; one sync at the end
     if not dry_run and (summary.count("imported") or summary.count("updated")):
-        from .index import ensure
+        from .index.build import ensure
 
         for v in set(vaults.values()):  # (the search index: built or extended, only what changed is read)
             ensure(v, create=True)

@@ -291,7 +291,7 @@ def listing_journal_lock(folder: str) -> str:
 
 
 def index_file(vault: str) -> str:
-    """The search index of ``vault`` (chrollo/index.py); SQLite keeps ``-journal`` beside it
+    """The search index of ``vault`` (chrollo/index/); SQLite keeps ``-journal`` beside it
     while a write is open, ``.sweep`` holds the verification sweep's position. Its own lock
     is SQLite's."""
     return os.path.join(_state("index"), state_key(os.path.realpath(vault)) + ".sqlite")

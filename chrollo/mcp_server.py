@@ -235,10 +235,9 @@ class Server:
 
         # (a bad date is a ChrolloError: call_tool hands its message to the model)
         result = search(query, SearchOptions(limit=limit, dir=self.root(), **filters))
-        if result.unindexed:  # (a large vault read without a usable index: the next calls are faster)
-            from .index import build_in_background
+        from .index import after_search
 
-            build_in_background(result.unindexed)
+        after_search(result.unindexed)  # (a large vault read without a usable index: the next calls are faster)
         return compact_search(result)
 
     def read_memory_file(self, args: dict) -> str:

@@ -103,7 +103,7 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     from .harness import HARNESSES
 
     out.hooks = {h: check(h) for h in HARNESSES}
-    from .index import status
+    from .index.store import status
 
     s = status(str(root))
     out.index = {k: s[k] for k in ("files", "indexed", "index_bytes", "usable")}

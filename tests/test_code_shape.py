@@ -8,7 +8,7 @@ import ast
 from conftest import ROOT
 
 MAX_LINES = 60
-PACKAGES = ["chrollo/retrieval"]
+PACKAGES = ["chrollo/retrieval", "chrollo/index"]
 
 
 def long_functions(folder) -> list:

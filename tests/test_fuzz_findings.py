@@ -117,7 +117,7 @@ def test_a_folder_whose_listing_fails_midway_is_skipped(tmp_path, monkeypatch):
     """`stats --dir /`: a /proc/<pid> folder whose process ended mid-walk fails while being
     listed (EINVAL); the index's walk skipped only folders it could not open, and the OSError
     escaped. (The race cannot be made on demand: the failing listing is simulated.)"""
-    from chrollo import index
+    from chrollo import vaultfiles
 
     (tmp_path / "ok").mkdir()
     (tmp_path / "ok" / "a.md").write_text("x")
@@ -134,8 +134,8 @@ def test_a_folder_whose_listing_fails_midway_is_skipped(tmp_path, monkeypatch):
         def __iter__(self):
             raise OSError(22, "Invalid argument")
 
-    monkeypatch.setattr(index.os, "scandir", lambda d: Failing() if d.endswith(b"gone") else real(d))
-    assert [p for p, _e in index.walk(str(tmp_path))] == [os.fsencode(str(tmp_path / "ok" / "a.md"))]
+    monkeypatch.setattr(vaultfiles.os, "scandir", lambda d: Failing() if d.endswith(b"gone") else real(d))
+    assert [p for p, _e in vaultfiles.walk(str(tmp_path))] == [os.fsencode(str(tmp_path / "ok" / "a.md"))]
 
 
 def test_paths_the_system_refuses_are_clear_errors(tmp_path):

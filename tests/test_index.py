@@ -1,4 +1,4 @@
-"""Issue 30: the derived index (chrollo/index.py). It may only narrow what rg reads: with and
+"""Issue 30: the derived index (chrollo/index/). It may only narrow what rg reads: with and
 without it every search gives the same JSON, whatever happened to the vault since it was
 built; and a forgotten word is nowhere in its files. Real rg, real SQLite, frozen clock."""
 from __future__ import annotations
@@ -16,20 +16,33 @@ from pathlib import Path
 
 import pytest
 
-from chrollo import forget, index, recall, retrieval
-from chrollo.retrieval import tuning
+from chrollo import forget, recall, retrieval, vaultfiles
 from chrollo import rg as _rg
+from chrollo.index import build as index_build
+from chrollo.index import plan as index_plan
+from chrollo.index import scope as index_scope
+from chrollo.index import store as index_store
+from chrollo.index import terms as index_terms
+from chrollo.index import universe as index_universe
+from chrollo.index import update as index_update
+from chrollo.retrieval import tuning
 from conftest import ROOT, run, run_json, write_session
 
 @pytest.fixture(autouse=True)
 def _index_small_vaults(monkeypatch):
     """The tests' vaults are tiny: let complete searches use the index anyway (and with more
     candidates than a large vault would hand to rg as a list)."""
-    monkeypatch.setattr(index, "MIN_FILES", 0)
-    monkeypatch.setattr(index, "SCAN_SHARE", 0.6)
+    monkeypatch.setattr(tuning, "INDEX_MIN_FILES", 0)
+    monkeypatch.setattr(tuning, "INDEX_SCAN_SHARE", 0.6)
     # (and the selection of a large vault's best files, retrieval/select.py, at their size)
     monkeypatch.setattr(tuning, "SELECT_AFTER", 12)
     monkeypatch.setattr(tuning, "SELECT_FILES", 5)
+
+
+def plan_of(vault, forms):
+    """A complete search's read plan of the whole vault, with retrieval's knobs as set here."""
+    return index_plan.plan(str(vault), str(vault), forms, min_files=tuning.INDEX_MIN_FILES,
+                           scan_share=tuning.INDEX_SCAN_SHARE)
 
 
 WORDS = ("falcon quartz ingest worker parser lantern cobalt ripple meadow harbor tundra "
@@ -53,7 +66,7 @@ def search_json(vault: Path, query: str, use_index: bool, **kw) -> dict:
 
 def index_bytes(vault: Path) -> bytes:
     """Every byte of the index's files (SQLite's side files included)."""
-    p = index.db_path(str(vault))
+    p = index_store.db_path(str(vault))
     out = b""
     for suffix in ("", "-journal", "-wal", "-shm"):
         try:
@@ -88,7 +101,7 @@ def test_terms_hold_every_form_rg_matches(tmp_path):
         p = tmp_path / f"f{i:03d}.md"
         p.write_text(" ".join(runs) + "\n")
         files.append(p)
-    terms_by_file = {str(p): index.terms_of(p.read_bytes()) for p in files}
+    terms_by_file = {str(p): index_terms.terms_of(p.read_bytes()) for p in files}
     forms = ["config", "settings", "server", "http", "loader", "yaml_loader.py", "auth-service",
              "value", "rerenders", "import", "retry", "count", "max_retries", "request", "url",
              "path", "case", "mix", "parser", "caf", "configvalue"]
@@ -97,7 +110,7 @@ def test_terms_hold_every_form_rg_matches(tmp_path):
     for form in forms:
         parts = [form] if len(form) >= 3 and form.isalnum() else []
         matched = {p.decode() for p, _rows in _rg.scan([form], [str(tmp_path)], parts=parts)}
-        need = index.form_terms(form)
+        need = index_terms.form_terms(form)
         assert need is not None
         for path in matched:
             assert set(need) <= terms_by_file[path], (form, path, Path(path).read_text())
@@ -108,7 +121,7 @@ def test_terms_hold_every_form_rg_matches(tmp_path):
 # (the tokeniser as it was up to FORMAT 4: terms_of must give exactly its set, a faster way)
 _OLD_RUN = re.compile(rb"[A-Za-z0-9_]+")
 _OLD_PIECEFUL = re.compile(rb"\b(?:[A-Za-z0-9]+[A-Z_]|_)\w*")
-_OLD_NOT_TERM = re.compile(rb"\b\w(?:\b|\w{%d,})" % index.MAX_TERM)
+_OLD_NOT_TERM = re.compile(rb"\b\w(?:\b|\w{%d,})" % index_terms.MAX_TERM)
 
 
 def _old_terms_of(data: bytes) -> set:
@@ -116,7 +129,7 @@ def _old_terms_of(data: bytes) -> set:
     low = runs.lower()
     out = set(low.split())
     for r in _OLD_PIECEFUL.findall(runs):
-        out.update(index._pieces(r))
+        out.update(index_terms.pieces(r))
     return out - set(_OLD_NOT_TERM.findall(low))
 
 
@@ -150,31 +163,31 @@ def test_terms_are_the_old_tokenisers_exactly():
     checked = 0
     for n in range(3000):
         data = _soup(rng)
-        got, want = index.terms_of(data), _old_terms_of(data)
+        got, want = index_terms.terms_of(data), _old_terms_of(data)
         assert got == want, (data, got ^ want)
         checked += len(want)
-    assert index.terms_of(b"") == set() == _old_terms_of(b"")
+    assert index_terms.terms_of(b"") == set() == _old_terms_of(b"")
     assert checked > 50_000
 
 
-@pytest.mark.parametrize("cache", [index.RUN_CACHE, 5])
+@pytest.mark.parametrize("cache", [index_build.RUN_CACHE, 5])
 def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeypatch, cache):
     """The postings a build writes — chunks of a few files, tokenised by worker processes — hold
     each file under exactly terms_of of its bytes: also with the run cache emptied every few
     files, and after a chunk that failed midway in the same process (its ids must not leak
     into the next chunk's postings)."""
-    monkeypatch.setattr(index, "RUN_CACHE", cache)
-    monkeypatch.setattr(index, "CHUNK_BYTES", 3000)
-    monkeypatch.setattr(index, "POOL_BYTES", 20_000)  # (the workers' path, not only in-process)
+    monkeypatch.setattr(index_build, "RUN_CACHE", cache)
+    monkeypatch.setattr(index_build, "CHUNK_BYTES", 3000)
+    monkeypatch.setattr(index_build, "POOL_BYTES", 20_000)  # (the workers' path, not only in-process)
     rng = random.Random(3002)
     vault = tmp_path / "vault"
     vault.mkdir()
     for n in range(150):
         (vault / f"f{n:03d}.md").write_bytes(_soup(rng) * rng.randint(1, 3))
-    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
     items = [(n + 1, str(p).encode(), p.name.encode(), 1, p.stat().st_size)
              for n, p in enumerate(sorted(vault.iterdir()))]
-    real_read, calls = index._read, []
+    real_read, calls = index_build.read_file, []
 
     def failing_read(path):
         calls.append(path)
@@ -182,33 +195,33 @@ def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeyp
             raise OSError("disk gone")
         return real_read(path)
 
-    monkeypatch.setattr(index, "_read", failing_read)
+    monkeypatch.setattr(index_build, "read_file", failing_read)
     with pytest.raises(OSError):
-        index._index_chunk(items)  # (its _Posts hold 40 files' ids when it fails)
-    monkeypatch.setattr(index, "_read", real_read)
+        index_build.index_chunk(items)  # (its _Posts hold 40 files' ids when it fails)
+    monkeypatch.setattr(index_build, "read_file", real_read)
     for pool in (False, True):
         if not pool:
-            monkeypatch.setattr(index, "POOL_BYTES", 1 << 40)
+            monkeypatch.setattr(index_build, "POOL_BYTES", 1 << 40)
         else:
-            monkeypatch.setattr(index, "POOL_BYTES", 20_000)
-        got = index.build(str(vault), rebuild=True)
+            monkeypatch.setattr(index_build, "POOL_BYTES", 20_000)
+        got = index_build.build(str(vault), rebuild=True)
         assert got["read"] == 150
-        con = sqlite3.connect(index.db_path(str(vault)))
+        con = sqlite3.connect(index_store.db_path(str(vault)))
         names = dict(con.execute("SELECT id, rel FROM files"))
         held: dict = {}
         for term, blob in con.execute("SELECT term, ids FROM post"):
-            for fid in index._ids(blob):
+            for fid in index_store.unpack_ids(blob):
                 held.setdefault(names[fid], set()).add(term.encode())
         assert con.execute("SELECT count(DISTINCT seg) FROM post").fetchone()[0] > 10  # (many chunks)
         con.close()
         for fid, rel in names.items():
-            assert held.get(rel, set()) == index.terms_of((vault / rel.decode()).read_bytes()), (pool, rel)
+            assert held.get(rel, set()) == index_terms.terms_of((vault / rel.decode()).read_bytes()), (pool, rel)
 
 
 def test_forms_the_index_cannot_answer():
-    assert index.form_terms("café") is None          # non-ASCII: rg's Unicode mode
-    assert index.form_terms("x" * 100) is None        # longer than any indexed term
-    assert index.form_terms("auth-service") == [b"auth", b"service"]
+    assert index_terms.form_terms("café") is None          # non-ASCII: rg's Unicode mode
+    assert index_terms.form_terms("x" * 100) is None        # longer than any indexed term
+    assert index_terms.form_terms("auth-service") == [b"auth", b"service"]
 
 
 def test_the_index_gives_frontmatter_ends_so_a_search_reads_no_head(home, tmp_path, monkeypatch):
@@ -227,8 +240,8 @@ def test_the_index_gives_frontmatter_ends_so_a_search_reads_no_head(home, tmp_pa
     (vault / "long.md").write_text("---\ntitle: falcon\nnotes: " + "falcon quartz " * 600 + "\n---\nfalcon body\n")
     (vault / "bare.md").write_text("falcon quartz without a frontmatter\n---\nfalcon\n")
     (vault / "edit.md").write_text("---\na: 1\nb: 2\nc: 3\n---\nbody\nfalcon\n")
-    time.sleep(index.RACY_NS / 1e9 + 0.05)
-    index.build(str(vault))
+    time.sleep(index_store.RACY_NS / 1e9 + 0.05)
+    index_build.build(str(vault))
     reads = []
     real = collect.frontmatter_end
     monkeypatch.setattr(collect, "frontmatter_end", lambda path: reads.append(path) or real(path))
@@ -237,11 +250,11 @@ def test_the_index_gives_frontmatter_ends_so_a_search_reads_no_head(home, tmp_pa
         reads.clear()
         assert search_json(vault, q, True, limit=50) == want, q
         assert reads == [], q
-        assert (index.plan(str(vault), str(vault), [q]).paths is None) == (q == "falcon")
+        assert (plan_of(vault, [q]).paths is None) == (q == "falcon")
     # an in-place edit by hand (same inode: no folder moves) that moves the frontmatter's end:
     # a walk reads every file as it is now, so it takes no end the file's stat does not vouch for
     # (even before the verification sweep reaches it: here it never does)
-    monkeypatch.setattr(index, "SWEEP", 0)
+    monkeypatch.setattr(index_scope, "SWEEP", 0)
     with open(vault / "edit.md", "r+") as fh:
         fh.write("---\na: 1\n---\nfalcon at 4\nbody\nfalcon\n")
     want = search_json(vault, "falcon", False, limit=50)
@@ -282,7 +295,7 @@ def _assert_same(vault: Path, step: str, used: list, queries=QUERIES) -> None:
     for q in queries:
         a, b = search_json(vault, q, False), search_json(vault, q, True)
         assert a == b, (step, q)
-        p = index.plan(str(vault), str(vault), [w for w in q.lower().split()])
+        p = plan_of(vault, [w for w in q.lower().split()])
         used.append(p is not None and p.paths is not None)
 
 
@@ -291,11 +304,11 @@ def _swept(vault: Path, rng: random.Random) -> None:
     inode: its folder does not move): it is read directly once the verification sweep has
     passed it — at most files / SWEEP complete searches later — or after `chrollo index`."""
     if rng.random() < 0.5:
-        index.build(str(vault))
+        index_build.build(str(vault))
         return
-    files = len(index.walk(str(vault)))
-    for _ in range(-(-files // index.SWEEP) + 1):
-        index.plan(str(vault), str(vault), ["falcon"])
+    files = len(vaultfiles.walk(str(vault)))
+    for _ in range(-(-files // index_scope.SWEEP) + 1):
+        plan_of(vault, ["falcon"])
 
 
 def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path, monkeypatch):
@@ -305,16 +318,16 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
     for what moves a folder (a file created, deleted, renamed, saved atomically) and for
     chrollo's own writes; for a file edited in place by hand, once the sweep has passed it or
     `chrollo index` ran (docs/index.md) — and no forgotten word is in the index's own files."""
-    monkeypatch.setattr(index, "SWEEP", 7)
+    monkeypatch.setattr(index_scope, "SWEEP", 7)
     chosen: list = []  # (whether each search's selection came from the index)
-    real_universe = index.indexed_universe
-    monkeypatch.setattr(index, "indexed_universe",
+    real_universe = index_universe.indexed_universe
+    monkeypatch.setattr(index_universe, "indexed_universe",
                         lambda *a, **kw: (u := real_universe(*a, **kw), chosen.append(u is not None and u.n > 12))[0])
     rng = random.Random(3030)
     vault = tmp_path / "vault"
     made = [_session(vault, rng, n) for n in range(30)]
-    time.sleep(index.RACY_NS / 1e9 * 1.5)  # (files changed within RACY_NS are read directly)
-    index.build(str(vault))
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)  # (files changed within RACY_NS are read directly)
+    index_build.build(str(vault))
     used: list = []
     forgotten: list = []
     _assert_same(vault, "built", used)
@@ -326,10 +339,10 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
             p = rng.choice(live)
             with open(p, "a") as fh:
                 fh.write(f"\n[2026-10-0{rng.randint(1, 9)} 10:00:00] [User]\n{sentence(rng, ['zebra'])}\n")
-            index.update(str(vault), [p])
+            index_update.update(str(vault), [p])
         elif op == "new_session":
             made.append(_session(vault, rng, 100 + step))
-            index.update(str(vault), [made[-1]])
+            index_update.update(str(vault), [made[-1]])
         elif op == "hand_append" and live:
             with open(rng.choice(live), "a") as fh:
                 fh.write(f"\nunicorn {sentence(rng)}\n")
@@ -358,7 +371,7 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
             secret = f"xyzzy{step}plugh"
             with open(p, "a") as fh:
                 fh.write(f"\n[2026-10-01 10:00:00] [User]\nthe password is {secret}\n")
-            index.update(str(vault), [p])
+            index_update.update(str(vault), [p])
             assert secret.encode() in index_bytes(vault)
             forget.forget([str(p)], dir=str(vault))
             forgotten.append(secret)
@@ -367,7 +380,7 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
             secret = f"qwop{step}leak"
             with open(p, "a") as fh:
                 fh.write(f"\n[2026-10-01 10:00:00] [User]\nmy token {secret} here\n")
-            index.update(str(vault), [p])
+            index_update.update(str(vault), [p])
             forget.forget(lines=secret, dir=str(vault))
             forgotten.append(secret)
         elif op == "peer":
@@ -375,11 +388,11 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
             folder.mkdir(parents=True, exist_ok=True)
             made.append(_session(vault, rng, 500 + step, folder))
             if rng.random() < 0.5:
-                index.update(str(vault), [made[-1]])
+                index_update.update(str(vault), [made[-1]])
         elif op == "kill":
             _kill_during_update(vault, rng)
         elif op == "build":
-            index.build(str(vault))
+            index_build.build(str(vault))
         if op in ("hand_append", "hand_edit"):
             _swept(vault, rng)
         _assert_same(vault, f"{step}:{op}", used, rng.sample(QUERIES, 6))
@@ -394,10 +407,10 @@ def test_search_with_index_equals_full_scan_over_random_histories(home, tmp_path
 
 def _kill_during_update(vault: Path, rng: random.Random) -> None:
     """kill -9 a process that is updating the index (a build of every file, to be slow)."""
-    code = ("import sys, glob; from chrollo import index\n"
+    code = ("import sys, glob; from chrollo.index import build as index_build, update as index_update\n"
             "while True:\n"
-            "    index.build(sys.argv[1], rebuild=sys.argv[2] == '1')\n"
-            "    index.update(sys.argv[1], glob.glob(sys.argv[1] + '/*.md'))\n")
+            "    index_build.build(sys.argv[1], rebuild=sys.argv[2] == '1')\n"
+            "    index_update.update(sys.argv[1], glob.glob(sys.argv[1] + '/*.md'))\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-c", code, str(vault), str(int(rng.random() < 0.3))], env=env)
     time.sleep(rng.uniform(0.3, 1.2))
@@ -413,7 +426,7 @@ def indexed(home, tmp_path):
     vault = tmp_path / "vault"
     for n in range(20):
         _session(vault, rng, n)
-    index.build(str(vault))
+    index_build.build(str(vault))
     return vault
 
 
@@ -421,7 +434,7 @@ def indexed(home, tmp_path):
 def test_a_damaged_index_is_bypassed_then_rebuilt(indexed, damage, home):
     vault = indexed
     want = {q: search_json(vault, q, False) for q in QUERIES}
-    db = index.db_path(str(vault))
+    db = index_store.db_path(str(vault))
     lock = None
     if damage == "truncated":
         with open(db, "r+b") as fh:
@@ -448,16 +461,16 @@ def test_a_damaged_index_is_bypassed_then_rebuilt(indexed, damage, home):
     for q in QUERIES:
         assert search_json(vault, q, True) == want[q], q
     if damage in ("row", "other_version"):
-        assert index.plan(str(vault), str(vault), ["falcon"]) is None
+        assert plan_of(vault, ["falcon"]) is None
     if damage == "locked":  # (WAL: a search reads the last commit, whatever a writer is doing)
-        assert index.plan(str(vault), str(vault), ["falcon"]) is not None
+        assert plan_of(vault, ["falcon"]) is not None
     if lock is not None:
         lock.rollback()
         lock.close()
     p, out = run_json(["index", "--dir", vault] + (["--rebuild"] if damage == "row" else []), home)
     assert p.returncode == 0, p.stderr
     assert out["files"] == 20
-    assert index.plan(str(vault), str(vault), ["falcon"]) is not None
+    assert plan_of(vault, ["falcon"]) is not None
     for q in QUERIES:
         assert search_json(vault, q, True) == want[q], q
 
@@ -470,7 +483,7 @@ def test_index_command_builds_then_reads_only_what_changed(home, tmp_path):
     files = [_session(vault, rng, n) for n in range(12)]
     # files changed within RACY_NS of being read are read again once: let them age first, or
     # whether the second build reads them depends on how fast the first one started
-    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
     p, first = run_json(["index", "--dir", vault], home)
     assert p.returncode == 0 and first["files"] == 12 and first["read"] == 12 and first["terms_read"] > 10
     assert os.stat(first["index"]).st_mode & 0o777 == 0o600
@@ -500,10 +513,10 @@ def test_capture_keeps_the_index_in_step(home, tmp_path):
     rng = random.Random(2)
     for n in range(5):
         _session(vault, rng, n)
-    index.build(str(vault))
+    index_build.build(str(vault))
     with Capture("live0001-x", "claude-code", "/tmp/p", vault=str(vault)) as cap:
         cap.run([Unit("user", dt.datetime(2026, 10, 1, 10), ["the marmalade pipeline broke"], "k1")])
-    con = sqlite3.connect(index.db_path(str(vault)))
+    con = sqlite3.connect(index_store.db_path(str(vault)))
     assert con.execute("SELECT count(*) FROM delta WHERE term = 'marmalade'").fetchone()[0] == 1
     assert search_json(vault, "marmalade", True) == search_json(vault, "marmalade", False)
     assert search_json(vault, "marmalade", True)["hits"]
@@ -529,7 +542,7 @@ def test_the_hook_recalls_the_oldest_of_50000_sessions(home, tmp_path):
                 if i == 0 else f"we talked about the weather and lunch plans, note {i}")
         (vault / f"{time.strftime('%Y-%m-%d_%H%M%S', ts)}_{sid[:8]}.md").write_text(
             body.format(sid=sid, d=d, text=text))
-    index.build(str(vault))
+    index_build.build(str(vault))
     # (a first prompt lists the vault for the listing cache, as any first prompt does)
     recall.recall("what did we say about lunch plans?", "other-session", vault=str(vault))
     started = time.monotonic()
@@ -545,14 +558,14 @@ def test_a_same_size_edit_right_after_indexing_is_not_trusted(home, tmp_path):
     rng = random.Random(5)
     for n in range(6):
         _session(vault, rng, n)
-    index.build(str(vault))
-    time.sleep(index.RACY_NS / 1e9)
-    index.build(str(vault))
+    index_build.build(str(vault))
+    time.sleep(index_store.RACY_NS / 1e9)
+    index_build.build(str(vault))
     p = next(vault.glob("*.md"))
     for k in range(20):
         with open(p, "a") as fh:
             fh.write(f"\nmarker{k:02d} aaaa\n")
-        index.update(str(vault), [p])
+        index_update.update(str(vault), [p])
         with open(p, "r+b") as fh:  # at once: same size, most likely the same mtime tick
             data = fh.read().replace(f"marker{k:02d} aaaa".encode(), f"marker{k:02d} zulu".encode())
             fh.seek(0)
@@ -574,7 +587,7 @@ def test_install_and_import_build_the_index_and_doctor_and_stats_say_how_much(ho
     p, out = run_json(["stats"], home, **env)
     assert out["index"]["usable"] is False and out["index"]["files"] == 4
     assert run(["install", "claude-code"], home, **env).returncode == 0
-    assert os.path.isfile(index.db_path(str(vault)))
+    assert os.path.isfile(index_store.db_path(str(vault)))
     p, out = run_json(["stats"], home, **env)
     assert out["index"]["usable"] and out["index"]["files"] == 4
     src = tmp_path / "old.jsonl"
@@ -584,11 +597,11 @@ def test_install_and_import_build_the_index_and_doctor_and_stats_say_how_much(ho
                                                          ("assistant", "in the kumquat folder")])) + "\n")
     p = run(["import", "jsonl", "--source", src], home, **env)
     assert p.returncode == 0, p.stderr
-    con = sqlite3.connect(index.db_path(str(vault)))
+    con = sqlite3.connect(index_store.db_path(str(vault)))
     assert con.execute("SELECT count(*) FROM post WHERE term = 'kumquat'").fetchone()[0] \
         + con.execute("SELECT count(*) FROM delta WHERE term = 'kumquat'").fetchone()[0] >= 1
-    time.sleep(index.RACY_NS / 1e9)
-    index.build(str(vault))
+    time.sleep(index_store.RACY_NS / 1e9)
+    index_build.build(str(vault))
     p, out = run_json(["stats"], home, **env)
     assert (out["index"]["indexed"], out["index"]["files"]) == (5, 5)
     p = run(["stats"], home, **env)
@@ -605,10 +618,10 @@ def test_files_a_peer_sent_are_indexed_by_ensure_under_peers(indexed):
     got = _session(vault, random.Random(3), 900, folder)
     with open(got, "a") as fh:
         fh.write("\nthe persimmon rollout\n")
-    assert index.ensure(str(vault), under="peers")["read"] == 1
-    con = sqlite3.connect(index.db_path(str(vault)))
+    assert index_build.ensure(str(vault), under="peers")["read"] == 1
+    con = sqlite3.connect(index_store.db_path(str(vault)))
     assert con.execute("SELECT count(*) FROM post WHERE term = 'persimmon'").fetchone()[0] == 1
-    assert index.ensure(str(tmp := vault / "nothing-here")) is None and not tmp.exists()
+    assert index_build.ensure(str(tmp := vault / "nothing-here")) is None and not tmp.exists()
 
 
 def test_a_new_session_renews_its_folders_record_so_searches_do_not_list_it(home, tmp_path):
@@ -618,13 +631,13 @@ def test_a_new_session_renews_its_folders_record_so_searches_do_not_list_it(home
     rng = random.Random(11)
     vault = tmp_path / "vault"
     made = [_session(vault, rng, n) for n in range(8)]
-    time.sleep(index.RACY_NS / 1e9 * 1.5)
-    index.build(str(vault))
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
+    index_build.build(str(vault))
 
     def trusted() -> bool:
-        con = index.open_reader(str(vault))
+        con = index_store.open_reader(str(vault))
         try:
-            s = index._Scope.of(con, os.path.realpath(vault), str(vault), False, frozenset())
+            s = index_scope.Scope.of(con, os.path.realpath(vault), str(vault), False, frozenset())
             return bool(s.trusted) and not s.new
         finally:
             con.close()
@@ -633,8 +646,8 @@ def test_a_new_session_renews_its_folders_record_so_searches_do_not_list_it(home
     new = _session(vault, rng, 50)
     assert not trusted()  # (the folder moved: listed by the search, the new file read directly)
     assert search_json(vault, "falcon", True) == search_json(vault, "falcon", False)
-    index.update(str(vault), [new])
-    time.sleep(index.RACY_NS / 1e9 * 1.5)
-    index.update(str(vault), [made[0]])  # (the next turn: a record made racily is renewed)
+    index_update.update(str(vault), [new])
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
+    index_update.update(str(vault), [made[0]])  # (the next turn: a record made racily is renewed)
     assert trusted()
     assert search_json(vault, "falcon", True) == search_json(vault, "falcon", False)

@@ -15,7 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from chrollo import index, recall, retrieval
+from chrollo import recall, retrieval
+from chrollo.index import build as index_build
+from chrollo.index import scope as index_scope
+from chrollo.index import store as index_store
+from chrollo.index import universe as index_universe
 from chrollo import rg as _rg
 from chrollo.fileformat import file_key, name_time
 from chrollo.retrieval import select, tuning
@@ -64,7 +68,7 @@ def test_the_best_files_are_those_the_definition_ranks_first(seed):
         pos[fid] = place
     sets = [{fid for _k, _p, fid, m in rows if m >> i & 1} for i in range(k)]
     by_id = {fid: (key, p) for key, p, fid, _m in rows}
-    u = index.TermFiles(len(files), sets, order, times, pos,
+    u = index_universe.TermFiles(len(files), sets, order, times, pos,
                         [(m, file_key(p), p, name_time(p.rpartition(b"/")[2])) for m, p in extras],
                         lambda ids: {i: by_id[i] for i in ids})
     want = rng.choice([1, 3, 10, 50])
@@ -109,12 +113,12 @@ def test_a_large_vault_is_read_at_its_best_files_the_same_with_and_without_the_i
     changed behind its back (a new file, an edit the sweep found) is the same."""
     monkeypatch.setattr(tuning, "SELECT_AFTER", 30)
     monkeypatch.setattr(tuning, "SELECT_FILES", 6)
-    monkeypatch.setattr(index, "SWEEP", 1000)
+    monkeypatch.setattr(index_scope, "SWEEP", 1000)
     vault = _vault(tmp_path, 80, {79: "the staging database password rotation runs from the vault cronjob",
                                   40: "the staging database is slow on mondays",
                                   60: "install tailwind v-4 with the vite plugin", 20: "the v4 plugin for vite"})
-    time.sleep(index.RACY_NS / 1e9 * 1.5)
-    index.build(str(vault))
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
+    index_build.build(str(vault))
     read: list = []
     real = _rg.scan
 
@@ -154,14 +158,14 @@ def test_a_damaged_order_file_is_never_trusted_and_is_written_again(home, tmp_pa
     monkeypatch.setattr(tuning, "SELECT_FILES", 6)
     vault = _vault(tmp_path, 60, {50: "the staging database password rotation runs from the vault cronjob",
                                   10: "the staging database is slow on mondays"})
-    time.sleep(index.RACY_NS / 1e9 * 1.5)
-    index.build(str(vault))
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
+    index_build.build(str(vault))
     q = "staging database password rotation"
     want = _search(vault, q, False)
     assert _search(vault, q, True) == want
-    order = Path(index.db_path(str(vault)) + ".order")
+    order = Path(index_store.db_path(str(vault)) + ".order")
     good = order.read_bytes()
-    head, magic, body = good.partition(b"\n" + index.ORDER_MAGIC)
+    head, magic, body = good.partition(b"\n" + index_store.ORDER_MAGIC)
     upto, n, n_dead, gone, fmt = map(int, head.split())
     bad = {"empty": b"",
            "truncated": good[:len(good) - 6],
@@ -176,10 +180,10 @@ def test_a_damaged_order_file_is_never_trusted_and_is_written_again(home, tmp_pa
 
 def _wait_built(vault: Path) -> None:
     deadline = time.monotonic() + 120
-    while not index.building(str(vault)) and not os.path.exists(index.db_path(str(vault)) + ".order") \
+    while not index_build.building(str(vault)) and not os.path.exists(index_store.db_path(str(vault)) + ".order") \
             and time.monotonic() < deadline:
         time.sleep(0.02)
-    while index.building(str(vault)) and time.monotonic() < deadline:
+    while index_build.building(str(vault)) and time.monotonic() < deadline:
         time.sleep(0.1)
 
 
@@ -191,16 +195,16 @@ def test_a_search_of_a_large_unindexed_vault_reads_it_once_and_has_it_indexed(ho
     small = _vault(tmp_path / "small", 20)
     assert retrieval.search("lunch plans", dir=str(small)).unindexed is None
     vault = _vault(tmp_path / "large", 40)
-    time.sleep(index.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
     want = _search(vault, "lunch plans", False)
     assert retrieval.search("lunch plans", dir=str(vault), now=NOW).unindexed == str(vault)
-    assert not os.path.exists(index.db_path(str(vault)))
+    assert not os.path.exists(index_store.db_path(str(vault)))
     p, _out = run_json(["search", "lunch plans", "--dir", vault], home, CHROLLO_INDEX="0", CHROLLO_SELECT_AFTER=30)
     assert p.returncode == 0 and "background" not in p.stderr
     p, _out = run_json(["search", "lunch plans", "--dir", vault], home, CHROLLO_SELECT_AFTER=30)
     assert p.returncode == 0 and "built in the background" in p.stderr, p.stderr
     _wait_built(vault)
-    assert index.status(str(vault))["indexed"] == 40
+    assert index_store.status(str(vault))["indexed"] == 40
     assert _search(vault, "lunch plans", True) == want
 
 
@@ -212,7 +216,7 @@ def test_the_recall_hook_reaches_an_old_session_of_an_indexed_vault_and_has_an_u
     n = max(tuning.SELECT_AFTER, 8_000) + 200  # (more than the hook reads newest first in its least deadline)
     vault = _vault(tmp_path, n, {n - 1: "the staging database password rotation runs from the vault cronjob"})
     prompt = "how does the staging database password rotation work?"
-    time.sleep(index.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
     trace: dict = {}
     block = recall.recall(prompt, "s1", vault=str(vault), started=time.monotonic() - 10, trace=trace)
     assert "cronjob" not in block
@@ -220,14 +224,14 @@ def test_the_recall_hook_reaches_an_old_session_of_an_indexed_vault_and_has_an_u
     real_popen = subprocess.Popen
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **kw: started.append(a) or real_popen(*a, **kw))
     assert trace["unindexed"] == str(vault)
-    assert index.build_in_background(trace["unindexed"])
+    assert index_build.build_in_background(trace["unindexed"])
     deadline = time.monotonic() + 120
-    while not index.building(str(vault)) and time.monotonic() < deadline:
+    while not index_build.building(str(vault)) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not index.build_in_background(str(vault))  # (while it builds: no second build)
+    assert not index_build.build_in_background(str(vault))  # (while it builds: no second build)
     _wait_built(vault)
     assert len(started) == 1
-    assert index.status(str(vault))["indexed"] == n
+    assert index_store.status(str(vault))["indexed"] == n
     trace = {}
     block = recall.recall(prompt, "s2", vault=str(vault), trace=trace)
     assert "cronjob" in block and not trace.get("unindexed")
@@ -239,7 +243,7 @@ def test_search_json_counts_the_vault_and_reads_the_chosen_files(home, tmp_path,
     monkeypatch.setattr(tuning, "SELECT_AFTER", 30)
     monkeypatch.setattr(tuning, "SELECT_FILES", 4)
     vault = _vault(tmp_path, 50)
-    index.build(str(vault))
+    index_build.build(str(vault))
     r = retrieval.search("lunch plans", dir=str(vault), now=NOW)
     assert r.sessions == 50
     assert r.total_matches == 4 * 2 * 2  # (4 files, each "lunch" and "plans" twice)
@@ -252,9 +256,9 @@ def test_a_vault_of_select_after_files_or_fewer_is_read_whole_without_its_index(
     (docs/index.md); past it, the search asks the index (its verification sweep moves on)."""
     assert tuning.SELECT_AFTER == tuning.DEADLINE_BATCH
     vault = _vault(tmp_path, 40)
-    time.sleep(index.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
-    index.build(str(vault))
-    sweep = index._sweep_file(os.path.realpath(vault))
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)  # (files changed this close to being read are read again)
+    index_build.build(str(vault))
+    sweep = index_scope.sweep_file(os.path.realpath(vault))
     want = _search(vault, "lunch plans", False)
     assert _search(vault, "lunch plans", True) == want and not os.path.exists(sweep)
     monkeypatch.setattr(tuning, "SELECT_AFTER", 30)

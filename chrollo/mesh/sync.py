@@ -73,7 +73,7 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
     from ..layout import index_file
 
     if os.path.isfile(index_file(vault)):  # (what was received goes into the search index, if there is one;
-        from ..index import ensure         # without one, chrollo.index is not even imported: ~0.05 s a sync)
+        from ..index.build import ensure         # without one, the index is not even imported: ~0.05 s a sync)
 
         ensure(vault, under="peers")
     return out

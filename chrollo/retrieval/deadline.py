@@ -6,7 +6,7 @@ import os
 import time
 
 from .. import listing as _listing
-from ..layout import index_file
+from ..index import available, enabled
 from . import tuning
 from .collect import Collector
 from .scan import ScanSpec, scan_into
@@ -53,7 +53,7 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
         searched, complete = searched + batches.ruled_out, total
     short = complete < total or time.monotonic() >= stop
     # (an index would reach them — unless indexes are turned off)
-    unreached = short and total > tuning.SELECT_AFTER and batches is None and os.environ.get("CHROLLO_INDEX") != "0"
+    unreached = short and total > tuning.SELECT_AFTER and batches is None and enabled()
     if short:
         spec.warnings.append(f"deadline: searched the newest {complete} session files "
                              f"(of {total} listed) in full")
@@ -66,16 +66,17 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
 def _indexed_batches(q, folder: str, files: list, total: int, include_peers: bool):
     """With the vault's index: the newest DEADLINE_BATCH files, then — of all the others,
     whatever their age — only those that may hold a form or are not indexed: every indexed
-    session is within reach (chrollo/index.py, newest_plan; the index is asked once the
+    session is within reach (chrollo/index/newest.py; the index is asked once the
     newest are read, if time is left). None without an index."""
-    if os.environ.get("CHROLLO_INDEX", "1") == "0" or not os.path.isfile(index_file(folder)):
-        return None  # (and chrollo.index, 1 ms to import, is not needed)
-    from .. import index as _index
+    if not available(folder):
+        return None  # (and the index's modules, 1 ms to import, are not needed)
+    from ..index.newest import newest_plan
 
     first = tuning.DEADLINE_BATCH
-    return _index.newest_plan(folder, q.forms() + q.part_forms(), files, total, include_peers, first,
-                              lambda older: newest_first(folder, older),
-                              lambda: newest_first(folder, files[first:], total - len(files[:first]), include_peers))
+    return newest_plan(folder, q.forms() + q.part_forms(), files, total, include_peers, first,
+                       lambda older: newest_first(folder, older),
+                       lambda: newest_first(folder, files[first:], total - len(files[:first]), include_peers),
+                       rare_files=tuning.HOOK_RARE_FILES, most=tuning.HOOK_CANDIDATES)
 
 
 def _scan_batches(col: Collector, batches, spec: ScanSpec, stop: float) -> tuple:

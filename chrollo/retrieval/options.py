@@ -82,7 +82,7 @@ class Scope:
     """A search's resolved options: what to scan (``folder`` of ``vault``, peers or not), the
     filters, the clock, and when to stop (``stop``, a time.monotonic(), or None: complete).
     ``fm_ends`` caches each file's frontmatter end for the whole search (every pass), ``memo``
-    what the index saw of the vault (chrollo/index.py)."""
+    what the index saw of the vault (chrollo/index/)."""
 
     __slots__ = ("folder", "vault", "limit", "context", "since", "until", "project", "harness",
                  "include_peers", "now", "timeout", "stop", "fm_ends", "memo", "phrases")

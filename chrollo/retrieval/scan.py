@@ -14,7 +14,7 @@ import time
 from .. import rg as _rg
 from .. import vault as _vault
 from ..fileformat import read_frontmatter
-from ..layout import index_file
+from ..index import available
 from . import tuning
 from .collect import Collector
 from .options import Scope
@@ -85,7 +85,7 @@ def _more_entries_than(folder: str, most: int) -> bool:
 
 
 def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, list]:
-    """The main scan of a complete search: with the vault's index (chrollo/index.py), rg
+    """The main scan of a complete search: with the vault's index (chrollo/index/plan.py), rg
     reads only the files that may hold a form plus every file not indexed as it is now —
     the same rows as a walk of the folder, and the same count of files searched; without
     one (or when most files are candidates), rg walks the folder. Either way the index gives
@@ -93,14 +93,15 @@ def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, lis
     q, common, folder, vault = col.q, col.common, scope.folder, scope.vault
     forms, parts = q.forms(~common), q.part_forms(~common)
     plan = None
-    # (no index file, no import of chrollo.index: 1 ms of every search where there is none;
+    # (no index file, no import of the index's modules: 1 ms of every search where there is none;
     # a folder of SELECT_AFTER files or fewer is read whole faster than the index narrows it)
-    if os.environ.get("CHROLLO_INDEX", "1") != "0" and os.path.isfile(index_file(vault)) and large(scope):
-        from .. import index as _index
+    if available(vault) and large(scope):
+        from ..index.plan import plan as index_plan
 
         whole = scope.include_peers and folder == vault
-        plan = _index.plan(vault, folder, forms + parts, exclude_peers=not scope.include_peers and folder == vault,
-                           unsearchable=_unsearchable_names(vault) if whole else frozenset(), memo=scope.memo)
+        plan = index_plan(vault, folder, forms + parts, exclude_peers=not scope.include_peers and folder == vault,
+                          unsearchable=_unsearchable_names(vault) if whole else frozenset(), memo=scope.memo,
+                          min_files=tuning.INDEX_MIN_FILES, scan_share=tuning.INDEX_SCAN_SHARE)
     if plan is not None:
         scope.fm_ends.update(plan.fm_ends)  # (the collector reads no head for these)
     if plan is None or plan.paths is None:

@@ -12,7 +12,7 @@ ranking (rank.py) then runs on those, with the vault's own statistics:
                  0.5 ^ (age / RECENCY_HALF_LIFE_DAYS) from the session time in its name
                  (1 for a name without one); ties: newer file key first, then path
 
-The index (chrollo/index.py) gives holds() for the files it vouches for without reading
+The index (chrollo/index/universe.py) gives holds() for the files it vouches for without reading
 them (postings, and the files in file-key order); the files it does not vouch for, and the
 whole vault when there is no index, are read and tokenised the same way. Both give the same
 selection, so a search gives the same JSON with and without the index — only the time differs.
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
+import os
 
 from ..fileformat import NAME_EPOCH
 from . import tuning
@@ -156,21 +157,21 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     reads the newest sessions first). A complete search of a large vault without one gets the
     same files from one rg pass over the vault, and says a build is due (``scope.memo``'s
     "unindexed"). ``idf_of(df, n)``: the ranking's term weights."""
-    import os
-
-    from ..layout import index_file
+    from ..index import available, enabled
     from .scan import _filtered, _unsearchable_names, large
 
     folder, vault = scope.folder, scope.vault
     if not tuning.SELECT_FILES or not large(scope):
-        return None  # (and chrollo.index is not imported: a small vault's search needs none of it)
-    use_index = os.environ.get("CHROLLO_INDEX", "1") != "0"
-    has_index = use_index and os.path.isfile(index_file(vault))
+        return None  # (and the index's modules are not imported: a small vault's search needs none of them)
+    use_index = enabled()
+    has_index = available(vault)
     if not has_index and scope.stop is not None:
         return None
-    from .. import index as _index
+    from ..index.terms import term_groups
+    from ..index.universe import indexed_universe, scanned_universe
+    from ..vaultfiles import walk
 
-    groups = _index.term_groups(_term_forms(q))
+    groups = term_groups(_term_forms(q))
     if groups is None:
         return None
     whole = scope.include_peers and folder == vault
@@ -178,9 +179,9 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     unsearchable = _unsearchable_names(vault) if whole else frozenset()
 
     def indexed():
-        return _index.indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
-                                       _index.DIRECT_HOOK_BYTES if scope.stop is not None else None,
-                                       least=tuning.SELECT_AFTER)
+        return indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
+                                tuning.DIRECT_HOOK_BYTES if scope.stop is not None else None,
+                                least=tuning.SELECT_AFTER)
 
     u = indexed() if has_index else None
     if u is None:
@@ -189,11 +190,11 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
             # to read directly: a build brings it up to date, see SearchResult.unindexed)
             scope.memo["unindexed"] = has_index
             return None
-        n = len(_index.walk(folder, exclude, unsearchable))
+        n = len(walk(folder, exclude, unsearchable))
         if n <= tuning.SELECT_AFTER:
             return None
         scope.memo["unindexed"] = use_index  # (a large vault without a usable index: build one)
-        u = _index.scanned_universe(n, groups, [folder], tuple(spec.globs), scope.timeout)
+        u = scanned_universe(n, groups, [folder], tuple(spec.globs), scope.timeout)
     if u.n <= tuning.SELECT_AFTER:
         return None
     df = u.df()

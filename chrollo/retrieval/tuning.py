@@ -65,6 +65,17 @@ SELECT_AFTER = int(os.environ.get("CHROLLO_SELECT_AFTER", DEADLINE_BATCH))  # (k
 SELECT_FILES = int(os.environ.get("CHROLLO_SELECT_FILES", "300"))
 SELECT_FIRST = 100           # with a deadline (the recall hook): the best files read first, in full
 
+# ----------------------------------------------------------------------------- the index's read plans
+# (chrollo/index answers which files may hold a form; how much of that a search uses is tuned here)
+# Below this many indexed files a complete search lets rg walk the vault: asking SQLite costs
+# about what rg's walk of a few thousand small files does (bench/index.py at 10 MB, 2,452
+# files: no faster with the index). The hook still uses it.
+INDEX_MIN_FILES = 5000
+INDEX_SCAN_SHARE = 0.5       # more candidates than this share of the files: rg walks the folder
+HOOK_RARE_FILES = 1000       # the recall hook reads the files of a query word this rare first
+HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
+DIRECT_HOOK_BYTES = 4 << 20  # the recall hook reads at most this much directly (else: newest first)
+
 # ----------------------------------------------------------------------------- ranking
 RECENCY_BOOST = 0.2          # newest sessions score up to ×1.2
 RECENCY_HALF_LIFE_DAYS = 30.0

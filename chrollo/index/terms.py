@@ -1,0 +1,129 @@
+"""The index's terms: what a file holds, and what a query form needs (docs/design.md §13).
+
+Terms are what ripgrep's ASCII-mode regex can match (chrollo's regex for ASCII forms is
+``(?-u:…)``: ASCII word boundaries, ASCII case folding): every maximal ``[A-Za-z0-9_]`` run,
+lowercased, and every piece of it that rg's identifier-part alternatives can report (see
+:func:`pieces`). A form made of several runs (``auth-service``) takes the files holding all
+of them. A form that is not ASCII, or longer than MAX_TERM, has no terms: the index cannot
+narrow its scan. Stdlib only (``re``): capture's update imports it.
+"""
+from __future__ import annotations
+
+import re
+
+
+MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
+MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
+
+
+def pieces(run: bytes) -> list:
+    """The identifier parts rg's regex (rg.words_regex, ``parts``) can find in ``run``,
+    lowercased — a superset: ``_part`` then end/``_``/uppercase, a run starting with the part
+    then ``_``/uppercase, and ``…[a-z0-9]Part`` then end/``_``/uppercase (case-sensitive)."""
+    out = []
+    for s in run.split(b"_"):
+        if len(s) < 3:
+            continue
+        out.append(s)  # the whole segment: "_part" then "_" or the end; "part_" at the start
+        ups = [i for i, c in enumerate(s) if 65 <= c <= 90]
+        for k, i in enumerate(ups):
+            if i >= 3:
+                out.append(s[:i])  # "_part" / "part" at the start, then an uppercase letter
+            if i and (97 <= s[i - 1] <= 122 or 48 <= s[i - 1] <= 57):
+                out.append(s[i:ups[k + 1] if k + 1 < len(ups) else len(s)])  # "…xPart"
+    return [p.lower() for p in out if 3 <= len(p) <= MAX_TERM]
+
+
+def run_terms(run: bytes) -> list:
+    """The terms a run gives a file holding it: its lowercase (if MIN_TERM to MAX_TERM long) and,
+    for a run with ``_`` in it or a capital after its first character, its :func:`pieces`.
+    (:func:`terms_of` is this over a file's runs, in set operations.)"""
+    out = [run.lower()] if MIN_TERM <= len(run) <= MAX_TERM else []
+    if b"_" in run or run[1:] != run[1:].lower():
+        out += pieces(run)
+    return out
+
+
+RUN = re.compile(rb"[A-Za-z0-9_]+")
+_RUN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+# (every byte that cannot be in a run made a space: a file's runs are then what split() gives,
+# at a third of the cost of RUN.findall)
+SPACED = bytes(c if c in _RUN_BYTES else 32 for c in range(256))
+_ONE_LETTER = frozenset(bytes([c]) for c in _RUN_BYTES.lower())
+# (over the distinct runs joined by spaces: those holding "_")
+_UNDERSCORED = re.compile(rb"\b[A-Za-z0-9]*_\w*")
+
+
+def terms_of(data: bytes) -> set:
+    """Every term a file's bytes hold (see the module doc), as ASCII bytes: :func:`run_terms`
+    of each of its runs. (The work is done by C — a translate, a split and set operations over
+    the distinct runs; Python computes only the pieces of the runs that have some. No cache: a
+    capture's process reads one file; a build's workers use _RunPosts.)"""
+    runs = set(data.translate(SPACED).split())
+    joined = b" ".join(runs)
+    out = set(joined.lower().split())
+    upper = runs - out  # (the runs with a capital; those with one past the first character are
+    # the ones capitalize() changes)
+    pieceful = upper - set(map(bytes.capitalize, upper))
+    if b"_" in joined:
+        pieceful.update(_UNDERSCORED.findall(joined))
+    for run in pieceful:
+        out.update(pieces(run))
+    out -= _ONE_LETTER
+    if max(map(len, out), default=0) > MAX_TERM:
+        out = {t for t in out if len(t) <= MAX_TERM}
+    return out
+
+
+def body_of(data: bytes, fm: int) -> bytes:
+    """A file's bytes after the line ``fm`` its frontmatter ends on (what a file *holds*: its
+    properties — a title, tags, the project — are not what was said; the search never counts
+    a frontmatter row either)."""
+    pos = 0
+    for _ in range(fm):
+        pos = data.find(b"\n", pos) + 1
+        if not pos:
+            return b""
+    return data[pos:]
+
+
+def form_terms(form: str) -> list | None:
+    """The terms a file must hold all of to match ``form`` (None: the index cannot tell)."""
+    if not form.isascii() or len(form) > MAX_TERM:
+        return None
+    runs = [r.lower() for r in RUN.findall(form.encode("ascii")) if len(r) >= MIN_TERM]
+    return runs or None
+
+
+def needed_terms(forms) -> list | None:
+    """Each form's index terms (:func:`form_terms`), or None when one form has none (then the
+    index cannot narrow the scan)."""
+    need = []
+    for f in forms:
+        t = form_terms(f)
+        if t is None:
+            return None
+        need.append(t)
+    return need
+
+
+def holds(terms: set, group: list) -> bool:
+    """Whether a file whose terms are ``terms`` holds one of ``group``'s forms (each a list of
+    the terms it needs, see :func:`form_terms`)."""
+    return any(all(t in terms for t in need) for need in group)
+
+
+def term_groups(forms_per_term: list) -> list | None:
+    """Each query term's forms as the index reads them (lists of terms a file needs all of), or
+    None when a form cannot be answered by the index (non-ASCII, too long). A spelling made of
+    one-character runs only (``v-4``, an identifier spelling of ``v4``) holds no index term:
+    it is left out (the term's other spellings stand for it); a term with no other: None."""
+    groups = []
+    for forms in forms_per_term:
+        if any(not f.isascii() or len(f) > MAX_TERM for f in forms):
+            return None
+        need = [t for t in map(form_terms, forms) if t is not None]
+        if not need:
+            return None
+        groups.append(need)
+    return groups

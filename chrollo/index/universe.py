@@ -1,0 +1,254 @@
+"""The selection's view of a large vault: per query term, which files hold it.
+
+:func:`indexed_universe` from the postings (files the index cannot vouch for are read and
+tokenised); :func:`scanned_universe` the same answer from one rg pass when there is no
+usable index. retrieval/select.py scores files from it and reads only the best.
+"""
+from __future__ import annotations
+
+import os
+import re
+from array import array
+
+from ..fileformat import FRONTMATTER_LINES, file_key, frontmatter_end_of, name_time
+
+from .build import CHUNK_BYTES
+from .scope import Scope, unchanged
+from .store import open_reader, read_file, read_order, read_postings, unpack_ids
+from .terms import body_of, holds, run_terms, terms_of
+
+
+
+
+class TermFiles:
+    """The files of one search's scope as the selection (retrieval/select.py) sees them.
+
+    ``n``: files in scope. ``sets[i]``: ids of the files the index vouches for that hold term
+    i. ``order``, ``times``: every file the index lists, in file-key order (newest first), and
+    its name's time (fileformat.name_time); ``pos``: id -> its place in ``order``. ``extras``:
+    the files in scope the index does not vouch for, each ``(terms mask, file key, path,
+    time)``. ``paths(ids)``: {id: (file key, path)}, and their frontmatter ends into ``fm_ends``.
+    """
+
+    __slots__ = ("n", "sets", "order", "times", "pos", "extras", "paths", "fm_ends")
+
+    def __init__(self, n: int, sets: list, order, times, pos, extras: list, paths):
+        self.n, self.sets, self.order, self.times, self.pos = n, sets, order, times, pos
+        self.extras, self.paths = extras, paths
+        self.fm_ends: dict = {}
+
+    def df(self) -> list:
+        """Per term, the files in scope that hold it."""
+        out = [len(s) for s in self.sets]
+        for m, *_rest in self.extras:
+            for i in range(len(out)):
+                if m >> i & 1:
+                    out[i] += 1
+        return out
+
+
+def _masks_of(groups: list, paths: list) -> list:
+    """(path, terms mask) of each of ``paths`` that holds one of ``groups``' terms: read and
+    tokenised as a build does (a worker's unit of work)."""
+    out = []
+    runs = sorted({t for g in groups for need in g for t in need})
+    for path in paths:
+        got = read_file(path)
+        if got is None:
+            continue
+        data = body_of(got[0], frontmatter_end_of(got[0]))
+        low = data.lower()
+        if not any(r in low for r in runs):
+            continue  # (no word of the query even as a substring: holds nothing)
+        terms = terms_of(data)
+        m = 0
+        for i, g in enumerate(groups):
+            if holds(terms, g):
+                m |= 1 << i
+        if m:
+            out.append((path, m))
+    return out
+
+
+def _direct_masks(paths: list, groups: list) -> list:
+    """:func:`_masks_of` over ``paths``, in worker processes when there is much to read."""
+    chunks, cur, size = [], [], 0
+    for p in paths:
+        cur.append(p)
+        try:
+            size += os.lstat(p).st_size
+        except OSError:
+            pass
+        if size >= CHUNK_BYTES:
+            chunks.append(cur)
+            cur, size = [], 0
+    if cur:
+        chunks.append(cur)
+    if len(chunks) < 3 or (os.cpu_count() or 1) < 2:
+        return [x for c in chunks for x in _masks_of(groups, c)]
+    import multiprocessing
+    from functools import partial
+
+    with multiprocessing.get_context("fork").Pool(min(2, os.cpu_count() or 1)) as pool:
+        return [x for got in pool.imap(partial(_masks_of, groups), chunks) for x in got]
+
+
+def _extra(path: bytes, mask: int) -> tuple:
+    return mask, file_key(path), path, name_time(path[path.rfind(b"/") + 1:])
+
+
+def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: float) -> TermFiles:
+    """The selection's view of a folder without an index (see :class:`TermFiles`): ``n`` files
+    in scope; ripgrep (over ``paths`` with ``globs``) lists, in each file's body, every ASCII
+    word that is one of ``groups``' terms and every identifier holding one, and the terms a
+    file holds are taken from those exactly as :func:`terms_of` would — the same answer as
+    :func:`indexed_universe`, at the cost of one rg pass over the vault."""
+    from ..fileformat import frontmatter_end
+    from ..rg import rows_after, scan
+
+    runs = {t for g in groups for need in g for t in need}
+    alt = "|".join(re.escape(r.decode("ascii")) for r in sorted(runs, key=lambda r: (-len(r), r)))
+    # (a run that is a term, or any run holding one: the pieces terms_of would take from it)
+    regex = rf"(?-u:(?i:\b(?:{alt})\b|[A-Za-z0-9_]*(?:{alt})[A-Za-z0-9_]*))"
+    extras, fm_head = [], {}
+    for path, rows in scan([], paths, globs=globs, timeout=timeout, regex=regex):
+        first = int(rows[:rows.index(b":")])
+        if first <= FRONTMATTER_LINES:
+            rows = rows_after(rows, frontmatter_end(path))
+        held = set()
+        for text in {r.partition(b":")[2] for r in rows.split(b"\n")}:
+            if text:
+                held.update(t for t in run_terms(text) if t in runs)
+        m = 0
+        for i, g in enumerate(groups):
+            if holds(held, g):
+                m |= 1 << i
+        if m:
+            extras.append(_extra(path, m))
+    return TermFiles(n, [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+
+
+def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool = False,
+                     unsearchable: frozenset = frozenset(), memo: dict | None = None,
+                     direct_bytes: int | None = None, least: int = 0):
+    """The selection's view of ``folder`` from ``vault``'s index: the files it vouches for from
+    their postings, every other file in scope read and tokenised (see :class:`TermFiles`). None
+    when the index cannot be used (none, locked, damaged, the folder not in it) or, with
+    ``direct_bytes``, when more than that would have to be read directly. A scope of no more
+    than ``least`` files gives a Universe of its size alone."""
+    got = _read_index(vault, folder, groups, exclude_peers, unsearchable, memo, direct_bytes, least)
+    if got is None or isinstance(got, TermFiles):
+        return got
+    scope, (ids, dirs, times, pos, dead, newer), blobs = got
+    rels = {fid: (rel, did) for fid, rel, did in newer}
+    trusted, alive, skip = scope.trusted, scope.alive, scope.direct_ids
+    # (the ids a posting may name that are not a vouched file in scope: rows deleted, read
+    # directly, added since the order file, or in folders out of scope — usually few, so
+    # taking them out of each term's files costs little)
+    excluded = set(dead) | skip | set(rels)
+    if alive or not trusted.issuperset(set(dirs)):
+        from itertools import compress
+
+        excluded.update(i for i in compress(ids, (d not in trusted for d in dirs)) if i not in alive)
+    extras_ids = [fid for fid, (rel, did) in rels.items()
+                  if fid not in skip and (did in trusted or fid in alive)]
+    sets = _term_sets(groups, blobs)
+    extras = []
+    for fid in extras_ids:
+        m = sum(1 << i for i, s in enumerate(sets) if fid in s)
+        if m:
+            extras.append(_extra(scope.vb + b"/" + rels[fid][0], m))
+    for s in sets:  # (in place: a set two terms share is pruned once, the same way)
+        s.difference_update(excluded)
+    direct = sorted(scope.direct)
+    if direct_bytes is not None:
+        size = 0
+        for p in direct:
+            try:
+                size += os.lstat(p).st_size
+            except OSError:
+                pass
+        if size > direct_bytes:
+            return None
+    extras += [_extra(p, m) for p, m in _direct_masks(direct, groups)]
+    u = TermFiles(scope.files, sets, ids, times, pos, extras, None)
+    u.paths = _paths_of(vault, scope.vb, u)
+    return u
+
+
+def _read_index(vault: str, folder: str, groups: list, exclude_peers: bool, unsearchable: frozenset,
+                memo: dict | None, direct_bytes: int | None, least: int):
+    """(the folder's Scope, the order file's arrays, the groups' posting blobs) from the
+    index; a TermFiles of the scope's size alone when it holds no more than ``least`` files;
+    None when the index cannot answer (see :func:`indexed_universe`)."""
+    memo = {} if memo is None else memo
+    con = open_reader(vault)
+    if con is None:
+        return None
+    try:
+        key = ("scope", folder, exclude_peers, unsearchable)
+        scope = memo.get(key)
+        if scope is None:
+            scope = memo[key] = Scope.of(con, os.path.realpath(vault), folder, exclude_peers, unsearchable) \
+                or False
+        if not scope:
+            return None
+        if scope.files <= least:
+            return TermFiles(scope.files, [], array("I"), array("d"), array("i"), [], dict)
+        order = read_order(con, vault, write=direct_bytes is None)
+        if order is None:
+            return None
+        blobs = read_postings(con, sorted({t for g in groups for need in g for t in need}))
+        return None if blobs is None else (scope, order, blobs)
+    except Exception:  # noqa: BLE001 — locked, damaged: the caller reads the files
+        return None
+    finally:
+        con.close()
+
+
+def _term_sets(groups: list, blobs: dict) -> list:
+    """Per group (a query term), the ids of the files holding one of its forms."""
+    found: dict = {}
+
+    def ids_of(t: bytes) -> set:
+        got = found.get(t)
+        if got is None:
+            got = found[t] = set(unpack_ids(b"".join(blobs.get(t, ()))))
+        return got
+
+    sets = []
+    for g in groups:
+        s: set | None = None
+        for need in g:
+            got = ids_of(need[0])
+            for t in need[1:]:
+                got = got & ids_of(t)
+            s = got if s is None else (s | got)
+        sets.append(set() if s is None else s)
+    return sets
+
+
+def _paths_of(vault: str, vb: bytes, u: TermFiles):
+    """``u.paths``: {id: (file key, path)} of the ids asked for; their frontmatter ends go to
+    ``u.fm_ends`` (see Plan)."""
+
+    def paths(want: list) -> dict:
+        con = open_reader(vault)
+        if con is None:
+            return {}
+        try:
+            out = {}
+            for i in range(0, len(want), 500):
+                chunk = want[i:i + 500]
+                for fid, rel, fm, *stat in con.execute(
+                        "SELECT id, rel, CASE ok WHEN 1 THEN fm END, size, mtime, ctime, ino FROM files "
+                        f"WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                    p = vb + b"/" + rel
+                    out[fid] = (file_key(p), p)
+                    if fm is not None and unchanged(p, stat):
+                        u.fm_ends[p] = fm
+            return out
+        finally:
+            con.close()
+
+    return paths
