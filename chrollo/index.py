@@ -42,7 +42,6 @@ import re
 import time
 from array import array
 from itertools import chain
-from operator import itemgetter
 
 from . import __version__
 from . import homedir as _home
@@ -70,6 +69,12 @@ HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more 
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
 RUN_CACHE = 50_000           # runs whose _Posts a build's tokenising process keeps (a larger dict is slower)
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
+# A file with more distinct runs than this is left unindexed (ok = -1: read directly by every
+# search), so a build's memory is bounded whatever one file holds: a 28 MB session of 3.3 M
+# distinct words peaked at 2.1 GB. (A long real session holds tens of thousands.)
+MAX_FILE_RUNS = 200_000
+CHUNK_TERMS = 300_000        # a chunk's distinct terms past which its other files go in a chunk of their own
+SLICE_BYTES = 1 << 20        # a file's runs are split out this much at a time (no list of all its runs)
 VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
 
 # files.ok: 1 indexed as its stat says; 0 read directly until read again (changed, racy, or
@@ -142,12 +147,47 @@ _ONE_LETTER = frozenset(bytes([c]) for c in _RUN_BYTES.lower())
 _UNDERSCORED = re.compile(rb"\b[A-Za-z0-9]*_\w*")
 
 
-def terms_of(data: bytes) -> set:
+def _runs_of(data: bytes, most: int | None) -> set | None:
+    """The distinct runs of ``data``, or None when there are more than ``most``: split out a
+    slice at a time, so what is held is the distinct runs, never a list of every run."""
+    spaced, runs, pos, n = data.translate(_SPACED), set(), 0, len(data)
+    while pos < n:
+        end = spaced.find(b" ", pos + SLICE_BYTES) if pos + SLICE_BYTES < n else -1
+        end = n if end < 0 else end
+        runs.update(spaced[pos:end].split())
+        if most is not None and len(runs) > most:
+            return None
+        pos = end
+    return runs
+
+
+def _text(data: bytes) -> bytes:
+    """A file's bytes as rg reads them: a UTF-16 file with a byte order mark transcoded to
+    UTF-8 (rg's default BOM sniffing; a UTF-8 BOM holds no run and is left alone)."""
+    if data[:2] == b"\xff\xfe":
+        return data[2:].decode("utf-16-le", "replace").encode("utf-8")
+    if data[:2] == b"\xfe\xff":
+        return data[2:].decode("utf-16-be", "replace").encode("utf-8")
+    return data
+
+
+def _body(data: bytes) -> tuple:
+    """(the line a file's frontmatter ends on, its body as rg reads it: see :func:`_text`)
+    — what every reading of a file for its terms starts from. (The frontmatter end is the raw
+    bytes', as the search's head reading finds it.)"""
+    fm = frontmatter_end_of(data)
+    return fm, body_of(_text(data), fm)
+
+
+def terms_of(data: bytes, most: int | None = None) -> set | None:
     """Every term a file's bytes hold (see the module doc), as ASCII bytes: :func:`_run_terms`
-    of each of its runs. (The work is done by C — a translate, a split and set operations over
+    of each of its runs; None when it has more than ``most`` distinct runs (see MAX_FILE_RUNS).
+    (The work is done by C — a translate, a split and set operations over
     the distinct runs; Python computes only the pieces of the runs that have some. No cache: a
     capture's process reads one file; a build's workers use _RunPosts.)"""
-    runs = set(data.translate(_SPACED).split())
+    runs = _runs_of(data, most)
+    if runs is None:
+        return None
     joined = b" ".join(runs)
     out = set(joined.lower().split())
     upper = runs - out  # (the runs with a capital; those with one past the first character are
@@ -201,8 +241,8 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
          dirs: list | None = None) -> list:
     """The files rg searches under ``folder`` with chrollo's globs (``*.md``, ``!peers/`` when
     ``exclude_peers``, ``!**/peers/NAME/**`` for the ``unsearchable`` peers), as
-    ``(path bytes, DirEntry)``: hidden folders and symlinks skipped, hidden ``*.md`` files
-    kept (rg's ``-g '*.md'`` whitelists them). ``dirs`` gets each folder walked as
+    ``(path bytes, DirEntry)``: hidden folders (see :func:`_hidden`) and symlinks skipped,
+    hidden ``*.md`` files kept (rg's ``-g '*.md'`` whitelists them). ``dirs`` gets each folder walked as
     ``(path bytes, its mtime_ns taken before it was listed, when)`` (see :func:`_dir_stamp`)."""
     out = []
     stack = [(os.fsencode(folder), False)]
@@ -226,7 +266,7 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
             name = e.name
             try:
                 if e.is_dir(follow_symlinks=False):
-                    if name.startswith(b".") or (exclude_peers and name == b"peers") \
+                    if _hidden(name) or (exclude_peers and name == b"peers") \
                             or (in_peers and os.fsdecode(name) in unsearchable):
                         continue
                     stack.append((e.path, name == b"peers"))
@@ -235,6 +275,13 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
             except OSError:
                 continue
     return out
+
+
+def _hidden(name: bytes) -> bool:
+    """Whether rg skips a folder so named: a hidden one, unless chrollo's ``-g '*.md'``
+    matches its name (``.notes.md/``: the glob whitelists the folder itself, and rg then
+    reads its ``*.md`` files)."""
+    return name.startswith(b".") and not name.endswith(b".md")
 
 
 def _dir_stamp(path: bytes):
@@ -414,17 +461,18 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         todo, dirs, gone = _survey(con, vb, under)
         total = sum(item[-1] for item in todo)
         done_bytes = read = 0
-        words: set = set()
+        first_seg = _next_seg(con)  # (this build's segments are the ones after it: see terms_read)
         for rows, postings, nbytes, size in _tokenised(todo):
             con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             _merge(con, postings)
-            words.update(map(itemgetter(0), postings))
             con.execute("COMMIT")  # (killed later, the index is right for what it holds)
             con.execute("BEGIN IMMEDIATE")
             done_bytes += size
             read += nbytes
             if progress is not None:
                 progress(done_bytes, total)
+        # (counted by SQLite, not in a set of every term the build read: its memory is bounded)
+        words = con.execute("SELECT count(DISTINCT term) FROM post WHERE seg > ?", (first_seg,)).fetchone()[0]
         _fold_delta(con)
         # (the folders last: a folder's record says its listing is all in files)
         con.executemany("INSERT OR REPLACE INTO dirs(id, rel, mtime, seen) VALUES (?,?,?,?)", dirs)
@@ -435,7 +483,7 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         con.close()
     secs = time.monotonic() - t0
     return {"vault": vault, "index": db_path(vault), "files": files, "read": len(todo),
-            "bytes_read": read, "dropped": len(gone), "terms_read": len(words),
+            "bytes_read": read, "dropped": len(gone), "terms_read": words,
             "index_bytes": _size(vault), "seconds": round(secs, 3),
             "mb_per_s": round(read / 1e6 / secs, 1) if secs and read else None}
 
@@ -491,7 +539,8 @@ def _survey(con, vb: bytes, under: str | None) -> tuple:
 
 def _tokenised(todo: list):
     """``todo``'s files read and tokenised, a chunk of about CHUNK_BYTES at a time (see
-    :func:`_index_chunk`); in worker processes, one per core, for a large build."""
+    :func:`_index_chunk`); in worker processes, one per core, for a large build. The files a
+    chunk left for later (past CHUNK_TERMS) are chunks of a next round."""
     chunks, cur, size = [], [], 0
     for item in todo:
         cur.append(item)
@@ -503,7 +552,8 @@ def _tokenised(todo: list):
         chunks.append(cur)
     cores = min(2, os.cpu_count() or 1)
     if cores < 2 or len(chunks) < 2 or sum(item[-1] for item in todo) < POOL_BYTES:
-        yield from map(_index_chunk, chunks)
+        while chunks:
+            chunks = yield from _rounds(map(_index_chunk, chunks))
         return
     import gc
     import multiprocessing
@@ -514,9 +564,20 @@ def _tokenised(todo: list):
     gc.freeze()
     try:
         with multiprocessing.get_context("fork").Pool(cores) as pool:
-            yield from pool.imap_unordered(_index_chunk, chunks)
+            while chunks:
+                chunks = yield from _rounds(pool.imap_unordered(_index_chunk, chunks))
     finally:
         gc.unfreeze()
+
+
+def _rounds(results):
+    """Yield :func:`_index_chunk`'s ``results`` without the files each left; returns those, as chunks."""
+    rest = []
+    for *got, left in results:
+        yield tuple(got)
+        if left:
+            rest.append(left)
+    return rest
 
 
 class _Post(list):
@@ -560,9 +621,13 @@ class _RunPosts(dict):
             got = self.posts[term] = _Post(term)
         return got
 
-    def of(self, data: bytes) -> set:
-        """The _Posts of the terms of the file ``data`` (the set terms_of gives, as _Posts)."""
-        out = set(map(self.__getitem__, data.translate(_SPACED).split()))
+    def of(self, data: bytes) -> set | None:
+        """The _Posts of the terms of the file ``data`` (the set terms_of gives, as _Posts);
+        None when it has more than MAX_FILE_RUNS distinct runs."""
+        runs = _runs_of(data, MAX_FILE_RUNS)
+        if runs is None:
+            return None
+        out = set(map(self.__getitem__, runs))
         out.discard(None)
         groups = out & self.groups
         if groups:
@@ -577,17 +642,26 @@ _run_posts = _RunPosts()
 def _index_chunk(items: list) -> tuple:
     """Read and tokenise ``items`` ((id, path, rel, folder id, size)): (their ``files`` rows,
     their postings as :func:`_merge` writes them (see :func:`_packed`), bytes read, bytes
-    listed). (Run in a worker: the parent is left only the inserts. A file's id is appended to
-    the _Post of each of its terms, which _run_posts gives per run: no lookup per term.)"""
+    listed, the items left for another chunk). (Run in a worker: the parent is left only the
+    inserts. A file's id is appended to the _Post of each of its terms, which _run_posts gives
+    per run: no lookup per term.) Memory is bounded: a file of more than MAX_FILE_RUNS
+    distinct runs is not tokenised (read directly), and once the chunk holds CHUNK_TERMS
+    terms its other files are left."""
     posts = _run_posts.posts
     for ids in filter(None, posts.values()):  # (the last chunk's, or one's that failed midway)
         ids.clear()
-    if len(_run_posts) > RUN_CACHE:  # (between chunks, so between files: a group in a file's
-        _run_posts.clear()           # set must be in ``groups``)
+    if len(_run_posts) > RUN_CACHE or len(posts) > RUN_CACHE:  # (between files: a group in a
+        _run_posts.clear()                                      # file's set must be in ``groups``)
         _run_posts.groups.clear()
         posts.clear()
-    rows, nbytes = [], 0
-    for fid, path, rel, did, _size in items:
+    rows, nbytes, done = [], 0, len(items)
+    for k, (fid, path, rel, did, _size) in enumerate(items):
+        if k and len(posts) > CHUNK_TERMS:
+            done = k
+            break
+        if len(_run_posts) > RUN_CACHE:  # (runs seen: the chunk's postings stay, in posts)
+            _run_posts.clear()
+            _run_posts.groups.clear()
         got = _read(path)
         seen = time.time_ns()
         if got is None:  # (not a regular file, too large: read directly)
@@ -595,12 +669,17 @@ def _index_chunk(items: list) -> tuple:
             continue
         data, st = got
         nbytes += len(data)
-        fm = frontmatter_end_of(data)
+        fm, body = _body(data)
+        del data
+        got = _run_posts.of(body)
+        if got is None:  # (too many distinct words: read directly, see MAX_FILE_RUNS)
+            rows.append((fid, rel, did, 0, 0, 0, 0, seen, -1, None))
+            continue
         rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0, fm))
-        for ids in _run_posts.of(body_of(data, fm)):
+        for ids in got:
             ids.append(fid)
     return rows, _packed({ids.term: ids for ids in filter(None, posts.values())}), nbytes, \
-        sum(item[-1] for item in items)
+        sum(item[-1] for item in items[:done]), items[done:]
 
 
 def _stat_of(st) -> tuple:
@@ -838,11 +917,14 @@ def _update_one(con, vb: bytes, rel: bytes) -> int:
         else:
             con.execute("DELETE FROM files WHERE rel = ?", (rel,))
         return 0
-    data, st = got
-    fm = frontmatter_end_of(data)
-    fid = _put_file(con, rel, row[0], st, fm)
+    fm, body = _body(got[0])
+    terms = terms_of(body, MAX_FILE_RUNS)
+    if terms is None:  # (too many distinct words: read directly, see MAX_FILE_RUNS)
+        con.execute("UPDATE files SET ok = -1 WHERE rel = ?", (rel,))
+        return 0
+    fid = _put_file(con, rel, row[0], got[1], fm)
     return con.executemany("INSERT OR IGNORE INTO delta VALUES (?, ?)",
-                           ((t.decode("ascii"), fid) for t in terms_of(body_of(data, fm)))).rowcount
+                           ((t.decode("ascii"), fid) for t in terms)).rowcount
 
 
 def _relist_up(con, vb: bytes, drel: bytes) -> bool:
@@ -879,7 +961,7 @@ def _listing(path: bytes):
             for e in it:
                 try:
                     if e.is_dir(follow_symlinks=False):
-                        if not e.name.startswith(b"."):
+                        if not _hidden(e.name):
                             subs.append(e.name)
                     elif e.name.endswith(b".md") and e.is_file(follow_symlinks=False):
                         files[e.name] = e.inode()
@@ -953,7 +1035,10 @@ def forget(vault: str, contents: dict) -> None:
                 row = rel is not None and con.execute("SELECT id FROM files WHERE rel = ?", (rel,)).fetchone()
                 if row:
                     ids.add(row[0])
-                terms |= terms_of(body_of(data, frontmatter_end_of(data)))  # (what its postings hold)
+                held = terms_of(_body(data)[1], MAX_FILE_RUNS)  # (what its postings hold)
+                if held is None:  # (more than a build holds at once: the index goes, see below)
+                    raise RuntimeError("a forgotten file holds too many distinct words to take out one by one")
+                terms |= held
             _drop_ids(con, sorted(ids))
             if ids:
                 words = sorted(t.decode("ascii") for t in terms)
@@ -1498,7 +1583,7 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
     fm_ends, pre = {}, os.fsencode(folder) + b"/"
     for fid, rel, fm, *stat in rels:
         parts = rel.split(b"/")
-        if len(parts) > 1 and (any(p.startswith(b".") for p in parts[:-1])
+        if len(parts) > 1 and (any(map(_hidden, parts[:-1]))
                                or (not include_peers and parts[0] == b"peers")):
             continue
         name = os.fsdecode(parts[-1])
@@ -1653,11 +1738,16 @@ def _masks_of(groups: list, paths: list) -> list:
         got = _read(path)
         if got is None:
             continue
-        data = body_of(got[0], frontmatter_end_of(got[0]))
+        data = _body(got[0])[1]
         low = data.lower()
         if not any(r in low for r in runs):
             continue  # (no word of the query even as a substring: holds nothing)
-        terms = terms_of(data)
+        terms = terms_of(data, MAX_FILE_RUNS)
+        if terms is None:  # (a file too large to tokenise whole: the terms its runs holding
+            # one of the query's give — each is a piece of its run, so no other run gives one)
+            alt = b"|".join(re.escape(r) for r in sorted(runs, key=lambda r: (-len(r), r)))
+            holding = set(re.findall(rb"(?i)[A-Za-z0-9_]*(?:" + alt + rb")[A-Za-z0-9_]*", data))
+            terms = {t for r in holding for t in _run_terms(r)}
         m = 0
         for i, g in enumerate(groups):
             if _holds(terms, g):

@@ -638,3 +638,38 @@ def test_a_new_session_renews_its_folders_record_so_searches_do_not_list_it(home
     index.update(str(vault), [made[0]])  # (the next turn: a record made racily is renewed)
     assert trusted()
     assert search_json(vault, "falcon", True) == search_json(vault, "falcon", False)
+
+
+def test_search_with_index_equals_full_scan_for_nul_utf16_and_hidden_md_folders(home, tmp_path):
+    """Files rg reads but a naive reading misses: a session holding a NUL byte (rg's "binary
+    file matches" must not eat the next file's hits), a UTF-16 session with a BOM (rg
+    transcodes it) and sessions inside a hidden folder named ``*.md`` (rg's ``-g '*.md'``
+    whitelists the folder itself): the index-assisted search equals the full scan."""
+    rng = random.Random(42)
+    vault = tmp_path / "vault"
+    made = [_session(vault, rng, n) for n in range(12)]
+    nul = made[3]
+    nul.write_bytes(nul.read_bytes() + b"\n[2026-10-01 10:00:00] [User]\nfalcon in\0side zebra\n")
+    (vault / "utf16.md").write_bytes(b"\xff\xfe" + "zebra falcon unicorn\nquartz\n".encode("utf-16-le"))
+    (vault / "utf16be.md").write_bytes(b"\xfe\xff" + "unicorn beacon\n".encode("utf-16-be"))
+    hidden = vault / ".notes.md"
+    (hidden / "deeper").mkdir(parents=True)
+    (hidden / "n.md").write_text("unicorn velvet zebra\n")
+    (hidden / "deeper" / "d.md").write_text("unicorn harbor\n")
+    (hidden / ".skipped").mkdir()
+    (hidden / ".skipped" / "s.md").write_text("unicorn\n")
+    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    index.build(str(vault))
+    for q in ("zebra", "unicorn", "falcon", "quartz", "velvet beacon harbor"):
+        a, b = search_json(vault, q, False), search_json(vault, q, True)
+        assert a == b, q
+        p = index.plan(str(vault), str(vault), q.split())
+        assert p is not None and p.paths is not None, q  # (the index was used)
+    hits = {Path(h["path"]).name for h in search_json(vault, "unicorn", True)["results"]}
+    assert {"utf16.md", "utf16be.md", "n.md", "d.md"} <= hits and "s.md" not in hits
+    assert nul.name in {Path(h["path"]).name for h in search_json(vault, "zebra", True)["results"]}
+    # and kept in step: a capture's update of the hidden folder's file
+    with open(hidden / "n.md", "a") as fh:
+        fh.write("glacier\n")
+    index.update(str(vault), [hidden / "n.md"])
+    assert search_json(vault, "glacier", True) == search_json(vault, "glacier", False)
