@@ -72,8 +72,8 @@ MAX_FILE = 64 << 20          # larger files are left unindexed (searched directl
 # A file with more distinct runs than this is left unindexed (ok = -1: read directly by every
 # search), so a build's memory is bounded whatever one file holds: a 28 MB session of 3.3 M
 # distinct words peaked at 2.1 GB. (A long real session holds tens of thousands.)
-MAX_FILE_RUNS = 200_000
-CHUNK_TERMS = 300_000        # a chunk's distinct terms past which its other files go in a chunk of their own
+MAX_FILE_RUNS = 100_000
+CHUNK_TERMS = 150_000        # a chunk's distinct terms past which its other files go in a chunk of their own
 SLICE_BYTES = 1 << 20        # a file's runs are split out this much at a time (no list of all its runs)
 VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
 
@@ -461,7 +461,8 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         todo, dirs, gone = _survey(con, vb, under)
         total = sum(item[-1] for item in todo)
         done_bytes = read = 0
-        first_seg = _next_seg(con)  # (this build's segments are the ones after it: see terms_read)
+        got = con.execute("SELECT v FROM meta WHERE k = 'seg'").fetchone()
+        last_seg = int(got[0]) if got else 0  # (this build's segments are the ones after it: terms_read)
         for rows, postings, nbytes, size in _tokenised(todo):
             con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             _merge(con, postings)
@@ -472,7 +473,7 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
             if progress is not None:
                 progress(done_bytes, total)
         # (counted by SQLite, not in a set of every term the build read: its memory is bounded)
-        words = con.execute("SELECT count(DISTINCT term) FROM post WHERE seg > ?", (first_seg,)).fetchone()[0]
+        words = con.execute("SELECT count(DISTINCT term) FROM post WHERE seg > ?", (last_seg,)).fetchone()[0]
         _fold_delta(con)
         # (the folders last: a folder's record says its listing is all in files)
         con.executemany("INSERT OR REPLACE INTO dirs(id, rel, mtime, seen) VALUES (?,?,?,?)", dirs)
@@ -678,8 +679,12 @@ def _index_chunk(items: list) -> tuple:
         rows.append((fid, rel, did, *_stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0, fm))
         for ids in got:
             ids.append(fid)
-    return rows, _packed({ids.term: ids for ids in filter(None, posts.values())}), nbytes, \
-        sum(item[-1] for item in items[:done]), items[done:]
+    packed = _packed({ids.term: ids for ids in filter(None, posts.values())})
+    if len(posts) > RUN_CACHE:  # (not held while the parent writes them)
+        _run_posts.clear()
+        _run_posts.groups.clear()
+        posts.clear()
+    return rows, packed, nbytes, sum(item[-1] for item in items[:done]), items[done:]
 
 
 def _stat_of(st) -> tuple:

@@ -157,11 +157,13 @@ def test_terms_are_the_old_tokenisers_exactly():
     assert checked > 50_000
 
 
-@pytest.mark.parametrize("cache", [index.RUN_CACHE, 5])
-def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeypatch, cache):
+@pytest.mark.parametrize("cache,chunk_terms", [(index.RUN_CACHE, index.CHUNK_TERMS), (5, index.CHUNK_TERMS),
+                                               (index.RUN_CACHE, 30)])
+def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeypatch, cache, chunk_terms):
     """The postings a build writes — chunks of a few files, tokenised by worker processes — hold
     each file under exactly terms_of of its bytes: also with the run cache emptied every few
-    files, and after a chunk that failed midway in the same process (its ids must not leak
+    files, with chunks cut short by their count of terms (the files left go in later chunks),
+    and after a chunk that failed midway in the same process (its ids must not leak
     into the next chunk's postings)."""
     monkeypatch.setattr(index, "RUN_CACHE", cache)
     monkeypatch.setattr(index, "CHUNK_BYTES", 3000)
@@ -186,6 +188,7 @@ def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeyp
     with pytest.raises(OSError):
         index._index_chunk(items)  # (its _Posts hold 40 files' ids when it fails)
     monkeypatch.setattr(index, "_read", real_read)
+    monkeypatch.setattr(index, "CHUNK_TERMS", chunk_terms)
     for pool in (False, True):
         if not pool:
             monkeypatch.setattr(index, "POOL_BYTES", 1 << 40)
@@ -665,11 +668,47 @@ def test_search_with_index_equals_full_scan_for_nul_utf16_and_hidden_md_folders(
         assert a == b, q
         p = index.plan(str(vault), str(vault), q.split())
         assert p is not None and p.paths is not None, q  # (the index was used)
-    hits = {Path(h["path"]).name for h in search_json(vault, "unicorn", True)["results"]}
+    hits = {Path(h["path"]).name for h in search_json(vault, "unicorn", True, limit=50)["hits"]}
     assert {"utf16.md", "utf16be.md", "n.md", "d.md"} <= hits and "s.md" not in hits
-    assert nul.name in {Path(h["path"]).name for h in search_json(vault, "zebra", True)["results"]}
+    assert nul.name in {Path(h["path"]).name for h in search_json(vault, "zebra", True, limit=50)["hits"]}
     # and kept in step: a capture's update of the hidden folder's file
     with open(hidden / "n.md", "a") as fh:
         fh.write("glacier\n")
     index.update(str(vault), [hidden / "n.md"])
     assert search_json(vault, "glacier", True) == search_json(vault, "glacier", False)
+
+
+def test_a_file_of_millions_of_distinct_words_is_read_directly_and_the_build_stays_small(home, tmp_path):
+    """A session of a million distinct words (a peer may send 64 MiB of them) is not
+    tokenised whole — a 28 MB one peaked at 2.1 GB — but left unindexed (read directly by
+    every search): the build's memory stays bounded and the search still finds every word of
+    it, as the full scan does."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    words = [f"k{i:06x}" for i in range(1_000_000)]
+    big = vault / "2026-01-01-big.md"
+    big.write_text("# big\n\n" + "\n".join(" ".join(words[i:i + 12]) for i in range(0, len(words), 12))
+                   + "\nfalcon\n")
+    for n in range(8):
+        (vault / f"2026-01-0{n + 2}-s.md").write_text(f"falcon k00000{n} quartz\n")
+    time.sleep(index.RACY_NS / 1e9 * 1.5)
+    code = ("import resource, sys; from chrollo import index; r = index.build(sys.argv[1]);"
+            "print(r['files'], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)")
+    out = subprocess.run([sys.executable, "-c", code, str(vault)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.split()
+    assert int(out[0]) == 9
+    assert int(out[1]) < 200, f"peak RSS {out[1]} MB"
+    con = sqlite3.connect(index.db_path(str(vault)))
+    assert con.execute("SELECT ok FROM files WHERE rel = ?", (big.name.encode(),)).fetchone() == (-1,)
+    con.close()
+    for q in ("k0f423f", "k000003", "falcon", "quartz k000005"):
+        a, b = search_json(vault, q, False), search_json(vault, q, True)
+        assert a == b, q
+        assert a["hits"], q
+    assert index.plan(str(vault), str(vault), ["k0f423f"]).paths is not None  # (the index was used)
+    # a capture's update keeps it so (and reads it the same way)
+    with open(big, "a") as fh:
+        fh.write("glacier\n")
+    index.update(str(vault), [big])
+    assert search_json(vault, "glacier", True) == search_json(vault, "glacier", False)
+    assert search_json(vault, "glacier", True)["hits"]
