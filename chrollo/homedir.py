@@ -23,6 +23,17 @@ FILE_MODE = 0o600
 PEERS = "peers"  # <vault>/peers/<peer>/: the files other machines shared
 
 
+def which(name: str) -> str | None:
+    """The executable ``name`` is on PATH, from its absolute entries only: an empty or
+    relative entry (``PATH=:$PATH``) is the current folder — a repository the agent works in,
+    whose own ``./chrollo`` or ``./rg`` must never run (shutil.which takes them)."""
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        found = os.path.join(folder, name)
+        if os.path.isabs(folder) and os.path.isfile(found) and os.access(found, os.X_OK):
+            return found
+    return None
+
+
 def home() -> "Path":
     """chrollo's home folder (not created)."""
     from pathlib import Path

@@ -32,10 +32,11 @@ def rg_path() -> str:
     here = os.path.join(os.path.dirname(sys.executable), "rg")
     if os.path.isfile(here) and os.access(here, os.X_OK):
         return here
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        found = os.path.join(folder or ".", "rg")
-        if os.path.isfile(found) and os.access(found, os.X_OK):
-            return found  # (shutil.which would cost shutil's import on every search)
+    from .homedir import which
+
+    found = which("rg")  # (not shutil.which: its import costs every search, and it takes "" for ".")
+    if found:
+        return found
     raise ChrolloError("rg_not_found", "ripgrep (rg) was not found", RG_HINT)
 
 
