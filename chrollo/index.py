@@ -20,6 +20,9 @@ What it holds (one SQLite file per vault, ``state/index/<key>.sqlite``, stdlib `
   damaged row is a damaged index, bypassed); a build writes one segment per chunk of files,
   so nothing is rewritten as it grows. ``delta``: (term, id) rows added since the
   last merge (a turn appended adds a few dozen), folded into ``post`` by ``chrollo index``.
+- A file's bytes are read as rg reads them (:func:`_text`: a UTF-16 file with a BOM
+  transcoded; a NUL byte is text, rg runs with ``--text``), and the folders walked are rg's
+  (:func:`_hidden`: a hidden folder named ``*.md`` is one).
 - Terms are what ripgrep's ASCII-mode regex can match (chrollo's regex for ASCII forms is
   ``(?-u:…)``: ASCII word boundaries, ASCII case folding): every maximal ``[A-Za-z0-9_]``
   run, lowercased, and every piece of it that rg's identifier-part alternatives can report
@@ -78,8 +81,8 @@ SLICE_BYTES = 1 << 20        # a file's runs are split out this much at a time (
 VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
 
 # files.ok: 1 indexed as its stat says; 0 read directly until read again (changed, racy, or
-# found by a folder's listing); -1 cannot be indexed (not a regular file, too large): read
-# directly, not retried by updates.
+# found by a folder's listing); -1 cannot be indexed (not a regular file, too large, more than
+# MAX_FILE_RUNS distinct runs): read directly.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS dirs(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,

@@ -4,7 +4,10 @@ accepts against a peer's manifest. Knows no transport.
 **Publishing.** A node publishes its own sessions only (top level of its vault, never
 ``peers/``), redacted of secrets, listed in a manifest ``{"v": 2, "id", "name", "seq", "time",
 "files": [{"name", "sha256", "size"}], "withdrawn": [name, …]}`` that it signs with its key;
-``withdrawn`` names the files ``chrollo forget`` removed here, so honest peers drop their copies. The signed envelope
+``withdrawn`` names the files ``chrollo forget`` removed here, so honest peers drop their copies; a
+``withdrawal`` statement (the same list at the seq it last changed, signed apart) and the
+``relayed`` statements of other nodes let a peer that missed a withdrawal learn it from any
+member (see MAX_RELAYED). The signed envelope
 ``{"v": 2, "cert", "manifest" (base64), "sig" (base64)}`` is what every transport carries,
 byte for byte. ``seq`` grows by one whenever the list changes.
 
