@@ -1751,17 +1751,30 @@ def _masks_of(groups: list, paths: list) -> list:
         if not any(r in low for r in runs):
             continue  # (no word of the query even as a substring: holds nothing)
         terms = terms_of(data, MAX_FILE_RUNS)
-        if terms is None:  # (a file too large to tokenise whole: the terms its runs holding
-            # one of the query's give — each is a piece of its run, so no other run gives one)
-            alt = b"|".join(re.escape(r) for r in sorted(runs, key=lambda r: (-len(r), r)))
-            holding = set(re.findall(rb"(?i)[A-Za-z0-9_]*(?:" + alt + rb")[A-Za-z0-9_]*", data))
-            terms = {t for r in holding for t in _run_terms(r)}
+        if terms is None:  # (more distinct runs than a build tokenises: see _terms_among)
+            terms = _terms_among(data, low, runs)
         m = 0
         for i, g in enumerate(groups):
             if _holds(terms, g):
                 m |= 1 << i
         if m:
             out.append((path, m))
+    return out
+
+
+def _terms_among(data: bytes, low: bytes, runs: list) -> set:
+    """The terms among ``runs`` that :func:`terms_of` gives ``data`` (``low``: it lowercased),
+    without tokenising it whole: a term is its run lowercased or a piece of it, so every run
+    giving one holds it — each run around a hit of a term is taken, and only those."""
+    spaced, wanted, out = data.translate(_SPACED), set(runs), set()
+    for r in runs:
+        pos = low.find(r)
+        while pos >= 0:
+            a = spaced.rfind(b" ", 0, pos) + 1
+            b = spaced.find(b" ", pos)
+            b = len(data) if b < 0 else b
+            out.update(t for t in _run_terms(data[a:b]) if t in wanted)
+            pos = low.find(r, b)
     return out
 
 

@@ -157,6 +157,21 @@ def test_terms_are_the_old_tokenisers_exactly():
     assert checked > 50_000
 
 
+def test_terms_of_a_file_too_large_to_tokenise_are_found_around_each_hit_exactly():
+    """A file of more than MAX_FILE_RUNS distinct runs is read directly; the selection then
+    asks only whether it holds the query's terms (index._terms_among): the same answer as
+    terms_of's whole set, on random identifier soup, and terms_of says None past the cap."""
+    rng = random.Random(3003)
+    for n in range(1500):
+        data = _soup(rng)
+        full = index.terms_of(data)
+        runs = sorted(rng.sample(sorted(full), min(len(full), rng.randint(1, 6))) if full else []) \
+            + [b"zzq", b"config", b"server"]
+        assert index._terms_among(data, data.lower(), runs) == full & set(runs), data
+    many = b" ".join(b"w%d" % i for i in range(50))
+    assert index.terms_of(many, 49) is None and len(index.terms_of(many, 50)) == 50
+
+
 @pytest.mark.parametrize("cache,chunk_terms", [(index.RUN_CACHE, index.CHUNK_TERMS), (5, index.CHUNK_TERMS),
                                                (index.RUN_CACHE, 30)])
 def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeypatch, cache, chunk_terms):
@@ -689,14 +704,14 @@ def test_a_file_of_millions_of_distinct_words_is_read_directly_and_the_build_sta
     big = vault / "2026-01-01-big.md"
     big.write_text("# big\n\n" + "\n".join(" ".join(words[i:i + 12]) for i in range(0, len(words), 12))
                    + "\nfalcon\n")
-    for n in range(8):
-        (vault / f"2026-01-0{n + 2}-s.md").write_text(f"falcon k00000{n} quartz\n")
+    for n in range(14):  # (more than SELECT_AFTER: the selection reads the unindexed file too)
+        (vault / f"2026-01-{n + 2:02d}-s.md").write_text(f"falcon k00000{n % 10} quartz\n")
     time.sleep(index.RACY_NS / 1e9 * 1.5)
     code = ("import resource, sys; from chrollo import index; r = index.build(sys.argv[1]);"
             "print(r['files'], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)")
     out = subprocess.run([sys.executable, "-c", code, str(vault)], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.split()
-    assert int(out[0]) == 9
+    assert int(out[0]) == 15
     assert int(out[1]) < 200, f"peak RSS {out[1]} MB"
     con = sqlite3.connect(index.db_path(str(vault)))
     assert con.execute("SELECT ok FROM files WHERE rel = ?", (big.name.encode(),)).fetchone() == (-1,)
