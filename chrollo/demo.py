@@ -34,6 +34,7 @@ def copy_sample(dest: Path) -> Path:
     link there is replaced, never written through or chmod'ed), and a subfolder that is a
     symlink is refused (OSError). The user's ``dest`` itself may be a link they chose."""
     src = sample_vault()
+    _vault.ensure_dir(dest)
     top = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for f in sorted(src.rglob("*.md")):
