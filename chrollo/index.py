@@ -50,8 +50,10 @@ from . import __version__
 from . import homedir as _home
 from .fileformat import FRONTMATTER_LINES, file_key, frontmatter_end_of, name_time
 
-FORMAT = 6                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
-                             # 6: a file's terms are its body's, after the frontmatter;
+FORMAT = 7                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
+                             # 6: a file's terms are its body's, after the frontmatter; 7: files
+                             # read as rg reads them — UTF-16 transcoded, hidden *.md folders —
+                             # and a file of more than MAX_FILE_RUNS distinct runs read directly;
                              # also bump when fileformat's FRONTMATTER_* limits change)
 MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
 MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
