@@ -11,7 +11,9 @@ Accepted, case-insensitively:
   (``Z``, ``+02:00``), which is converted to local time.
 
 Everything returned is a naive local datetime, as session files are stamped. Dates before
-1970 are refused (a file time cannot hold them). Errors are usage errors (``bad_date``).
+1970 are refused (a file time cannot hold them); dates up to 9999-12-31 are accepted (one
+whose local time is past it is the last instant there is). Errors are usage errors
+(``bad_date``).
 """
 from __future__ import annotations
 
@@ -81,7 +83,15 @@ def _day(d: dt.date, end: bool) -> dt.datetime:
 
 
 def _local(when: dt.datetime) -> dt.datetime:
-    return when.astimezone().replace(tzinfo=None) if when.tzinfo else when
+    """``when`` as naive local time; a time whose local reading is past year 9999
+    (``9999-12-31T23:59:59-14:00``) is the last instant there is (before year 1: the first,
+    which :func:`parse` refuses as before 1970)."""
+    if not when.tzinfo:
+        return when
+    try:
+        return when.astimezone().replace(tzinfo=None)
+    except (OverflowError, OSError):
+        return dt.datetime.max if when.year > 1 else dt.datetime.min
 
 
 def name_stamp(when: dt.datetime) -> str:

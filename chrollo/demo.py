@@ -29,14 +29,50 @@ def sample_vault() -> Path:
 
 
 def copy_sample(dest: Path) -> Path:
-    """Copy the sample memory to ``dest`` with owner-only permissions."""
+    """Copy the sample memory to ``dest`` with owner-only permissions. Nothing in ``dest`` is
+    followed: each file is written beside its name and renamed over it (a symlink or a hard
+    link there is replaced, never written through or chmod'ed), and a subfolder that is a
+    symlink is refused (OSError). The user's ``dest`` itself may be a link they chose."""
     src = sample_vault()
-    for f in sorted(src.rglob("*.md")):
-        target = dest / f.relative_to(src)
-        _vault.ensure_dir(target.parent)
-        shutil.copyfile(f, target)
-        target.chmod(_vault.FILE_MODE)
+    _vault.ensure_dir(dest)
+    top = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for f in sorted(src.rglob("*.md")):
+            rel = f.relative_to(src)
+            opened = [top]
+            try:
+                for part in rel.parts[:-1]:
+                    try:
+                        os.mkdir(part, _vault.DIR_MODE, dir_fd=opened[-1])
+                    except FileExistsError:
+                        pass
+                    opened.append(os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                          dir_fd=opened[-1]))
+                _replace_in(opened[-1], rel.parts[-1], f.read_bytes())
+            finally:
+                for fd in opened[1:]:
+                    os.close(fd)
+    finally:
+        os.close(top)
     return dest
+
+
+def _replace_in(folder: int, name: str, data: bytes) -> None:
+    """Write ``data`` as ``name`` in the open folder ``folder``: a new owner-only file renamed
+    over whatever the name held."""
+    tmp = f".{name}.chrollo-{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _vault.FILE_MODE,
+                 dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=folder)
+        except OSError:
+            pass
+        raise
 
 
 def older_files(dest: Path) -> list:

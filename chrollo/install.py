@@ -216,8 +216,25 @@ def installed_events(harness: str, text: str | None) -> dict:
 
 
 def _is_ours(command, harness: str) -> bool:
-    return isinstance(command, str) and " hook " in command and command.endswith(f"--harness {harness}") \
-        and "chrollo" in command
+    """Whether a hook ``command`` is one :func:`hook_command` writes: a program that is chrollo
+    (a file named ``chrollo``, or a Python's ``-m chrollo``), then ``hook EVENT --harness
+    HARNESS`` and nothing else — not another tool's hook that merely mentions chrollo."""
+    if not isinstance(command, str) or not command.endswith(f"--harness {harness}"):
+        return False
+    import re
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    prog, tail = words[:-4], words[-4:]
+    if tail[:1] != ["hook"] or tail[2:] != ["--harness", harness] or not re.fullmatch(r"[A-Za-z]+", tail[1]):
+        return False
+    if len(prog) == 1:
+        return os.path.basename(prog[0]) == "chrollo"
+    return len(prog) == 3 and prog[1:] == ["-m", "chrollo"] \
+        and re.fullmatch(r"(python|pypy)[0-9.]*", os.path.basename(prog[0])) is not None
 
 
 def _hooks_add(harness: str, text: str | None, path: Path) -> str | None:
@@ -463,11 +480,16 @@ def _read(path: Path) -> str | None:
 
 
 def _write(path: Path, text: str) -> None:
+    """Replace ``path``'s text atomically (a temporary beside it, renamed over it). A symlink
+    (dotfiles keep settings.json in a repository) is written through: its target is
+    replaced, the link stays a link."""
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = path.stat().st_mode & 0o777 if path.exists() else _vault.FILE_MODE
         tmp = path.with_name(f".{path.name}.chrollo-{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)

@@ -37,6 +37,8 @@ MAX_MESSAGE = 1 << 20     # bytes; a longer line is refused (and skipped), never
 MAX_QUERY = 1000          # characters; a model's query is a few words
 MAX_LIMIT = 50            # retrieval.tuning.MAX_LIMIT (not imported: it would load the engine)
 MAX_WINDOW = 2000         # excerpt.MAX_WINDOW
+MAX_LINE = 4000           # characters of one line a read_memory_file reply shows (a pasted blob)
+MAX_REPLY = 100_000       # characters of a read_memory_file reply (2,000 lines of a long session)
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = \
     -32700, -32600, -32601, -32602, -32603
@@ -257,7 +259,20 @@ class Server:
             if hidden_peer(excerpt.path, self.root()):  # what search leaves out, reading does too
                 raise ToolError("that file is from a peer switched off for search "
                                 "(`chrollo mesh peers set NAME --searchable` turns it on)")
-        return compact_read(excerpt, self.root())
+        for ln in excerpt.lines:
+            if len(ln["text"]) > MAX_LINE:
+                ln["text"] = ln["text"][:MAX_LINE] + f" […{len(ln['text']) - MAX_LINE:,} characters of this line cut]"
+        return _capped(compact_read(excerpt, self.root()))
+
+
+def _capped(text: str) -> str:
+    """A reply of at most MAX_REPLY characters: past it, the lines that fit and a marker
+    (a model is never handed megabytes it did not ask for, and sees that it was cut)."""
+    if len(text) <= MAX_REPLY:
+        return text
+    cut = text.rfind("\n", 0, MAX_REPLY - 200) + 1
+    return text[:cut] + (f"[… reply cut at {cut:,} of {len(text):,} characters: ask for fewer lines "
+                         "(before/after) from a later line]\n")
 
 
 def _int(args: dict, name: str, default, low: int, high: int | None) -> int:

@@ -571,28 +571,28 @@ def stats_rows(st) -> tuple:
 
 def trusted_lines(rows: list) -> tuple:
     """`chrollo init --list`: (stdout lines, stderr notes)."""
-    out = [f"{r['status']:<10} {r['vault']}" + (f"  ({r['detail']})" if r["detail"] else "") for r in rows]
+    out = [clean(f"{r['status']:<10} {r['vault']}" + (f"  ({r['detail']})" if r["detail"] else "")) for r in rows]
     return out, [] if rows else ["no trusted projects: run `chrollo init` inside one"]
 
 
 def untrust_lines(r: dict) -> tuple:
     """`chrollo init --untrust`: (stdout lines, stderr notes)."""
     if r["was_trusted"]:
-        return [f"untrusted {r['project']}: its sessions go to the global vault again "
-                "(files already in .chrollo/memories stay there)"], []
-    return [], [f"{r['project']} was not trusted: nothing to do"]
+        return [clean(f"untrusted {r['project']}: its sessions go to the global vault again "
+                      "(files already in .chrollo/memories stay there)")], []
+    return [], [clean(f"{r['project']} was not trusted: nothing to do")]
 
 
 def trust_lines(r: dict) -> tuple:
     """`chrollo init`: (stdout lines, stderr notes)."""
-    out = [f"trusted {r['vault']}: sessions started in {r['project']} are kept and recalled there"
-           + (" (created, with a .gitignore keeping it out of git)" if r["created"] else "")]
+    out = [clean(f"trusted {r['vault']}: sessions started in {r['project']} are kept and recalled there"
+                 + (" (created, with a .gitignore keeping it out of git)" if r["created"] else ""))]
     n = r["existing_files"]
     notes = [f"note: it already held {n} session file{'' if n == 1 else 's'} chrollo did not write "
              "there, now searched and recalled too. If they came with a cloned repository, check "
              f"them (chrollo stats --dir {r['vault']}), and if you do not trust them: "
              "chrollo init --untrust"] if n else []
-    return out, notes
+    return out, [clean(x) for x in notes]
 
 
 # (settings: `chrollo config`, `exclude`, install's --vault)
@@ -641,8 +641,8 @@ def install_vault_notes(moved: dict) -> list:
 
 
 def exclude_lines(current: list) -> list:
-    """`chrollo exclude [list]`: one excluded project a line."""
-    return list(current) if current else ["no excluded projects"]
+    """`chrollo exclude [list]`: one excluded project a line (a folder's name may hold an escape)."""
+    return [clean(x) for x in current] if current else ["no excluded projects"]
 
 
 # (`chrollo install`, `uninstall`)

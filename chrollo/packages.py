@@ -28,11 +28,12 @@ def find(harness: str) -> dict | None:
 
 def findable_cli() -> str | None:
     """The chrollo the packages' shim runs: ``$CHROLLO_BIN``, else ``chrollo`` on PATH, else
-    ``~/.local/bin/chrollo`` (where uv tool and pipx install it); None if there is none."""
+    ``~/.local/bin/chrollo`` (where uv tool and pipx install it); None if there is none. (As
+    the shim: PATH's absolute entries only, see executables.which.)"""
     from .executables import which
 
-    for c in (os.environ.get("CHROLLO_BIN"), which("chrollo"),
-              os.path.expanduser(os.path.join("~", ".local", "bin", "chrollo"))):
+    local = os.path.expanduser(os.path.join("~", ".local", "bin", "chrollo"))
+    for c in (os.environ.get("CHROLLO_BIN"), which("chrollo"), local if os.path.isabs(local) else None):
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
     return None

@@ -218,6 +218,16 @@ RULES = {
                          r"(?![$<{%*(\[\"'])([^\s\"'`,;<>(){}\[\]]{6,})(?=[\s,;`'\")]|$))",
                          ("password", "passwd", "passphrase", "pwd", "secret", "pass"),
                          {"at": True, "check": _literal}),
+    # the same said as YAML, the value on the line after its key (`password:` then an indented
+    # `  hunter2…`, or a block scalar `token: |`): a scalar alone on its line, indented deeper
+    # than the key — not a mapping (`name: x`), a list, a reference or code (`if token:`)
+    "yaml-secret-next-line": (r"(?im)^([ \t]*)(?:-[ \t]+)?[\"']?[\w.-]*?(?:pass|pwd|secret|token|api[_-]?key|"
+                              r"access[_-]?key|auth[_-]?key|private[_-]?key)[\w-]*[\"']?[ \t]*:[ \t]*(?:[|>][-+]?[ \t]*)?\r?\n"
+                              r"\1[ \t]+(\"(?![$<{%*(\[])[^\"\n]{6,}\"|'(?![$<{%*(\[])[^'\n]{6,}'|"
+                              r"(?![$<{%*(\[\"'#-])[^\s\"'`,;<>(){}\[\]]{5,}[^\s\"'`,;<>(){}\[\]:])[ \t]*\r?$",
+                              ("pass", "pwd", "secret", "token", *(f"{a}{s}{b}" for a, b in (
+                                  ("api", "key"), ("access", "key"), ("auth", "key"), ("private", "key"))
+                                  for s in ("", "_", "-"))), {"multiline": True, "group": 2, "check": _literal}),
     "nuget-key": (r"\b(oy2[a-z0-9]{43})\b", ("oy2",)),
     "render-key": (r"\b(rnd_[A-Za-z0-9]{32,})", ("rnd_",)),
     "huggingface-org-token": (r"\b(api_org_[A-Za-z0-9]{34,})", ("api_org_",)),

@@ -34,7 +34,7 @@ def rg_path() -> str:
         return here
     from .executables import which
 
-    found = which("rg")
+    found = which("rg")  # (not shutil.which: its import costs every search, and it takes "" for ".")
     if found:
         return found
     raise ChrolloError("rg_not_found", "ripgrep (rg) was not found", RG_HINT)
@@ -106,6 +106,17 @@ def rows_after(rows: bytes, end: int) -> bytes:
     return rows[pos:]
 
 
+def _path_of(piece: bytes, info: Scan) -> bytes:
+    """The path that ends ``piece`` (what comes before its NUL), with any line rg wrote on
+    stdout that is not a file's rows (a "binary file matches" notice: each ends in a blank
+    line) moved to ``info.errors``: rg's diagnostics never enter the row stream."""
+    cut = piece.rfind(b"\n\n")
+    if cut < 0:
+        return piece
+    info.errors += [ln.decode("utf-8", "replace") for ln in piece[:cut].split(b"\n") if ln]
+    return piece[cut + 2:]
+
+
 def _spawn(cmd: list, stdin: bytes | None = None) -> tuple[int, int, int]:
     """Start ``cmd`` with stdout and stderr on pipes: (pid, stdout fd, stderr fd); ``stdin``
     (if given) is written to its standard input, which is then closed.
@@ -158,7 +169,11 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
     """
     info = info if info is not None else Scan()
     regex = words_regex(patterns, parts) if regex is None else regex
-    cmd = [rg_path(), "--no-config", "--no-ignore", "-o", "-n", "-H", "--heading", "-0", "--stats",
+    # --text: a file holding a NUL byte is read like any other. Without it rg skips such a file
+    # when it walks a folder but, given it by name (the index's candidates, the hook's
+    # batches), searches it and prints "X.md: binary file matches …" among the rows: the two
+    # disagree, and that line is no path (see _path_of).
+    cmd = [rg_path(), "--no-config", "--no-ignore", "--text", "-o", "-n", "-H", "--heading", "-0", "--stats",
            "--color", "never"]
     # A long query (a pasted log) would overflow the argument list ("Argument list too long"
     # at 128 KiB): past a few KB the pattern goes through a pattern file, rg's stdin.
@@ -216,11 +231,11 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
             pending = pieces.pop()
             for piece in pieces:
                 if path is None:
-                    path = piece
+                    path = _path_of(piece, info)
                     continue
                 cut = piece.find(b"\n\n")
                 yield path, piece[:cut + 1]
-                path = piece[cut + 2:]
+                path = _path_of(piece[cut + 2:], info)
             if read >= max_bytes:
                 info.truncated = True
                 break
@@ -247,7 +262,7 @@ def scan(patterns: list[str], paths: list[str], *, globs: tuple = ("*.md",),
             err_chunks.append(got)
         os.close(err_fd)
         errors = b"".join(err_chunks).decode("utf-8", "replace").splitlines()
-        info.errors = [e.rstrip() for e in errors if e.strip()]
+        info.errors += [e.rstrip() for e in errors if e.strip()]
         if finished and not info.timed_out and info.returncode not in (0, 1) and not info.errors:
             info.errors = [f"rg exited with code {info.returncode}"]
     if finished and not searched and not read and not info.errors and not info.timed_out:

@@ -10,7 +10,9 @@ tools' text — goes through :func:`clean` first:
   clipboard writes, window titles, clear-screen, CSI colours or hidden text) can reach a
   terminal, and no newline or carriage return can start a line of its own — a label cannot
   break out of its fence.
-* Unicode tag characters (U+E0000–E007F: invisible text a model still reads) and the bidi
+* Unicode tag characters (U+E0000–E007F: invisible text a model still reads), variation
+  selectors (U+FE00–FE0F, U+E0100–E01EF: after an emoji, one per byte, they hide a whole
+  message; an emoji without its U+FE0F only loses its presentation hint) and the bidi
   embedding/override/isolate controls (U+202A–202E, U+2066–2069: "Trojan Source") are
   dropped; U+2028/2029 (line and paragraph separators) become a space.
 
@@ -23,7 +25,8 @@ from __future__ import annotations
 # One str.translate table, built at import (~50 µs): no regex to compile on the hook path
 # (a character class spanning the tag block costs ~0.5 ms to compile), and translate
 # runs at C speed (~5 µs for a 6,000-character recall block).
-_INVISIBLE = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xE0000, 0xE0080)]
+_INVISIBLE = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xE0000, 0xE0080),
+              *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]  # (variation selectors: see the module doc)
 _SEPARATORS = (0x2028, 0x2029)
 _TABLE = {c: chr(0x2400 + c) for c in range(0x20) if c != 0x09}  # control pictures: ␀ ␇ ␊ ␍ ␛
 _TABLE[0x7F] = "\u2421"                                           # ␡

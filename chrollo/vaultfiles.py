@@ -16,8 +16,8 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
          dirs: list | None = None) -> list:
     """The files rg searches under ``folder`` with chrollo's globs (``*.md``, ``!peers/`` when
     ``exclude_peers``, ``!**/peers/NAME/**`` for the ``unsearchable`` peers), as
-    ``(path bytes, DirEntry)``: hidden folders and symlinks skipped, hidden ``*.md`` files
-    kept (rg's ``-g '*.md'`` whitelists them). ``dirs`` gets each folder walked as
+    ``(path bytes, DirEntry)``: hidden folders (see :func:`hidden`) and symlinks skipped,
+    hidden ``*.md`` files kept (rg's ``-g '*.md'`` whitelists them). ``dirs`` gets each folder walked as
     ``(path bytes, its mtime_ns taken before it was listed, when)`` (see :func:`dir_stamp`)."""
     out = []
     stack = [(os.fsencode(folder), False)]
@@ -41,7 +41,7 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
             name = e.name
             try:
                 if e.is_dir(follow_symlinks=False):
-                    if name.startswith(b".") or (exclude_peers and name == b"peers") \
+                    if hidden(name) or (exclude_peers and name == b"peers") \
                             or (in_peers and os.fsdecode(name) in unsearchable):
                         continue
                     stack.append((e.path, name == b"peers"))
@@ -50,6 +50,13 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
             except OSError:
                 continue
     return out
+
+
+def hidden(name: bytes) -> bool:
+    """Whether rg skips a folder so named: a hidden one, unless chrollo's ``-g '*.md'``
+    matches its name (``.notes.md/``: the glob whitelists the folder itself, and rg then
+    reads its ``*.md`` files)."""
+    return name.startswith(b".") and not name.endswith(b".md")
 
 
 def dir_stamp(path: bytes):
@@ -77,7 +84,7 @@ def folder_listing(path: bytes):
             for e in it:
                 try:
                     if e.is_dir(follow_symlinks=False):
-                        if not e.name.startswith(b"."):
+                        if not hidden(e.name):
                             subs.append(e.name)
                     elif e.name.endswith(b".md") and e.is_file(follow_symlinks=False):
                         files[e.name] = e.inode()

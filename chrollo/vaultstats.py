@@ -18,6 +18,7 @@ from .fileformat import header_dates, parse_frontmatter
 
 CACHE_VERSION = 1
 DEFAULT_WEEKS = 12
+MAX_BUCKETS = 10_000       # days (or weeks) a series may have: 27 years of days (a window to 9999 is refused)
 
 
 @dataclass
@@ -65,6 +66,10 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     if lo > hi:
         raise UsageError(f"--since ({since}) is after --until ({until or 'now'})", kind="bad_date")
     per = per or ("day" if (hi - lo).days <= 31 else "week")
+    if per in ("day", "week") and (hi - lo).days // (7 if per == "week" else 1) >= MAX_BUCKETS:
+        raise UsageError(f"--since {since or lo.date()} to --until {until or 'now'} is more than "
+                         f"{MAX_BUCKETS:,} {per}s", "Give a narrower window" + (", or --per week." if per == "day" else "."),
+                         kind="bad_date")
     first_day, last_day = lo.date().isoformat(), hi.date().isoformat()
     days: dict = {}  # day -> Counter(by key)
     root = Path(os.path.expanduser(dir)).resolve() if dir else _vault.memories_dir()
@@ -227,10 +232,12 @@ def _bucket(day, per: str):
 def _buckets(lo, hi, per: str) -> list:
     import datetime as dt
 
-    out, d = [], _bucket(lo, per)
+    out, d, step = [], _bucket(lo, per), dt.timedelta(days=7 if per == "week" else 1)
     while d <= hi:
         out.append(d)
-        d += dt.timedelta(days=7 if per == "week" else 1)
+        if hi - d < step:  # (the last: a step past 9999-12-31 is no date)
+            break
+        d += step
     return out
 
 
@@ -260,8 +267,11 @@ def _recall(lo, hi, per: str) -> dict:
 
     got = counts(lo.isoformat(), hi.isoformat())
     rows = {b.isoformat(): Counter() for b in _buckets(lo, hi, per)}
-    for day, c in got.items():
-        rows[_bucket(dt.date.fromisoformat(day), per).isoformat()].update(c)
+    for day, c in list(got.items()):
+        try:
+            rows[_bucket(dt.date.fromisoformat(day), per).isoformat()].update(c)
+        except ValueError:  # (a receipt's time that is no date: "2026-02-30")
+            del got[day]
     prompts = sum(c["prompts"] for c in got.values())
     injections = sum(c["injections"] for c in got.values())
     return {"log": log_path(), "enabled": settings()["enabled"], "prompts": prompts, "injections": injections,

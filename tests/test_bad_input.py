@@ -81,6 +81,28 @@ def test_out_of_range_dates_are_usage_errors(home, vault, date):
     assert p.returncode == 2 and "--since" in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.parametrize("args", [
+    ["sessions", "--until", "9999-12-31T23:59:59-14:00"], ["search", "webhook", "--until", "9999-12-31T23:59:59-14:00"],
+    ["search", "webhook", "--since", "9999-12-31T23:59:59-14:00"], ["stats", "--per", "day", "--until", "9999-12-31"],
+    ["stats", "--until", "9999-12-31T23:59:59-14:00"], ["stats", "--per", "week", "--until", "9999-12-31"],
+    ["stats", "--since", "9999-12-31", "--until", "9999-12-31T23:59:59-14:00"],
+    ["stats", "--since", "2026-01-01", "--until", "9999-12-31", "--per", "day"],
+    ["forget", "--until", "9999-12-31T23:59:59-14:00", "--dry-run"]])
+def test_dates_up_to_9999_work_or_are_usage_errors(home, vault, args):
+    """The last day there is, in any offset: the command works (an --until past the last
+    representable instant is that instant) or refuses it as a usage error (a series of more
+    days than any vault holds) — never an OverflowError."""
+    p = run([*args, "--dir", vault, "--json"], home)
+    assert "Traceback" not in p.stderr and "Overflow" not in p.stdout, (args, p.stdout, p.stderr)
+    if p.returncode:
+        assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_date", (args, p.stdout)
+    else:
+        out = json.loads(p.stdout)
+        assert "error" not in out
+        if args[0] in ("sessions", "search") and "--until" in args:
+            assert out["count" if args[0] == "sessions" else "total_matches"]  # (everything is before it)
+
+
 def _cli(home, *args, timeout=30):
     try:
         return subprocess.run([sys.executable, "-m", "chrollo", *map(str, args)], capture_output=True,

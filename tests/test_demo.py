@@ -135,3 +135,37 @@ def test_demo_keep_where_no_folder_can_be_is_a_clear_error(home, tmp_path):
         assert p.returncode == code and "Traceback" not in p.stderr, (where, p.stderr)
         assert p.stdout == "" and "chrollo: error:" in p.stderr and str(where) in p.stderr and "hint:" in p.stderr
     assert f.read_text() == "mine\n"
+
+
+def test_demo_keep_never_follows_a_link_in_the_folder(home, tmp_path):
+    """A symlink (or a hard link) at one of the sample's names in --keep DIR is replaced, never
+    written through, and its target's mode is left alone; a symlinked subfolder is refused."""
+    import os
+
+    from chrollo.demo import sample_vault
+
+    d = tmp_path / "keep"
+    d.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    victim.chmod(0o644)
+    hard = tmp_path / "hard.txt"
+    hard.write_text("also precious\n")
+    names = sorted(p.relative_to(sample_vault()) for p in sample_vault().rglob("*.md"))
+    top = [n for n in names if len(n.parts) == 1]
+    (d / top[0]).symlink_to(victim)
+    os.link(hard, d / top[1])
+    p = run(["demo", "--keep", d], home)
+    assert p.returncode == 0, p.stderr
+    assert victim.read_text() == "precious\n" and victim.stat().st_mode & 0o777 == 0o644
+    assert hard.read_text() == "also precious\n"
+    assert not (d / top[0]).is_symlink() and (d / top[0]).read_bytes() == (sample_vault() / top[0]).read_bytes()
+    sub = next(n for n in names if len(n.parts) > 1)
+    d2 = tmp_path / "keep2"
+    d2.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (d2 / sub.parts[0]).symlink_to(elsewhere)
+    p = run(["demo", "--keep", d2], home)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert list(elsewhere.iterdir()) == []

@@ -170,11 +170,28 @@ def test_terms_are_the_old_tokenisers_exactly():
     assert checked > 50_000
 
 
-@pytest.mark.parametrize("cache", [index_build.RUN_CACHE, 5])
-def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeypatch, cache):
+def test_terms_of_a_file_too_large_to_tokenise_are_found_around_each_hit_exactly():
+    """A file of more than MAX_FILE_RUNS distinct runs is read directly; the selection then
+    asks only whether it holds the query's terms (index_universe._terms_among): the same answer as
+    terms_of's whole set, on random identifier soup, and terms_of says None past the cap."""
+    rng = random.Random(3003)
+    for n in range(1500):
+        data = _soup(rng)
+        full = index_terms.terms_of(data)
+        runs = sorted(rng.sample(sorted(full), min(len(full), rng.randint(1, 6))) if full else []) \
+            + [b"zzq", b"config", b"server"]
+        assert index_universe._terms_among(data, data.lower(), runs) == full & set(runs), data
+    many = b" ".join(b"w%d" % i for i in range(50))
+    assert index_terms.terms_of(many, 49) is None and len(index_terms.terms_of(many, 50)) == 50
+
+
+@pytest.mark.parametrize("cache,chunk_terms", [(index_build.RUN_CACHE, index_build.CHUNK_TERMS), (5, index_build.CHUNK_TERMS),
+                                               (index_build.RUN_CACHE, 30)])
+def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeypatch, cache, chunk_terms):
     """The postings a build writes — chunks of a few files, tokenised by worker processes — hold
     each file under exactly terms_of of its bytes: also with the run cache emptied every few
-    files, and after a chunk that failed midway in the same process (its ids must not leak
+    files, with chunks cut short by their count of terms (the files left go in later chunks),
+    and after a chunk that failed midway in the same process (its ids must not leak
     into the next chunk's postings)."""
     monkeypatch.setattr(index_build, "RUN_CACHE", cache)
     monkeypatch.setattr(index_build, "CHUNK_BYTES", 3000)
@@ -199,6 +216,7 @@ def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeyp
     with pytest.raises(OSError):
         index_build.index_chunk(items)  # (its _Posts hold 40 files' ids when it fails)
     monkeypatch.setattr(index_build, "read_file", real_read)
+    monkeypatch.setattr(index_build, "CHUNK_TERMS", chunk_terms)
     for pool in (False, True):
         if not pool:
             monkeypatch.setattr(index_build, "POOL_BYTES", 1 << 40)
@@ -651,3 +669,77 @@ def test_a_new_session_renews_its_folders_record_so_searches_do_not_list_it(home
     index_update.update(str(vault), [made[0]])  # (the next turn: a record made racily is renewed)
     assert trusted()
     assert search_json(vault, "falcon", True) == search_json(vault, "falcon", False)
+
+
+def test_search_with_index_equals_full_scan_for_nul_utf16_and_hidden_md_folders(home, tmp_path):
+    """Files rg reads but a naive reading misses: a session holding a NUL byte (rg's "binary
+    file matches" must not eat the next file's hits), a UTF-16 session with a BOM (rg
+    transcodes it) and sessions inside a hidden folder named ``*.md`` (rg's ``-g '*.md'``
+    whitelists the folder itself): the index-assisted search equals the full scan."""
+    rng = random.Random(42)
+    vault = tmp_path / "vault"
+    made = [_session(vault, rng, n) for n in range(12)]
+    nul = made[3]
+    nul.write_bytes(nul.read_bytes() + b"\n[2026-10-01 10:00:00] [User]\nfalcon in\0side zebra\n")
+    (vault / "utf16.md").write_bytes(b"\xff\xfe" + "zebra falcon unicorn\nquartz\n".encode("utf-16-le"))
+    (vault / "utf16be.md").write_bytes(b"\xfe\xff" + "unicorn beacon\n".encode("utf-16-be"))
+    hidden = vault / ".notes.md"
+    (hidden / "deeper").mkdir(parents=True)
+    (hidden / "n.md").write_text("unicorn velvet zebra\n")
+    (hidden / "deeper" / "d.md").write_text("unicorn harbor\n")
+    (hidden / ".skipped").mkdir()
+    (hidden / ".skipped" / "s.md").write_text("unicorn\n")
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
+    index_build.build(str(vault))
+    for q in ("zebra", "unicorn", "falcon", "quartz", "velvet beacon harbor"):
+        a, b = search_json(vault, q, False), search_json(vault, q, True)
+        assert a == b, q
+        p = plan_of(vault, q.split())
+        assert p is not None and p.paths is not None, q  # (the index was used)
+    hits = {Path(h["path"]).name for h in search_json(vault, "unicorn", True, limit=50)["hits"]}
+    assert {"utf16.md", "utf16be.md", "n.md", "d.md"} <= hits and "s.md" not in hits
+    assert nul.name in {Path(h["path"]).name for h in search_json(vault, "zebra", True, limit=50)["hits"]}
+    # and kept in step: a capture's update of the hidden folder's file
+    with open(hidden / "n.md", "a") as fh:
+        fh.write("glacier\n")
+    index_update.update(str(vault), [hidden / "n.md"])
+    assert search_json(vault, "glacier", True) == search_json(vault, "glacier", False)
+
+
+def test_a_file_of_millions_of_distinct_words_is_read_directly_and_the_build_stays_small(home, tmp_path):
+    """A session of a million distinct words (a peer may send 64 MiB of them) is not
+    tokenised whole — a 28 MB one peaked at 2.1 GB — but left unindexed (read directly by
+    every search): the build's memory stays bounded and the search still finds every word of
+    it, as the full scan does."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    words = [f"k{i:06x}" for i in range(1_000_000)]
+    big = vault / "2026-01-01-big.md"
+    big.write_text("# big\n\n" + "\n".join(" ".join(words[i:i + 12]) for i in range(0, len(words), 12))
+                   + "\nfalcon\n")
+    for n in range(14):  # (more than SELECT_AFTER: the selection reads the unindexed file too)
+        (vault / f"2026-01-{n + 2:02d}-s.md").write_text(f"falcon k00000{n % 10} quartz\n")
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
+    # (VmHWM, the peak of this process's own memory: ru_maxrss survives exec, so a child forked
+    # from a large pytest process would report the parent's size)
+    code = ("import sys; from chrollo.index.build import build; r = build(sys.argv[1]);"
+            "hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM:')][0].split()[1];"
+            "print(r['files'], int(hwm) // 1024)")
+    out = subprocess.run([sys.executable, "-c", code, str(vault)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.split()
+    assert int(out[0]) == 15
+    assert int(out[1]) < 200, f"peak RSS {out[1]} MB"
+    con = sqlite3.connect(index_store.db_path(str(vault)))
+    assert con.execute("SELECT ok FROM files WHERE rel = ?", (big.name.encode(),)).fetchone() == (-1,)
+    con.close()
+    for q in ("k0f423f", "k000003", "falcon", "quartz k000005"):
+        a, b = search_json(vault, q, False), search_json(vault, q, True)
+        assert a == b, q
+        assert a["hits"], q
+    assert plan_of(vault, ["k0f423f"]).paths is not None  # (the index was used)
+    # a capture's update keeps it so (and reads it the same way)
+    with open(big, "a") as fh:
+        fh.write("glacier\n")
+    index_update.update(str(vault), [big])
+    assert search_json(vault, "glacier", True) == search_json(vault, "glacier", False)
+    assert search_json(vault, "glacier", True)["hits"]

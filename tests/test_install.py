@@ -244,3 +244,49 @@ def test_mcp_alone_and_no_mcp(home, tmp_path):
                                          f"gemini: MCP server (read_memory) installed ({files['gemini'][0]})"]
     pi = json.loads(_cli(home, "install", "pi", "--json", **env).stdout)["changes"]
     assert [c["part"] for c in pi] == ["hooks"]  # the extension carries the tools
+
+
+def test_a_symlinked_settings_file_is_written_through_and_stays_a_link(home, tmp_path):
+    """Dotfiles keep settings.json as a symlink into a repository: install and uninstall write
+    the link's target (atomically, beside it) and leave the link a link."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude-settings.json"
+    target.write_text(HOOKS_ORIGINAL)
+    cfg = tmp_path / "claude" / "settings.json"
+    cfg.parent.mkdir()
+    cfg.symlink_to(target)
+    p = _cli(home, "install", "claude-code", "--config", cfg, "--json")
+    assert p.returncode == 0, p.stderr
+    assert cfg.is_symlink() and cfg.resolve() == target
+    assert "chrollo" in target.read_text() and json.loads(target.read_text())["model"] == "opus"
+    assert sorted(x.name for x in dotfiles.iterdir()) == ["claude-settings.json"]  # (no temporary left)
+    p = _cli(home, "uninstall", "claude-code", "--config", cfg, "--json")
+    assert p.returncode == 0, p.stderr
+    assert cfg.is_symlink() and cfg.resolve() == target
+    assert target.read_text() == HOOKS_ORIGINAL
+
+
+@pytest.mark.parametrize("command", [
+    "my-chrollo-audit hook Stop --harness claude-code",
+    "/opt/tools/notify hook Stop --harness claude-code # chrollo",
+    "bash -c 'echo chrollo hook fired' hook Stop --harness claude-code",
+    "/usr/bin/chrollo-like hook Stop --harness claude-code",
+    "python3 -m chrollo_tools hook Stop --harness claude-code"])
+def test_uninstall_leaves_another_tool_s_hook_that_merely_mentions_chrollo(home, tmp_path, command):
+    cfg = tmp_path / "settings.json"
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}
+    cfg.write_text(json.dumps(theirs))
+    _cli(home, "install", "claude-code", "--config", cfg)
+    data = json.loads(cfg.read_text())
+    data["model"] = "x"  # (edited since: uninstall removes chrollo's entries only)
+    cfg.write_text(json.dumps(data))
+    assert _one(_cli(home, "uninstall", "claude-code", "--config", cfg, "--json"))["action"] == "removed"
+    assert json.loads(cfg.read_text()) == {**theirs, "model": "x"}
+    for ours in ("/home/u/.local/bin/chrollo hook Stop --harness claude-code",
+                 "'/home/u/my env/bin/python3' -m chrollo hook Stop --harness claude-code",
+                 "chrollo hook Stop --harness claude-code"):
+        from chrollo import install
+
+        assert install._is_ours(ours, "claude-code"), ours
+        assert not install._is_ours(command, "claude-code")

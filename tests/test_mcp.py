@@ -191,3 +191,25 @@ def test_compact_text_is_at_most_0_6_of_the_json(home, tmp_path):
         text = run(["search", q, "--dir", vault, "--compact"], home).stdout
         assert json.loads(js)["hits"] and text.startswith("--- ")
         assert len(text) <= 0.6 * len(js), (q, len(text), len(js))
+
+
+def test_read_memory_file_replies_are_capped_with_a_visible_marker(home, tmp_path):
+    """A 10 MB line (a pasted blob) is not handed to the model whole: each line and the whole
+    reply are capped, and a marker says what was cut and how to see less at a time."""
+    vault = _vault(tmp_path)
+    big = vault / "big.md"
+    big.write_text("# big\n\nneedle " + "z" * 10_000_000 + " tail\n" + "\n".join("w" * 900 for _ in range(400)) + "\n")
+    calls = [{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "read_memory_file", "arguments": {"path": "big.md", "line": 3, "before": 2,
+                                                                   "after": 5}}},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "read_memory_file", "arguments": {"path": "big.md", "line": 4, "after": 2000}}}]
+    replies, err = _raw(home, vault, [INIT, *calls])
+    by_id = {r["id"]: r for r in replies}
+    one = by_id[2]["result"]["content"][0]["text"]
+    assert by_id[2]["result"]["isError"] is False
+    assert len(one) < 20_000 and "needle" in one and "tail" not in one
+    assert "characters of this line cut" in one
+    many = by_id[3]["result"]["content"][0]["text"]
+    assert len(many) <= 100_000 and "reply cut" in many and "before/after" in many
+    assert "Traceback" not in err

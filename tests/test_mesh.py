@@ -661,3 +661,21 @@ def test_manifest_entries_are_what_json_dumps_writes_whatever_the_names():
     for odd in ('a"b', "a\\b", "a\nb", "a\tb", "é.md", ""):
         entries = plain[:3] + [{"name": odd, "sha256": "0" * 64, "size": 1}]
         assert _pieces(entries) == [json.dumps(e, separators=(",", ":")) for e in entries], odd
+
+
+def test_a_git_sync_from_a_folder_with_its_own_git_never_runs_it(mesh, tmp_path, remote):
+    """`PATH=:$PATH` names the working folder: a repository holding its own ./git must not
+    have it run by `mesh sync --git` (git is run by the absolute path of PATH's absolute entries)."""
+    a, b = two(mesh)
+    repo = tmp_path / "download"
+    repo.mkdir()
+    ran = tmp_path / "ran"
+    (repo / "git").write_text(f"#!/bin/sh\necho pwned >> {ran}\nexit 1\n")
+    (repo / "git").chmod(0o755)
+    args = transport_args("git", tmp_path, remote)
+    path = ":" + os.environ.get("PATH", "/usr/bin:/bin")
+    for n in (a, b, a, b):
+        p, out = run_json(["mesh", "sync", *args], n.home, cwd=repo, PATH=path)
+        assert p.returncode == 0, (p.stderr, out)
+    assert not ran.exists()
+    assert a.peer_files("bravo") and b.peer_files("alpha")

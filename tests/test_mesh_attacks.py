@@ -672,6 +672,42 @@ def test_a_replayed_older_publication_never_restores_a_withdrawn_session(mesh, t
     assert not any(b"hooli" in v for v in a.peer_files("bravo").values())
 
 
+def test_a_member_that_missed_a_withdrawal_learns_it_from_another_and_a_replay_restores_nothing(mesh, tmp_path):
+    """Within MAX_AGE: alpha has not pulled since bravo withdrew a session, and a member
+    replays bravo's older publication. Charlie took the withdrawal and relays bravo's signed
+    statement of it; alpha, hearing it (before or after pulling bravo in the same sync), takes
+    nothing the statement names from a manifest of bravo older than it."""
+    a, b = two(mesh)
+    c = mesh("charlie")
+    c.session("cccc0001-x", "charlie tunes the redis eviction policy")
+    for x, y in ((a, c), (c, a), (b, c), (c, b)):
+        x.pair(y)
+    args = transport_args("folder", tmp_path)
+    folder = Path(args[1])
+    t0, t1, t2 = "2026-11-01T12:00:00", "2026-11-02T12:00:00", "2026-11-03T12:00:00"
+    for n in (a, b, c) * 2:
+        run_json(["mesh", "sync", *args], n.home, CHROLLO_NOW=t0)
+    b.session("bbbb0031-x", "the acquisition target is hooli", start="2026-10-20T10:00:00")
+    run_json(["mesh", "sync", *args], b.home, CHROLLO_NOW=t0)
+    run_json(["mesh", "sync", *args], c.home, CHROLLO_NOW=t0)
+    assert any(b"hooli" in v for v in c.peer_files("bravo").values())
+    saved = tmp_path / "saved"
+    shutil.copytree(folder / b.id, saved)  # a member keeps this publication (alpha has not synced since)
+    assert b.cli("forget", "bbbb0031-x", "--yes").returncode == 0
+    run_json(["mesh", "sync", *args], b.home, CHROLLO_NOW=t1)
+    for _ in range(2):  # (charlie takes the withdrawal, then publishes what it heard)
+        run_json(["mesh", "sync", *args], c.home, CHROLLO_NOW=t1)
+    assert not any(b"hooli" in v for v in c.peer_files("bravo").values())
+    shutil.rmtree(folder / b.id)
+    shutil.copytree(saved, folder / b.id)  # ... and replays it the next day
+    p, out = run_json(["mesh", "sync", *args], a.home, CHROLLO_NOW=t2)
+    assert p.returncode == 0, p.stderr
+    assert not any(b"hooli" in v for v in a.peer_files("bravo").values()), out
+    assert a.peer_files("bravo") and a.peer_files("charlie")  # (the rest still taken)
+    p, out = run_json(["mesh", "sync", *args], a.home, CHROLLO_NOW=t2)
+    assert not any(b"hooli" in v for v in a.peer_files("bravo").values()), out
+
+
 # ------------------------- 12. an mDNS announcement by a stranger: no address rewritten, no escapes
 
 STRANGER = r"""

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -293,3 +294,29 @@ def test_a_package_s_recall_hook_loads_nothing_more_than_chrollo_install_s(home,
                       CHROLLO_HARNESS="claude-code")     # (a home of its own: the same first prompt)
     assert "chrollo.recall" in package
     assert package - installs == set()
+
+
+def test_an_empty_or_relative_path_entry_never_runs_the_current_folder_s_chrollo(tmp_path):
+    """``PATH=:$PATH`` (or ``.``, ``bin``) names the current folder: a repository the agent
+    works in could hold its own ``./chrollo``. The shim, the CLI's own look-ups (the
+    packages' chrollo for doctor, rg) take absolute PATH entries only."""
+    repo = tmp_path / "repo"
+    (repo / "bin").mkdir(parents=True)
+    ran = tmp_path / "ran"
+    for p in (repo / "chrollo", repo / "bin" / "chrollo", repo / "rg"):
+        p.write_text(f"#!/bin/sh\necho pwned >> {ran}\n")
+        p.chmod(0o755)
+    for path in (":/usr/bin:/bin", "/usr/bin::/bin", "/usr/bin:/bin:", ".:/usr/bin", "bin:/usr/bin:/bin"):
+        base = {"PATH": path, "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path)}
+        p = subprocess.run(["sh", str(SHIM), "claude-code", "Stop"], input="{}", capture_output=True, text=True,
+                           env=base, cwd=repo, timeout=30)
+        assert p.returncode == 0 and not ran.exists(), path
+        code = ("import sys; from chrollo import packages, rg\n"
+                "print(packages.findable_cli())\n"
+                "try:\n    print(rg.rg_path())\nexcept Exception as e:\n    print(type(e).__name__)\n")
+        # (a Python with no rg beside it: the system's, as a CLI installed without the wheel)
+        py = subprocess.run(["/usr/bin/python3", "-S", "-c", code], capture_output=True, text=True, cwd=repo,
+                            env={**base, "PYTHONPATH": str(ROOT)}, timeout=30)
+        assert py.returncode == 0, py.stderr
+        for line in py.stdout.split():
+            assert line in ("None", "ChrolloError") or (line.startswith("/") and str(repo) not in line), (path, line)

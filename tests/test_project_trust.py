@@ -185,3 +185,17 @@ def test_a_session_file_that_is_a_symlink_is_never_written_through(home, tmp_pat
     assert outside.read_text() == '---\nsession_id: "link0000-x"\n---\n'
     mine = [f for f in vault_dir.glob("*link0000*.md") if not f.is_symlink()]
     assert len(mine) == 1 and "Some answer worth keeping." in mine[0].read_text()
+
+
+def test_init_list_and_exclude_list_print_no_escape_sequence_from_a_folder_s_name(home, tmp_path):
+    """A folder named with a terminal escape (a downloaded archive's folder can be): `init
+    --list`, `init` and `exclude list` show it inert, as every other output does."""
+    evil = tmp_path / "proj\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J"
+    (evil / "pkg").mkdir(parents=True)
+    git(evil, "init", "-q")
+    for args in (["init", str(evil)], ["init", "--list"], ["exclude", "add", str(evil)], ["exclude", "list"],
+                 ["exclude"], ["init", "--untrust", str(evil)]):
+        p = run(args, home)
+        assert p.returncode == 0, (args, p.stderr)
+        assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout + p.stderr, args
+        assert "proj␛]52;c;" in p.stdout + p.stderr, (args, p.stdout, p.stderr)

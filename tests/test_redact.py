@@ -292,3 +292,27 @@ def test_text_with_undecodable_bytes_is_redacted_not_a_crash(redactor):
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     out, counts = redactor.redact("\udcff\udcfe junk then token " + token + " \udc80")
     assert token not in out and counts and out.startswith("\udcff\udcfe junk")
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("password:\n  hunter2hunter2\n", "hunter2hunter2"),
+    ("db:\n  password:\n    'Zq8#mK2!pLx'\nnext: 1\n", "Zq8#mK2!pLx"),
+    ("  - name: prod\n    api_key: |\n      skLiveAbcdef123456\n", "skLiveAbcdef123456"),
+    ('"client_secret":\n   "correcthorsebattery"\n', "correcthorsebattery"),
+    ("DB_PASSWORD:\n\tletmein-now\n", "letmein-now"),
+    ("token: >-\n  ghx0Q9vT2mA8bK3nL7pR\n", "ghx0Q9vT2mA8bK3nL7pR")])
+def test_a_yaml_secret_on_the_line_after_its_key_is_redacted(redactor, text, secret):
+    out, counts = redactor.redact(text)
+    assert secret not in out and counts, out
+    assert out.split("\n")[0] == text.split("\n")[0]  # (the key stays: only the value goes)
+
+
+def test_yaml_keys_followed_by_structure_or_code_are_left_alone(redactor):
+    for text in ("secretKeyRef:\n  name: db-credentials\n  key: password", "if token:\n    return None",
+                 "if not password:\n    raise ValueError()", "password:\n  required: true",
+                 "tokens:\n  - read\n  - write", "password:\n  ${DB_PASSWORD}", "token:\n  type: string",
+                 "secret:\n  {{ vault_secret }}", "password:\n  <your password here>", "password:\n\n",
+                 "def token(self):\n    return self._token", "password:\nnext_key: value",
+                 "token:\n  secretKeyRef:", "password:\n  env.DB_PASSWORD"):
+        out, counts = redactor.redact(text)
+        assert not counts, (text, out)

@@ -84,3 +84,21 @@ def test_missing_rg(monkeypatch, tmp_path):
     with pytest.raises(ChrolloError) as e:
         rg.rg_path()
     assert e.value.kind == "rg_not_found" and "pip install" in e.value.hint
+
+
+def test_a_file_holding_a_nul_byte_never_puts_rgs_diagnostic_in_the_rows(tmp_path):
+    """Given explicit paths, rg says "X.md: binary file matches …" on stdout for a file holding
+    a NUL byte: that text is not a path, and the next file's hits are still its own. The file
+    is read as text, as in a walk of the folder (the index hands rg explicit paths)."""
+    (tmp_path / "a.md").write_bytes(b"alpha one\nbeta\0 gamma alpha\n")
+    (tmp_path / "b.md").write_text("alpha two\n")
+    (tmp_path / "c.md").write_text("nothing\nalpha three\n")
+    paths = [str(tmp_path / n) for n in ("a.md", "b.md", "c.md")]
+    for order in (paths, paths[::-1], paths[1:] + paths[:1]):
+        info = rg.Scan()
+        got = dict(rg.scan(["alpha"], order, info=info))
+        assert got == {paths[0].encode(): b"1:alpha\n2:alpha\n", paths[1].encode(): b"1:alpha\n",
+                       paths[2].encode(): b"2:alpha\n"}, order
+        assert not info.errors
+    walked = dict(rg.scan(["alpha"], [str(tmp_path)]))
+    assert walked == got

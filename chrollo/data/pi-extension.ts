@@ -8,7 +8,7 @@
 // Written as plain JavaScript so it runs unchanged under pi's loader.
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
+import { delimiter, isAbsolute, join } from "node:path";
 import { homedir } from "node:os";
 
 const CHROLLO = ["chrollo"];
@@ -23,7 +23,9 @@ function findChrollo() {
   if (process.env.CHROLLO_BIN) return runnable(process.env.CHROLLO_BIN) ? [process.env.CHROLLO_BIN] : null;
   if (CHROLLO[0] !== "chrollo") return CHROLLO;
   for (const dir of [...(process.env.PATH || "").split(delimiter), join(homedir(), ".local", "bin")]) {
-    if (dir && runnable(join(dir, "chrollo"))) return [join(dir, "chrollo")];
+    // (absolute entries only: an empty or relative one is the folder pi works in, whose own
+    // ./chrollo must never run)
+    if (isAbsolute(dir) && runnable(join(dir, "chrollo"))) return [join(dir, "chrollo")];
   }
   return null;
 }

@@ -11,19 +11,18 @@ from __future__ import annotations
 import os
 import time
 from itertools import chain
-from operator import itemgetter
 
 from .. import homedir as _home
-from ..fileformat import frontmatter_end_of
 
 from .store import (RACY_NS, db_path, drop_ids, fold_delta, fresh, merge, next_file_id, open_writer,
     pack_rows, read_file, rel_of, remove, size_of, stat_of, write_order)
-from .terms import SPACED, body_of, run_terms
+from .terms import MAX_FILE_RUNS, body_and_end, run_terms, runs_of
 from ..vaultfiles import walk
 
 
 CHUNK_BYTES = 8 << 20        # a build's unit of work: files read, tokenised and written as one segment
 POOL_BYTES = 24 << 20        # a build reading more than this tokenises in worker processes
+CHUNK_TERMS = 150_000        # a chunk's distinct terms past which its other files go in a chunk of their own
 RUN_CACHE = 50_000           # runs whose _Posts a build's tokenising process keeps (a larger dict is slower)
 
 
@@ -61,17 +60,19 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         todo, dirs, gone = _survey(con, vb, under)
         total = sum(item[-1] for item in todo)
         done_bytes = read = 0
-        words: set = set()
+        got = con.execute("SELECT v FROM meta WHERE k = 'seg'").fetchone()
+        last_seg = int(got[0]) if got else 0  # (this build's segments are the ones after it: terms_read)
         for rows, postings, nbytes, size in _tokenised(todo):
             con.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             merge(con, postings)
-            words.update(map(itemgetter(0), postings))
             con.execute("COMMIT")  # (killed later, the index is right for what it holds)
             con.execute("BEGIN IMMEDIATE")
             done_bytes += size
             read += nbytes
             if progress is not None:
                 progress(done_bytes, total)
+        # (counted by SQLite, not in a set of every term the build read: its memory is bounded)
+        words = con.execute("SELECT count(DISTINCT term) FROM post WHERE seg > ?", (last_seg,)).fetchone()[0]
         fold_delta(con)
         # (the folders last: a folder's record says its listing is all in files)
         con.executemany("INSERT OR REPLACE INTO dirs(id, rel, mtime, seen) VALUES (?,?,?,?)", dirs)
@@ -82,7 +83,7 @@ def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
         con.close()
     secs = time.monotonic() - t0
     return {"vault": vault, "index": db_path(vault), "files": files, "read": len(todo),
-            "bytes_read": read, "dropped": len(gone), "terms_read": len(words),
+            "bytes_read": read, "dropped": len(gone), "terms_read": words,
             "index_bytes": size_of(vault), "seconds": round(secs, 3),
             "mb_per_s": round(read / 1e6 / secs, 1) if secs and read else None}
 
@@ -138,7 +139,8 @@ def _survey(con, vb: bytes, under: str | None) -> tuple:
 
 def _tokenised(todo: list):
     """``todo``'s files read and tokenised, a chunk of about CHUNK_BYTES at a time (see
-    :func:`index_chunk`); in worker processes, one per core, for a large build."""
+    :func:`index_chunk`); in worker processes, one per core, for a large build. The files a
+    chunk left for later (past CHUNK_TERMS) are chunks of a next round."""
     chunks, cur, size = [], [], 0
     for item in todo:
         cur.append(item)
@@ -150,7 +152,8 @@ def _tokenised(todo: list):
         chunks.append(cur)
     cores = min(2, os.cpu_count() or 1)
     if cores < 2 or len(chunks) < 2 or sum(item[-1] for item in todo) < POOL_BYTES:
-        yield from map(index_chunk, chunks)
+        while chunks:
+            chunks = yield from _rounds(map(index_chunk, chunks))
         return
     import gc
     import multiprocessing
@@ -161,9 +164,20 @@ def _tokenised(todo: list):
     gc.freeze()
     try:
         with multiprocessing.get_context("fork").Pool(cores) as pool:
-            yield from pool.imap_unordered(index_chunk, chunks)
+            while chunks:
+                chunks = yield from _rounds(pool.imap_unordered(index_chunk, chunks))
     finally:
         gc.unfreeze()
+
+
+def _rounds(results):
+    """Yield :func:`index_chunk`'s ``results`` without the files each left; returns those, as chunks."""
+    rest = []
+    for *got, left in results:
+        yield tuple(got)
+        if left:
+            rest.append(left)
+    return rest
 
 
 class _Post(list):
@@ -207,9 +221,13 @@ class _RunPosts(dict):
             got = self.posts[term] = _Post(term)
         return got
 
-    def of(self, data: bytes) -> set:
-        """The _Posts of the terms of the file ``data`` (the set terms_of gives, as _Posts)."""
-        out = set(map(self.__getitem__, data.translate(SPACED).split()))
+    def of(self, data: bytes) -> set | None:
+        """The _Posts of the terms of the file ``data`` (the set terms_of gives, as _Posts);
+        None when it has more than MAX_FILE_RUNS distinct runs."""
+        runs = runs_of(data, MAX_FILE_RUNS)
+        if runs is None:
+            return None
+        out = set(map(self.__getitem__, runs))
         out.discard(None)
         groups = out & self.groups
         if groups:
@@ -224,17 +242,26 @@ _run_posts = _RunPosts()
 def index_chunk(items: list) -> tuple:
     """Read and tokenise ``items`` ((id, path, rel, folder id, size)): (their ``files`` rows,
     their postings as :func:`merge` writes them (see :func:`pack_rows`), bytes read, bytes
-    listed). (Run in a worker: the parent is left only the inserts. A file's id is appended to
-    the _Post of each of its terms, which _run_posts gives per run: no lookup per term.)"""
+    listed, the items left for another chunk). (Run in a worker: the parent is left only the
+    inserts. A file's id is appended to the _Post of each of its terms, which _run_posts gives
+    per run: no lookup per term.) Memory is bounded: a file of more than MAX_FILE_RUNS
+    distinct runs is not tokenised (read directly), and once the chunk holds CHUNK_TERMS
+    terms its other files are left."""
     posts = _run_posts.posts
     for ids in filter(None, posts.values()):  # (the last chunk's, or one's that failed midway)
         ids.clear()
-    if len(_run_posts) > RUN_CACHE:  # (between chunks, so between files: a group in a file's
-        _run_posts.clear()           # set must be in ``groups``)
+    if len(_run_posts) > RUN_CACHE or len(posts) > RUN_CACHE:  # (between files: a group in a
+        _run_posts.clear()                                      # file's set must be in ``groups``)
         _run_posts.groups.clear()
         posts.clear()
-    rows, nbytes = [], 0
-    for fid, path, rel, did, _size in items:
+    rows, nbytes, done = [], 0, len(items)
+    for k, (fid, path, rel, did, _size) in enumerate(items):
+        if k and len(posts) > CHUNK_TERMS:
+            done = k
+            break
+        if len(_run_posts) > RUN_CACHE:  # (runs seen: the chunk's postings stay, in posts)
+            _run_posts.clear()
+            _run_posts.groups.clear()
         got = read_file(path)
         seen = time.time_ns()
         if got is None:  # (not a regular file, too large: read directly)
@@ -242,12 +269,21 @@ def index_chunk(items: list) -> tuple:
             continue
         data, st = got
         nbytes += len(data)
-        fm = frontmatter_end_of(data)
+        fm, body = body_and_end(data)
+        del data
+        got = _run_posts.of(body)
+        if got is None:  # (too many distinct words: read directly, see MAX_FILE_RUNS)
+            rows.append((fid, rel, did, 0, 0, 0, 0, seen, -1, None))
+            continue
         rows.append((fid, rel, did, *stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0, fm))
-        for ids in _run_posts.of(body_of(data, fm)):
+        for ids in got:
             ids.append(fid)
-    return rows, pack_rows({ids.term: ids for ids in filter(None, posts.values())}), nbytes, \
-        sum(item[-1] for item in items)
+    packed = pack_rows({ids.term: ids for ids in filter(None, posts.values())})
+    if len(posts) > RUN_CACHE:  # (not held while the parent writes them)
+        _run_posts.clear()
+        _run_posts.groups.clear()
+        posts.clear()
+    return rows, packed, nbytes, sum(item[-1] for item in items[:done]), items[done:]
 
 
 def _building_file(vault: str) -> str:

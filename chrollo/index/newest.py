@@ -12,6 +12,7 @@ from .plan import candidate_ids
 from .scope import unchanged
 from .store import open_reader
 from .terms import needed_terms
+from ..vaultfiles import hidden
 
 
 
@@ -178,7 +179,7 @@ def _sorted_out(folder: str, rels: list, rare: set, in_head: set, include_peers:
     first_keys, fm_ends, pre = set(), {}, os.fsencode(folder) + b"/"
     for fid, rel, fm, *stat in rels:
         parts = rel.split(b"/")
-        if len(parts) > 1 and (any(p.startswith(b".") for p in parts[:-1])
+        if len(parts) > 1 and (any(map(hidden, parts[:-1]))
                                or (not include_peers and parts[0] == b"peers")):
             continue
         name = os.fsdecode(parts[-1])

@@ -22,16 +22,18 @@ from ..fileformat import file_key, name_time
 from ..vaultfiles import walk
 
 
-FORMAT = 6                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
-                             # 6: a file's terms are its body's, after the frontmatter;
+FORMAT = 7                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
+                             # 6: a file's terms are its body's, after the frontmatter; 7: files
+                             # read as rg reads them — UTF-16 transcoded, hidden *.md folders —
+                             # and a file of more than MAX_FILE_RUNS distinct runs read directly;
                              # also bump when fileformat's FRONTMATTER_* limits change)
 RACY_NS = 200_000_000        # a file changed this close to being read is re-read (mtime ticks)
 READ_BUSY_MS = 50            # a search waits this long on a writer, then scans without the index
 WRITE_BUSY_MS = 2000
 MAX_FILE = 64 << 20          # larger files are left unindexed (searched directly)
 # files.ok: 1 indexed as its stat says; 0 read directly until read again (changed, racy, or
-# found by a folder's listing); -1 cannot be indexed (not a regular file, too large): read
-# directly, not retried by updates.
+# found by a folder's listing); -1 cannot be indexed (not a regular file, too large, more than
+# MAX_FILE_RUNS distinct runs): read directly.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS dirs(id INTEGER PRIMARY KEY, rel BLOB UNIQUE NOT NULL,

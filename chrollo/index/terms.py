@@ -5,14 +5,23 @@ Terms are what ripgrep's ASCII-mode regex can match (chrollo's regex for ASCII f
 lowercased, and every piece of it that rg's identifier-part alternatives can report (see
 :func:`pieces`). A form made of several runs (``auth-service``) takes the files holding all
 of them. A form that is not ASCII, or longer than MAX_TERM, has no terms: the index cannot
-narrow its scan. Stdlib only (``re``): capture's update imports it.
+narrow its scan. A file is read as rg reads it (:func:`text_of`: UTF-16 with a BOM transcoded;
+rg runs with ``--text``, so a NUL byte is text too). Stdlib only (``re``): capture's update
+imports it.
 """
 from __future__ import annotations
 
 import re
 
+from ..fileformat import frontmatter_end_of
+
 
 MAX_TERM = 64                # longer words (hashes, pasted blobs) are not indexed
+# A file with more distinct runs than this is left unindexed (ok = -1: read directly by every
+# search), so a build's memory is bounded whatever one file holds: a 28 MB session of 3.3 M
+# distinct words peaked at 2.1 GB. (A long real session holds tens of thousands.)
+MAX_FILE_RUNS = 100_000
+SLICE_BYTES = 1 << 20        # a file's runs are split out this much at a time (no list of all its runs)
 MIN_TERM = 2                 # (query terms have 2+ letters; identifier parts 3+)
 
 
@@ -54,12 +63,47 @@ _ONE_LETTER = frozenset(bytes([c]) for c in _RUN_BYTES.lower())
 _UNDERSCORED = re.compile(rb"\b[A-Za-z0-9]*_\w*")
 
 
-def terms_of(data: bytes) -> set:
+def runs_of(data: bytes, most: int | None) -> set | None:
+    """The distinct runs of ``data``, or None when there are more than ``most``: split out a
+    slice at a time, so what is held is the distinct runs, never a list of every run."""
+    spaced, runs, pos, n = data.translate(SPACED), set(), 0, len(data)
+    while pos < n:
+        end = spaced.find(b" ", pos + SLICE_BYTES) if pos + SLICE_BYTES < n else -1
+        end = n if end < 0 else end
+        runs.update(spaced[pos:end].split())
+        if most is not None and len(runs) > most:
+            return None
+        pos = end
+    return runs
+
+
+def text_of(data: bytes) -> bytes:
+    """A file's bytes as rg reads them: a UTF-16 file with a byte order mark transcoded to
+    UTF-8 (rg's default BOM sniffing; a UTF-8 BOM holds no run and is left alone)."""
+    if data[:2] == b"\xff\xfe":
+        return data[2:].decode("utf-16-le", "replace").encode("utf-8")
+    if data[:2] == b"\xfe\xff":
+        return data[2:].decode("utf-16-be", "replace").encode("utf-8")
+    return data
+
+
+def body_and_end(data: bytes) -> tuple:
+    """(the line a file's frontmatter ends on, its body as rg reads it: see :func:`text_of`)
+    — what every reading of a file for its terms starts from. (The frontmatter end is the raw
+    bytes', as the search's head reading finds it.)"""
+    fm = frontmatter_end_of(data)
+    return fm, body_of(text_of(data), fm)
+
+
+def terms_of(data: bytes, most: int | None = None) -> set | None:
     """Every term a file's bytes hold (see the module doc), as ASCII bytes: :func:`run_terms`
-    of each of its runs. (The work is done by C — a translate, a split and set operations over
-    the distinct runs; Python computes only the pieces of the runs that have some. No cache: a
-    capture's process reads one file; a build's workers use _RunPosts.)"""
-    runs = set(data.translate(SPACED).split())
+    of each of its runs; None when it has more than ``most`` distinct runs (see MAX_FILE_RUNS).
+    (The work is done by C — a translate, a split and set operations over the distinct runs;
+    Python computes only the pieces of the runs that have some. No cache: a capture's process
+    reads one file; a build's workers use _RunPosts.)"""
+    runs = runs_of(data, most)
+    if runs is None:
+        return None
     joined = b" ".join(runs)
     out = set(joined.lower().split())
     upper = runs - out  # (the runs with a capital; those with one past the first character are

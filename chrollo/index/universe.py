@@ -10,12 +10,12 @@ import os
 import re
 from array import array
 
-from ..fileformat import FRONTMATTER_LINES, file_key, frontmatter_end_of, name_time
+from ..fileformat import FRONTMATTER_LINES, file_key, name_time
 
 from .build import CHUNK_BYTES
 from .scope import Scope, unchanged
 from .store import open_reader, read_file, read_order, read_postings, unpack_ids
-from .terms import body_of, holds, run_terms, terms_of
+from .terms import MAX_FILE_RUNS, SPACED, body_and_end, holds, run_terms, terms_of
 
 
 
@@ -56,17 +56,35 @@ def _masks_of(groups: list, paths: list) -> list:
         got = read_file(path)
         if got is None:
             continue
-        data = body_of(got[0], frontmatter_end_of(got[0]))
+        data = body_and_end(got[0])[1]
         low = data.lower()
         if not any(r in low for r in runs):
             continue  # (no word of the query even as a substring: holds nothing)
-        terms = terms_of(data)
+        terms = terms_of(data, MAX_FILE_RUNS)
+        if terms is None:  # (more distinct runs than a build tokenises: see _terms_among)
+            terms = _terms_among(data, low, runs)
         m = 0
         for i, g in enumerate(groups):
             if holds(terms, g):
                 m |= 1 << i
         if m:
             out.append((path, m))
+    return out
+
+
+def _terms_among(data: bytes, low: bytes, runs: list) -> set:
+    """The terms among ``runs`` that :func:`terms_of` gives ``data`` (``low``: it lowercased),
+    without tokenising it whole: a term is its run lowercased or a piece of it, so every run
+    giving one holds it — each run around a hit of a term is taken, and only those."""
+    spaced, wanted, out = data.translate(SPACED), set(runs), set()
+    for r in runs:
+        pos = low.find(r)
+        while pos >= 0:
+            a = spaced.rfind(b" ", 0, pos) + 1
+            b = spaced.find(b" ", pos)
+            b = len(data) if b < 0 else b
+            out.update(t for t in run_terms(data[a:b]) if t in wanted)
+            pos = low.find(r, b)
     return out
 
 

@@ -14,11 +14,10 @@ import time
 from array import array
 
 from .. import homedir as _home
-from ..fileformat import frontmatter_end_of
 
 from .store import (RACY_NS, READ_BUSY_MS, WRITE_BUSY_MS, checkpoint, compatible, connect, db_path, drop_ids,
     fold_delta, post_rows, put_file, read_file, rel_of, remove, size_of, unpack_ids)
-from .terms import body_of, terms_of
+from .terms import MAX_FILE_RUNS, body_and_end, terms_of
 from ..vaultfiles import folder_listing, walk
 
 
@@ -81,11 +80,14 @@ def _update_one(con, vb: bytes, rel: bytes) -> int:
         else:
             con.execute("DELETE FROM files WHERE rel = ?", (rel,))
         return 0
-    data, st = got
-    fm = frontmatter_end_of(data)
-    fid = put_file(con, rel, row[0], st, fm)
+    fm, body = body_and_end(got[0])
+    terms = terms_of(body, MAX_FILE_RUNS)
+    if terms is None:  # (too many distinct words: read directly, see MAX_FILE_RUNS)
+        con.execute("UPDATE files SET ok = -1 WHERE rel = ?", (rel,))
+        return 0
+    fid = put_file(con, rel, row[0], got[1], fm)
     return con.executemany("INSERT OR IGNORE INTO delta VALUES (?, ?)",
-                           ((t.decode("ascii"), fid) for t in terms_of(body_of(data, fm)))).rowcount
+                           ((t.decode("ascii"), fid) for t in terms)).rowcount
 
 
 def _relist_up(con, vb: bytes, drel: bytes) -> bool:
@@ -171,7 +173,10 @@ def forget(vault: str, contents: dict) -> None:
                 row = rel is not None and con.execute("SELECT id FROM files WHERE rel = ?", (rel,)).fetchone()
                 if row:
                     ids.add(row[0])
-                terms |= terms_of(body_of(data, frontmatter_end_of(data)))  # (what its postings hold)
+                held = terms_of(body_and_end(data)[1], MAX_FILE_RUNS)  # (what its postings hold)
+                if held is None:  # (more than a build holds at once: the index goes, see below)
+                    raise RuntimeError("a forgotten file holds too many distinct words to take out one by one")
+                terms |= held
             drop_ids(con, sorted(ids))
             if ids:
                 _drop_from_postings(con, ids, sorted(t.decode("ascii") for t in terms))

@@ -32,8 +32,9 @@ class Repo:
     def __init__(self, home: str, remote: str):
         from ..executables import which
 
-        self.git_bin = which("git")  # (never the working folder's `git`: an empty PATH entry)
-        if self.git_bin is None:
+        # (by absolute path: an empty PATH entry would run the working folder's own ./git)
+        self.exe = which("git")
+        if self.exe is None:
             raise ChrolloError("git_missing", "git is not installed", "Install git, or use another transport.")
         self.remote = remote
         from ..layout import mesh_git_mirror
@@ -52,7 +53,7 @@ class Repo:
     def git(self, *args: str, input: bytes | None = None, check: bool = True, bare_path: bool = True,
             timeout: float = NET_TIMEOUT) -> subprocess.CompletedProcess:
         env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_CONFIG_NOSYSTEM="1")
-        cmd = [self.git_bin, *(["--git-dir", self.path] if bare_path else []), "-c", "user.name=chrollo",
+        cmd = [self.exe, *(["--git-dir", self.path] if bare_path else []), "-c", "user.name=chrollo",
                "-c", "user.email=mesh@chrollo.invalid", "-c", "commit.gpgsign=false", *args]
         try:
             p = subprocess.run(cmd, input=input, capture_output=True, env=env, timeout=timeout)
@@ -91,7 +92,7 @@ class Repo:
 
     def blob(self, oid: str, limit: int) -> bytes:
         if self._cat is None:
-            self._cat = subprocess.Popen([self.git_bin, "--git-dir", self.path, "cat-file", "--batch"],
+            self._cat = subprocess.Popen([self.exe, "--git-dir", self.path, "cat-file", "--batch"],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._cat.stdin.write(oid.encode() + b"\n")
         self._cat.stdin.flush()

@@ -4,7 +4,10 @@ accepts against a peer's manifest. Knows no transport.
 **Publishing.** A node publishes its own sessions only (top level of its vault, never
 ``peers/``), redacted of secrets, listed in a manifest ``{"v": 2, "id", "name", "seq", "time",
 "files": [{"name", "sha256", "size"}], "withdrawn": [name, …]}`` that it signs with its key;
-``withdrawn`` names the files ``chrollo forget`` removed here, so honest peers drop their copies. The signed envelope
+``withdrawn`` names the files ``chrollo forget`` removed here, so honest peers drop their copies; a
+``withdrawal`` statement (the same list at the seq it last changed, signed apart) and the
+``relayed`` statements of other nodes let a peer that missed a withdrawal learn it from any
+member (see MAX_RELAYED). The signed envelope
 ``{"v": 2, "cert", "manifest" (base64), "sig" (base64)}`` is what every transport carries,
 byte for byte. ``seq`` grows by one whenever the list changes.
 
@@ -54,6 +57,14 @@ BLOCK = 4096             # quota unit: a file costs its size in blocks, one at l
 # synced for a week gives nothing new until it does (what it gave before stays).
 MAX_AGE = 7 * 86400
 REFRESH = 86400          # an unchanged manifest is signed again after a day
+# Within MAX_AGE, what tells a receiver that missed a withdrawal about it is the other members:
+# each manifest carries its node's withdrawal statement (the keys it withdrew, at the seq it
+# withdrew them, signed apart so it can travel alone) and relays the newest statement it took
+# from each peer. A receiver that learns "B withdrew K at seq n" — from B or from any member —
+# takes none of K from a manifest of B older than n, replayed or not (see :func:`_learn`).
+MAX_RELAYED = 64         # statements of other nodes a manifest relays
+MAX_STATEMENT = 1 << 18  # bytes of one statement relayed (a longer list: MAX_AGE alone bounds a replay)
+_GONE = ("gone_seq", "gone", "gone_stmt")  # what a peer record keeps of that peer's newest statement
 
 
 class TransportError(Exception):
@@ -349,8 +360,9 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
     _vault.write_private(_layout.mesh_publish_state(home), json.dumps(state))
     real = {v: k for k, v in names.items()}
     withdrawn = withdrawn_names(set(taken), held)
+    relayed = _relayed(home, ident.id)
     files_json = "[" + ",".join(pieces) + "]"  # (10,000 entries: encoded once, for the digest and the manifest)
-    digest = hashlib.sha256((json.dumps([ident.id, name, withdrawn]) + files_json).encode()).hexdigest()
+    digest = hashlib.sha256((json.dumps([ident.id, name, withdrawn, relayed]) + files_json).encode()).hexdigest()
     pub_path, env_path = _layout.mesh_published(home), _layout.mesh_published_envelope(home)
     last = _vault.read_json(pub_path)
     signed = last.get("signed") if isinstance(last.get("signed"), (int, float)) else 0
@@ -369,10 +381,17 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
             return Publication(envelope, list(entries), vault, redactor, kept, real, dict(relinked))
     # changed, or signed a day ago: signed again (receivers take nothing new from a
     # manifest older than MAX_AGE, so an honest node keeps its signature fresh)
-    envelope, seq = _sign(ident, name, files_json, int(last.get("seq", 0)) + 1, withdrawn, when)
+    seq = int(last.get("seq", 0)) + 1
+    # (the withdrawal statement as of the seq its list last changed: a later manifest that
+    # withdraws nothing new does not make older ones "older than a withdrawal")
+    gone_of = hashlib.sha256(json.dumps(withdrawn).encode()).hexdigest()
+    own = last.get("gone_stmt") if last.get("gone_of") == gone_of and isinstance(last.get("gone_stmt"), dict) \
+        else (_statement(ident, seq, withdrawn) if withdrawn else None)
+    envelope, seq = _sign(ident, name, files_json, seq, withdrawn, when, {"withdrawal": own, "relayed": relayed})
     _vault.write_private(env_path, envelope.decode("ascii"))
     _vault.write_private(pub_path, json.dumps({"seq": seq, "digest": digest, "signed": when,
-                                               "envelope_sha": hashlib.sha256(envelope).hexdigest()}))
+                                               "envelope_sha": hashlib.sha256(envelope).hexdigest(),
+                                               "gone_of": gone_of, "gone_stmt": own}))
     return Publication(envelope, entries, vault, redactor, kept, real, relinked)
 
 
@@ -464,19 +483,96 @@ def withdrawn_names(published: set, held: set = frozenset()) -> list:
     return sorted(n for n in gone - {session_key(n) for n in published} if valid_file_name(n))[:MAX_FILES]
 
 
-def _sign(ident, name: str, files_json: str, seq: int, withdrawn: list = (), when: float | None = None
-          ) -> tuple[bytes, int]:
-    """The signed envelope of a manifest whose files are ``files_json`` (their JSON, compact)."""
+def _sign(ident, name: str, files_json: str, seq: int, withdrawn: list = (), when: float | None = None,
+          statements: dict | None = None) -> tuple[bytes, int]:
+    """The signed envelope of a manifest whose files are ``files_json`` (their JSON, compact);
+    ``statements``: {"withdrawal": this node's statement, "relayed": others'} (see MAX_RELAYED)."""
     when = _clock.now().timestamp() if when is None else when
     head = json.dumps({"v": 2, "id": ident.id, "name": name, "seq": seq,
                        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))}, separators=(",", ":"))
+    extra = "".join(f',"{k}":' + json.dumps(v, separators=(",", ":")) for k, v in (statements or {}).items() if v)
     manifest = (head[:-1] + ',"files":' + files_json + ',"withdrawn":'
-                + json.dumps(list(withdrawn), separators=(",", ":")) + "}").encode()
+                + json.dumps(list(withdrawn), separators=(",", ":")) + extra + "}").encode()
     # json.dumps({"v": 2, "cert", "manifest", "sig"}) byte for byte, put together: base64 needs
     # no escaping, and json.dumps scanned the 1.7 MB of it for characters to escape (~4 ms)
     envelope = b"".join((b'{"v": 2, "cert": ', json.dumps(ident.cert_pem.decode()).encode(), b', "manifest": "',
                          base64.b64encode(manifest), b'", "sig": "', base64.b64encode(ident.sign(manifest)), b'"}'))
     return envelope, seq
+
+
+def _statement(ident, seq: int, withdrawn: list) -> dict:
+    """This node's withdrawal statement: ``withdrawn`` (session keys) as of ``seq``, signed."""
+    stmt = json.dumps({"v": 2, "id": ident.id, "seq": seq, "withdrawn": list(withdrawn)}, separators=(",", ":"))
+    return {"stmt": base64.b64encode(stmt.encode()).decode("ascii"),
+            "sig": base64.b64encode(ident.sign(stmt.encode())).decode("ascii")}
+
+
+def _relayed(home: str, own_id: str) -> list:
+    """The newest statement taken from each peer (their records), to relay: sorted, bounded."""
+    folder = os.path.dirname(_layout.mesh_peer_record(own_id, home))
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    out = []
+    for n in names:
+        nid = n[:-5]
+        if not n.endswith(".json") or nid == own_id or not _identity.is_id(nid):
+            continue
+        got = _vault.read_json(os.path.join(folder, n)).get("gone_stmt")
+        if isinstance(got, dict) and isinstance(got.get("stmt"), str) and len(got["stmt"]) <= MAX_STATEMENT * 4 // 3 + 4:
+            out.append({"stmt": got["stmt"], "sig": got.get("sig")})
+        if len(out) >= MAX_RELAYED:
+            break
+    return out
+
+
+def verify_statement(entry) -> dict | None:
+    """``{"id", "seq", "withdrawn"}`` of a withdrawal statement signed by the node it names,
+    whose certificate this node holds; None for anything else (never raises)."""
+    from .identity import known_cert
+
+    try:
+        stmt = base64.b64decode(entry["stmt"], validate=True)
+        sig = base64.b64decode(entry["sig"], validate=True)
+        if len(stmt) > MAX_STATEMENT or len(sig) > 1024:
+            return None
+        s = bounded_json(stmt, MAX_STATEMENT)
+        nid, seq, gone = s["id"], s["seq"], s["withdrawn"]
+        if not _identity.is_id(nid) or not isinstance(seq, int) or isinstance(seq, bool) or seq < 1 \
+                or not isinstance(gone, list) or len(gone) > MAX_FILES or not all(valid_file_name(n) for n in gone):
+            return None
+        cert = known_cert(nid)
+        if cert is None or _identity.verify(cert, stmt, sig) != nid:
+            return None
+    except (Refused, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return {"id": nid, "seq": seq, "withdrawn": gone}
+
+
+def _learn(m: dict, home: str) -> list:
+    """Keep, in each named peer's record, the newest withdrawal statement manifest ``m``
+    carries of it (its own and those it relays); the ids whose record moved."""
+    entries = [m.get("withdrawal")] + (m.get("relayed") if isinstance(m.get("relayed"), list) else [])[:MAX_RELAYED]
+    moved = []
+    for e in entries:
+        s = verify_statement(e) if isinstance(e, dict) else None
+        if s is None:
+            continue
+        path = _layout.mesh_peer_record(s["id"], home)
+        rec = _vault.read_json(path)
+        if s["seq"] > (rec.get("gone_seq") if isinstance(rec.get("gone_seq"), int) else 0):
+            rec.update(gone_seq=s["seq"], gone=s["withdrawn"], gone_stmt={"stmt": e["stmt"], "sig": e["sig"]})
+            _home_dirs(path)
+            _vault.write_private(path, json.dumps(rec))
+            moved.append(s["id"])
+    return moved
+
+
+def _home_dirs(path: str) -> None:
+    from ..homedir import make_private_dirs
+
+    make_private_dirs(os.path.dirname(path))
 
 
 # ------------------------------------------------------------------------------- accepting
@@ -667,7 +763,7 @@ def batches(entries: list, size: int, count: int):
 
 
 def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, transport: str,
-         timeout: float = PEER_DEADLINE) -> dict:
+         timeout: float = PEER_DEADLINE, learned: list | None = None) -> dict:
     """Take what is new from ``peer`` through ``source`` into peers/<name>/; never raises for the
     peer's faults (they are listed in ``errors``), so one bad peer never stops the others.
 
@@ -675,7 +771,9 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
     inside its own deadline once held `sync --all` for days); the peer's folder as a whole —
     files it lists now and copies of ones it no longer lists — within its quota, counted in
     4 KiB blocks (the oldest unlisted copies go first, then older listed files are not taken);
-    new files only from a manifest signed within MAX_AGE (see :data:`MAX_AGE`)."""
+    new files only from a manifest signed within MAX_AGE (see :data:`MAX_AGE`), and none a
+    withdrawal newer than the manifest names (see MAX_RELAYED). ``learned`` gets the ids of
+    the nodes whose withdrawal statement this pull took (the caller pulls them again)."""
     started = time.monotonic()
     source.deadline = started + timeout
     out = {"peer": peer["name"], "id": peer["id"], "transport": transport, "seq": None, "files": 0,
@@ -688,6 +786,9 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             out["note"] = getattr(source, "notes", {}).get(peer["id"], "nothing published yet")
             return out
         m = verify_envelope(raw, peer["id"])
+        got = _learn(m, home)  # (before this peer's record is read: its own statement)
+        if learned is not None:
+            learned.extend(got)
         state_path = _layout.mesh_peer_record(peer["id"], home)
         known = _vault.read_json(state_path)
         last = known.get("seq", 0)
@@ -695,6 +796,12 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             raise Refused(f"rollback refused: manifest seq {m['seq']} is older than seq {last} already taken")
         if m["seq"] == last and known.get("sha") not in (None, m["sha"]):
             raise Refused(f"two different manifests with seq {last}: refused")
+        # a withdrawal this node knows of (from the peer or any member) that is newer than
+        # this manifest: none of it is taken from it, and copies of it go (a replay)
+        later = known.get("gone_seq") if isinstance(known.get("gone_seq"), int) else 0
+        stale = {session_key(n) for n in known.get("gone", []) if valid_file_name(n)} if later > m["seq"] else set()
+        if stale:
+            m["files"] = [e for e in m["files"] if session_key(e["name"]) not in stale]
         out["seq"], out["files"] = m["seq"], len(m["files"])
         quota = int(peer.get("quota_mb", 512)) << 20
         fd = peer_folder_fd(vault, peer["name"], own_name)
@@ -709,7 +816,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         # rules, or a sender that published names as they were): one copy, the listed one
         held, swept = _copies(fd, have, None if whole else known)
         unlisted = [n for n in held if n not in listed]
-        gone = {session_key(n) for n in m.get("withdrawn", [])}
+        gone = {session_key(n) for n in m.get("withdrawn", [])} | stale
         renamed = {session_key(n) for n in listed} if unlisted else ()  # (10,000 keys: only when asked)
         for name in unlisted:
             key = session_key(name)
@@ -812,7 +919,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         # the folder's mtime now that this pull is done with it: while it stays so, nobody
         # added, removed or replaced a copy, and the next pull stats a sweep of them only
         _vault.write_private(state_path, json.dumps({"seq": m["seq"], "sha": m["sha"], "dir": os.fstat(fd).st_mtime_ns,
-                                                     "sweep": swept}))
+                                                     "sweep": swept, **{k: known[k] for k in _GONE if k in known}}))
     except (Refused, TransportError, OSError) as err:
         out["errors"].append(str(err))
     finally:

@@ -101,4 +101,14 @@ def _shared(out: dict, ident, cfg, peers: list, vault: str, home: str, source, p
     except TransportError as e:
         out["errors"].append(str(e))
     after = SealedSource(source(), ident, before)
-    out["peers"] = [pull(cfg.name, p, after, vault, home, out["transport"], timeout) for p in peers]
+    learned: list = []  # per peer pulled: the ids of the nodes whose withdrawal statement it took
+    out["peers"] = []
+    for p in peers:
+        got: list = []
+        out["peers"].append(pull(cfg.name, p, after, vault, home, out["transport"], timeout, got))
+        learned.append(set(got))
+    # a peer pulled before another member told of its newer withdrawal: pulled again, so what
+    # it withdrew goes now, not at the next sync (a replayed publication restores nothing)
+    for k, p in enumerate(peers):
+        if any(p["id"] in later for later in learned[k + 1:]):
+            out["peers"][k] = pull(cfg.name, p, after, vault, home, out["transport"], timeout)

@@ -42,7 +42,7 @@ def find(query: str, folder: str, globs, timeout: float) -> Phrases | None:
         return None
     files: set | None = None
     for p in pats:
-        cmd = [_rg.rg_path(), "-l", "-i", "--no-messages", "--no-config", "--no-ignore", "--color", "never",
+        cmd = [_rg.rg_path(), "-l", "-i", "--text", "--no-messages", "--no-config", "--no-ignore", "--color", "never",
                *(a for g in globs for a in ("-g", g)), "-e", p, "--", folder]
         try:
             out = subprocess.run(cmd, capture_output=True, timeout=timeout).stdout
