@@ -105,9 +105,8 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
         found = _resolve(vault, t, files, metas)
         if found:
             chosen += [p for p in found if p not in chosen]
-        elif known.forgotten(t) or any(
-                (len(t) >= 8 and sid.startswith(t)) or (isinstance(v, dict) and v.get("file") == os.path.basename(t))
-                for sid, v in known.sessions.items()):
+        elif known.forgotten(t) or known.forgotten_name(os.path.basename(t)) or any(
+                len(t) >= 8 and sid.startswith(t) for sid in known.sessions):
             report.already.append(t)
         elif os.sep not in t and not t.endswith(".md") and len(t) < 8:
             raise UsageError(f"{t!r} is too short to name a session: an id needs 8 or more characters",
@@ -196,8 +195,8 @@ def _forget_sessions(vault: Path, files: list, report: Report) -> None:
     entries = {}
     for p in files:
         sid = read_frontmatter(p).get("session_id")
-        sid = sid if isinstance(sid, str) and sid else f"file:{p.name}"
-        entries[sid] = {"file": p.name, "when": when}
+        sid = sid if isinstance(sid, str) and sid else privacy.file_session_id(p.name)
+        entries[sid] = privacy.tombstone(p.name, when)
         report.sessions.append({"path": str(p), "session_id": sid,
                                 "status": "would remove" if report.dry_run else "removed"})
     if report.dry_run or not entries:
@@ -260,7 +259,7 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
         prefix = safe_id_prefix(sid)  # a session's and its subagents' files carry it
         found[sid] = [p for p in (Path(folder) / n for n in names if prefix in n and n.endswith(".md"))
                       if sid in _ids(read_frontmatter(p))]
-    privacy.add_session_tombstones({sid: {"file": found[sid][0].name if found[sid] else None, "when": when}
+    privacy.add_session_tombstones({sid: privacy.tombstone(found[sid][0].name if found[sid] else None, when)
                                     for sid in ids})
     removed = []
     for sid, paths in found.items():

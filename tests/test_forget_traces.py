@@ -43,29 +43,36 @@ def test_tombstones_holding_names_are_migrated_and_still_keep_the_session_out(me
     """A forgotten.json written by an older version (file names in it) is rewritten with
     hashes on first read, and a forgotten session still never comes back by import, by hand
     or through the mesh."""
-    from test_mesh_attacks import _shared_pair
+    from meshkit import introduce, transport_args, two
 
-    a, b, args = _shared_pair(mesh, tmp_path)
+    a, b = two(mesh)
+    write_session(a.vault, "aaaa0003-x", "2026-10-03T10:00:00",
+                  [("user", "10:00:00", "narwhal migration of the billing cluster"), ("agent", "10:00:05", ["planned"])],
+                  fmt=2)
+    args = transport_args("folder", tmp_path)
+    introduce(args, a, b)
     backup = tmp_path / "backup"
     shutil.copytree(a.vault, backup, ignore=shutil.ignore_patterns("peers"))
-    (name,) = [p.name for p in backup.glob("*aaaa0001*")]
-    assert a.cli("forget", "aaaa0001-x", "--yes").returncode == 0
+    (name,) = [p.name for p in backup.glob("*aaaa0003*")]
+    assert "narwhal" in name and any("narwhal" in n for n in b.peer_files("alpha"))
+    assert a.cli("forget", "aaaa0003-x", "--yes").returncode == 0
     path = a.home / "state" / "forgotten.json"
-    path.write_text(json.dumps({"sessions": {"aaaa0001-x": {"file": name, "when": "2026-11-01T12:00:00+00:00"},
-                                             f"file:{name}": {"file": name, "when": "2026-11-01T12:00:00+00:00"}}}))
+    when = "2026-11-01T12:00:00+00:00"
+    path.write_text(json.dumps({"sessions": {"aaaa0003-x": {"file": name, "when": when},
+                                             f"file:{name}": {"file": name, "when": when}}}))
     a.sync(*args)
     kept = path.read_text()
-    assert name not in kept and "kubernetes" not in kept and "aaaa0001-x" in kept, kept
+    assert "narwhal" not in kept and "aaaa0003-x" in kept, kept
     assert hashlib.sha256(name.encode()).hexdigest() in kept
     b.sync(*args)
+    assert not any("narwhal" in n for n in b.peer_files("alpha"))  # (withdrawn, by its key)
     p, _ = run_json(["import", "chrollo-vault", "--source", str(backup)], a.home)
     assert p.returncode == 0, p.stderr
     assert not (a.vault / name).exists(), "import brought a forgotten session back"
     shutil.copy(backup / name, a.vault / name)  # copied back by hand: still never published
     a.sync(*args)
     b.sync(*args)
-    assert name not in b.peer_files("alpha")
-    assert not any(b"kubernetes" in v for v in b.peer_files("alpha").values())
+    assert not any(b"narwhal" in v for v in b.peer_files("alpha").values())
 
 
 # ----------------------------------------------------------------------------- what is left behind

@@ -193,7 +193,7 @@ def _held_back(name: str, origin: list, rules, memo: dict) -> bool:
     """Must this own file stay here? Forgotten (a tombstone, by name or session id — a file
     copied back by hand included) or captured in a project excluded now."""
     sid, cwd, repository = (origin + [None, None, None])[:3]
-    if name in rules.files or rules.forgotten(sid):
+    if rules.forgotten(sid) or rules.forgotten_name(name):
         return True
     if (cwd or repository) and rules.exclude:
         key = (cwd, repository)
@@ -304,7 +304,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
             relinked[pub] = want
         return {"name": pub, "sha256": sha, "size": size}
 
-    scope = (frozenset(privacy.sessions), frozenset(privacy.files), tuple(privacy.exclude))
+    scope = (frozenset(privacy.sessions), frozenset(privacy.file_hashes), tuple(privacy.exclude))
     last = _LAST.pop((home, vault), None)
     if last and not everything and last["records"] is fresh and last["scope"] == scope and all(
             n in last["at"] and n in fresh and fresh[n][4:7] == before.get(n, fresh[n][4:7]) for n in changed):
@@ -317,7 +317,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
             pieces[i] = _pieces([entries[i]])[0]
     else:
         order = sorted(fresh)
-        if privacy.files or privacy.sessions or privacy.exclude:
+        if privacy.file_hashes or privacy.sessions or privacy.exclude:
             held = {n for n in order if _held_back(n, fresh[n][4], privacy, memo)}
             for fname in held:
                 kept.pop(fname, None)
@@ -458,7 +458,7 @@ def withdrawn_names(published: set, held: set = frozenset()) -> list:
     the list): honest peers drop every copy of theirs under any name."""
     from ..privacy import rules
 
-    gone = {session_key(n) for n in rules().files | held if valid_file_name(n)}
+    gone = rules().keys | {session_key(n) for n in held if valid_file_name(n)}
     if not gone:
         return []
     return sorted(n for n in gone - {session_key(n) for n in published} if valid_file_name(n))[:MAX_FILES]
@@ -722,7 +722,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                 del held[name]
                 touched.add(name)
                 have.pop(name, None)
-        from ..privacy import forgotten_file, rules
+        from ..privacy import forgotten_file, name_hash, rules
 
         signed = _signed_at(m)
         age = _clock.now().timestamp() - signed if signed is not None else None
@@ -732,13 +732,13 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             raise Refused(f"manifest signed {m.get('time')!s:.20}, more than {MAX_AGE // 86400} days ago: its "
                           "withdrawals are applied, nothing new is taken from it (a replayed old publication, "
                           "or the peer has not synced since)")
-        forgot = rules(reload=True).files  # (forgotten_file's test without the bytes, as one set)
+        forgot = rules(reload=True).file_hashes  # (forgotten_file's test without the bytes, as one set)
         if rules().lines:  # (chrollo.forget and its imports only when a `forget --lines` pattern is kept)
             from ..forget import keep_forgotten
         else:
             keep_forgotten = None
         # what this user forgot is never taken: `chrollo forget` outranks the mesh
-        take = [e for e in m["files"] if e["name"] not in forgot] if forgot else m["files"]
+        take = [e for e in m["files"] if name_hash(e["name"]) not in forgot] if forgot else m["files"]
         used = _blocks_of(take)
         if used > quota:  # newest first until the quota is reached (else all: in any order)
             wanted, take, used = take, [], 0
