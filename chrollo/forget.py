@@ -29,12 +29,14 @@ class Report:
         self.pattern: str | None = None
         self.already: list = []    # targets forgotten by an earlier run
         self.receipts = 0          # recall receipts removed with them (chrollo.receipts)
+        self.renamed: dict = {}    # {old path: new path}: a scrubbed title's words left the name
 
     def to_json(self) -> dict:
         return {"vault": str(self.vault), "dry_run": self.dry_run, "sessions": self.sessions,
                 "already_forgotten": self.already, "receipts_removed": self.receipts,
                 "lines": {"pattern_added": self.pattern, "files": self.lines,
-                          "count": sum(len(f["lines"]) for f in self.lines)}}
+                          "count": sum(len(f["lines"]) for f in self.lines),
+                          "renamed": [{"from": a, "to": b} for a, b in self.renamed.items()]}}
 
 
 def forget(targets=(), since: str | None = None, until: str | None = None, project: str | None = None,
@@ -329,57 +331,78 @@ def _scrub_all(files: list, transform, report: Report) -> None:
         sid = read_frontmatter(p).get("session_id")
         locks = _locks(sid) if isinstance(sid, str) and sid else []
         with _Held(locks):
-            hit = _scrub_file(p, transform, report.dry_run, report.vault)
-            if not report.dry_run:  # a changed title's words leave the file name too (format 2)
-                p = forget_slug(p) or p
-                if hit:
-                    from . import index as _index
+            hit, title = _scrub_file(p, transform, report.dry_run, report.vault)
+            # a changed title's words leave the file name too (format 2) — only a file this
+            # forget changed, and only if its title changed or its name holds what was forgotten:
+            # a title edited by hand is no reason to rename a file (#44)
+            if hit and not report.dry_run and (title or _name_holds(p.name, transform)):
+                new = forget_slug(p)
+                if new is not None:
+                    report.renamed[str(p)] = str(new)
+                    p = new
+            if hit and not report.dry_run:
+                from . import index as _index
 
-                    _index.update(str(report.vault), [p])
+                _index.update(str(report.vault), [p])
         if hit:
             report.lines.append({"path": str(p), "lines": hit})
 
 
-def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> list:
+def _name_holds(name: str, transform) -> bool:
+    """Does the title slug in a format-2 file ``name`` hold what ``transform`` takes out?"""
+    m = _vault.SESSION_NAME_RE.match(name)
+    if not m or "_" not in m.group(3):
+        return False
+    words = m.group(3).rpartition("_")[0].replace("_", " ")
+    return transform(words) != words
+
+
+def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> tuple[list, bool]:
     """Rewrite one file's body through ``transform`` (atomically; turn headers and the
-    frontmatter are kept as they are); the 1-based numbers of the lines that changed."""
+    frontmatter are kept as they are); the 1-based numbers of the lines that changed, and
+    whether its title (format 2) was one of them."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return []
+        return [], False
     try:
         import stat
 
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return []
+            return [], False
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read()
     finally:
         os.close(fd)
-    out, hit = scrub_bytes(data, transform)
+    out, hit, title = _scrub(data, transform)
     if hit and not dry_run:
         if vault is not None:
             from . import index as _index
 
             _index.forget(str(vault), {str(path): data})
         _uncache([data])
-        tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
-        wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
-        try:
-            view = memoryview(out)
-            while view:
-                view = view[os.write(wfd, view):]
-            os.fsync(wfd)
+        _write(path, out)
+    return hit, title
+
+
+def _write(path: Path, out: bytes) -> None:
+    """``path``'s content replaced by ``out``, atomically (a temp file beside it, renamed)."""
+    tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
+    wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
+    try:
+        view = memoryview(out)
+        while view:
+            view = view[os.write(wfd, view):]
+        os.fsync(wfd)
+        os.close(wfd)
+        wfd = -1
+        os.replace(tmp, path)
+    finally:
+        if wfd >= 0:
             os.close(wfd)
-            wfd = -1
-            os.replace(tmp, path)
-        finally:
-            if wfd >= 0:
-                os.close(wfd)
-            if tmp.exists():
-                os.unlink(tmp)
-    return hit
+        if tmp.exists():
+            os.unlink(tmp)
 
 
 def scrub_bytes(data: bytes, transform) -> tuple[bytes, list]:
@@ -387,6 +410,11 @@ def scrub_bytes(data: bytes, transform) -> tuple[bytes, list]:
     ``transform``, headers and the rest of the frontmatter kept; and the 1-based numbers of the
     lines that changed. What ``forget --lines`` does to a file, and what a file taken later
     (import, a peer's copy) goes through so that it stays forgotten."""
+    return _scrub(data, transform)[:2]
+
+
+def _scrub(data: bytes, transform) -> tuple[bytes, list, bool]:
+    """:func:`scrub_bytes`, and whether the title (or its aliases) changed."""
     from .fileformat import HEADER_RE
     from .obsidian import forget_title
 
@@ -403,8 +431,9 @@ def scrub_bytes(data: bytes, transform) -> tuple[bytes, list]:
         if new != old:
             hit += [a + 1 + k for k, ln in enumerate(old) if k >= len(new) or new[k] != ln]
             lines[a:b] = new
-    hit = sorted(hit + forget_title(lines, start, transform))  # format 2's title and aliases
-    return ("\n".join(lines).encode("utf-8", "surrogateescape") if hit else data), hit
+    title = forget_title(lines, start, transform)  # format 2's title and aliases
+    hit = sorted(hit + title)
+    return ("\n".join(lines).encode("utf-8", "surrogateescape") if hit else data), hit, bool(title)
 
 
 def keep_forgotten(data: bytes) -> bytes:

@@ -246,8 +246,9 @@ def forget_lines(report) -> list:
     elif not (report.lines or report.pattern is not None):
         out.append(("bold", "nothing (more) to forget"))
     if report.lines or report.pattern is not None:
+        renamed = f" ({len(report.renamed)} renamed: the title's words left the name)" if report.renamed else ""
         out.append(("bold", f"{plural(n_lines, 'line')} in {plural(len(report.lines), 'file')} "
-                            f"{'would be ' if would else ''}scrubbed"
+                            f"{'would be ' if would else ''}scrubbed{renamed}"
                     + ("; later captures scrub the pattern too" if report.pattern is not None else "")))
     return out
 
