@@ -59,22 +59,23 @@ def forget(targets=(), since: str | None = None, until: str | None = None, proje
     pattern = privacy.compile_pattern(lines, regex) if lines is not None else None
     report = Report(vault, dry_run)
     files = _select(vault, targets, lo, hi, project, report) if selecting else None
+    transform = None  # (what a forget of text does to any stored text)
     if secrets:
-        _forget_secrets(vault, files, report)
+        transform = _forget_secrets(vault, files, report)
     elif pattern is not None:
-        _forget_lines(vault, files, pattern, lines, regex, report)
+        transform = _forget_lines(vault, files, pattern, lines, regex, report)
     else:
         _forget_sessions(vault, files, report)
     if not dry_run:
+        from . import traces
         from .changes import drop as drop_changes
         from .listing import drop
-        from .receipts import forget as forget_receipts
 
         drop()  # (cached listings hold file names; a format-2 name holds the title)
         drop_changes()  # (so do the mesh's journals of changed files)
-        report.receipts = forget_receipts(
-            paths=[s["path"] for s in report.sessions], sessions=[s["session_id"] for s in report.sessions],
-            pattern=pattern if report.lines or report.pattern is not None else None)
+        report.receipts = traces.follow(  # receipts, records, torn remnants, the mesh's records
+            removed=[s["path"] for s in report.sessions], renamed=report.renamed,
+            sessions=[s["session_id"] for s in report.sessions], transform=transform)
     return report
 
 
@@ -281,9 +282,9 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
 
         drop()
         drop_changes()
-    from .receipts import forget as forget_receipts
+    from . import traces
 
-    forget_receipts(paths=removed, sessions=ids)
+    traces.follow(removed=removed, sessions=ids)
     return removed
 
 
@@ -311,7 +312,11 @@ def _forget_lines(vault: Path, files, pattern, text: str, regex: bool, report: R
             report.pattern = text
     def line_out(line: str) -> str:
         return privacy.forget_line(line) if pattern.search(line) else line
-    _scrub_all(files, lambda body: "\n".join(line_out(ln) for ln in body.split("\n")), report)
+
+    def transform(body: str) -> str:
+        return "\n".join(line_out(ln) for ln in body.split("\n"))
+    _scrub_all(files, transform, report)
+    return transform
 
 
 def _forget_secrets(vault: Path, files, report: Report) -> None:
@@ -322,7 +327,11 @@ def _forget_secrets(vault: Path, files, report: Report) -> None:
     if files is None:
         files = _sessions(vault, peers=True) if vault.is_dir() else []
     redactor = Redactor.from_config(_vault.home_path())
-    _scrub_all(files, lambda body: redactor.redact(body)[0], report)
+
+    def transform(body: str) -> str:
+        return redactor.redact(body)[0]
+    _scrub_all(files, transform, report)
+    return transform
 
 
 def _scrub_all(files: list, transform, report: Report) -> None:
