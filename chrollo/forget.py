@@ -30,13 +30,15 @@ class Report:
         self.already: list = []    # targets forgotten by an earlier run
         self.receipts = 0          # recall receipts removed with them (chrollo.receipts)
         self.renamed: dict = {}    # {old path: new path}: a scrubbed title's words left the name
+        self.relinked: list = []   # other files whose link to a removed or renamed one changed
 
     def to_json(self) -> dict:
         return {"vault": str(self.vault), "dry_run": self.dry_run, "sessions": self.sessions,
                 "already_forgotten": self.already, "receipts_removed": self.receipts,
                 "lines": {"pattern_added": self.pattern, "files": self.lines,
                           "count": sum(len(f["lines"]) for f in self.lines),
-                          "renamed": [{"from": a, "to": b} for a, b in self.renamed.items()]}}
+                          "renamed": [{"from": a, "to": b} for a, b in self.renamed.items()]},
+                "relinked": self.relinked}
 
 
 def forget(targets=(), since: str | None = None, until: str | None = None, project: str | None = None,
@@ -68,6 +70,8 @@ def forget(targets=(), since: str | None = None, until: str | None = None, proje
         _forget_sessions(vault, files, report)
     if not dry_run:
         from . import traces
+
+        _relink(vault, [Path(x["path"]) for x in report.sessions], report)
         from .changes import drop as drop_changes
         from .listing import drop
 
@@ -297,6 +301,72 @@ def _drop_state(session_id: str) -> None:
             os.unlink(path)
         except OSError:
             pass
+
+
+# ----------------------------------------------------------------------------- links
+
+LINK_KEYS = ("previous", "parent")  # the frontmatter links (format 2) that name another session's file
+
+
+def _relink(vault: Path, removed: list, report: Report) -> None:
+    """Other session files whose ``previous``/``parent`` link names a removed or renamed file
+    (a format-2 name holds a title's words): the link goes, or follows the new name. Each such
+    file is rewritten as a scrub is (locked, atomic) and counted in ``report.relinked``."""
+    stems = {p.stem: None for p in removed}
+    stems.update({Path(a).stem: Path(b).stem for a, b in report.renamed.items()})
+    if not stems:
+        return
+    folders = sorted({p.parent for p in removed} | {Path(a).parent for a in report.renamed})
+    gone = set(map(str, removed))
+    for folder in folders:
+        for p in _sessions(folder, peers=False) if folder.is_dir() else []:
+            if str(p) in gone or not _links_any(p, stems):
+                continue
+            sid = read_frontmatter(p).get("session_id")
+            with _Held(_locks(sid) if isinstance(sid, str) and sid else []):
+                try:
+                    with _vault.open_regular(p) as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                out = _relinked(data, stems)
+                if out == data:
+                    continue
+                _uncache([data])
+                _write(p, out)
+                from . import index as _index
+
+                _index.update(str(vault), [p])
+            report.relinked.append(str(p))
+
+
+def _links_any(path: Path, stems: dict) -> bool:
+    try:
+        with _vault.open_regular(path) as fh:
+            head = fh.read(8192)
+    except OSError:
+        return False
+    return any(f"[[{s}]]".encode("utf-8", "surrogateescape") in head for s in stems)
+
+
+def _relinked(data: bytes, stems: dict) -> bytes:
+    """``data`` with each frontmatter link to one of ``stems`` dropped (None) or renamed."""
+    from .fileformat import frontmatter_end_of, yaml_quote
+
+    end = frontmatter_end_of(data)  # (the closing line, 1-based; 0: none)
+    if end <= 1:
+        return data
+    lines = data.split(b"\n")
+    out = lines[:1]
+    for raw in lines[1:end - 1]:
+        ln = raw.decode("utf-8", "surrogateescape")
+        key = ln.partition(": ")[0]
+        hit = next((s for s in stems if f"[[{s}]]" in ln), None) if key in LINK_KEYS else None
+        if hit is None:
+            out.append(raw)
+        elif stems[hit] is not None:
+            out.append(f"{key}: {yaml_quote('[[' + stems[hit] + ']]')}".encode("utf-8", "surrogateescape"))
+    return b"\n".join(out + lines[end - 1:])
 
 
 # ----------------------------------------------------------------------------- lines

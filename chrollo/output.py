@@ -240,6 +240,8 @@ def forget_lines(report) -> list:
     for f in report.lines:
         out.append(("", f"{'would scrub' if would else 'scrubbed'}  {f['path']}: "
                         f"line{'s' * (len(f['lines']) != 1)} {', '.join(map(str, f['lines']))}"))
+    for p in report.relinked:
+        out.append(("dim", f"link updated  {p}"))
     n_lines = sum(len(f["lines"]) for f in report.lines)
     if report.sessions:
         out.append(("bold", f"{plural(len(report.sessions), 'session file')} {'would be ' if would else ''}forgotten"))

@@ -192,6 +192,12 @@ def _mesh(names: set, home: str | None) -> None:
     def drop(key) -> bool:
         return isinstance(key, str) and key.endswith(".md") and slug_free(os.path.basename(key)) in keys
 
+    stems = [n[:-3] for n in names if n.endswith(".md")]
+
+    def naming(value) -> bool:  # (an own file's record holds the names its links point to)
+        text = repr(value)
+        return any(s in text for s in stems)
+
     sets = [(_layout.mesh_manifest_cache(home), _layout.mesh_manifest_log(home))]
     for sub, whole, log in (("folders", ".records", ".log"), ("peers", ".files.records", ".files.log")):
         d = os.path.join(folder, sub)
@@ -201,7 +207,7 @@ def _mesh(names: set, home: str | None) -> None:
             found = []
         sets += [(os.path.join(d, n), os.path.join(d, n[:-len(whole)] + log)) for n in found]
     for path, log in sets:
-        records.forget(path, log, drop)
+        records.forget(path, log, drop, naming)
     state = _layout.mesh_publish_state(home)
     try:
         with open(state, "rb") as fh:

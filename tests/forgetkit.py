@@ -15,6 +15,7 @@ from hookkit import hook, ok
 
 SID_A = "aaaa1111-2222-4333-8444-555566667777"   # the session forgotten
 SID_B = "bbbb1111-2222-4333-8444-555566667777"   # another one, that was shown it
+SID_C = "cccc1111-2222-4333-8444-555566667777"   # a later one in the same folder (links it as previous)
 TOKEN = "sk_live_51H8xQpL2eZvKYlo2C9a8bT7"
 TOKEN_TAIL = TOKEN[8:]  # (its distinctive part: what no other text holds)
 
@@ -66,7 +67,8 @@ class World:
     """``words``: what only the forgotten session says (its first prompt, so its title and its
     file name's slug hold them); ``extras``: which traces to make (all by default)."""
 
-    def __init__(self, root: Path, words: list, extras=("receipts", "pending", "torn", "mesh", "index", "listing"),
+    def __init__(self, root: Path, words: list, extras=("receipts", "pending", "torn", "mesh", "index", "listing",
+                                                       "later"),
                  redact_capture: bool = False):
         self.root, self.words, self.extras = root, list(words), set(extras)
         self.home = root / "home"
@@ -92,6 +94,9 @@ class World:
             self.a.stop(self.home, answer)  # (the next pass sets the torn bytes aside)
             torn = list((self.home / "state" / "torn").iterdir())
             assert torn and any(self.words[0].encode() in t.read_bytes() for t in torn), torn
+        if "later" in self.extras:  # a later session in A's folder: its frontmatter links A's file
+            Codex(self.proj, SID_C).live(self.home, "rotate the staging proxy certificates", "rotated them",
+                                         CHROLLO_NOW="2026-11-01T13:00:00")
         if "receipts" in self.extras:  # B is shown A's lines: a receipt and B's recall record cite A's file
             out = self.b.live(self.home, "which port does the staging proxy listen on", "port 8443")
             assert b"8443" in out, out

@@ -135,8 +135,9 @@ def drop(path: str, log: str) -> None:
             pass
 
 
-def forget(path: str, log: str, doomed) -> bool:
-    """Take the records whose key ``doomed(key)`` accepts out (``chrollo forget``: a key is a file
+def forget(path: str, log: str, doomed, naming=None) -> bool:
+    """Take the records whose key ``doomed(key)`` accepts (or whose value ``naming(value)``
+    does: a link to another file) out (``chrollo forget``: a key is a file
     name, and a name can hold a title's words) — written whole at once, so that neither file
     keeps the key, not even as a removal in the log. The key ``""`` (a transport's note of where
     it left off) goes too: the next run trusts nothing and looks at everything. Records that
@@ -157,6 +158,8 @@ def forget(path: str, log: str, doomed) -> bool:
     except (OSError, ValueError, TypeError, IndexError):
         logged = []
     hit = [k for k in list(records) + logged if k and doomed(k)]
+    if naming is not None:
+        hit += [k for k, v in records.items() if k and naming(v)]
     if not hit:
         return False
     for k in hit:
