@@ -129,7 +129,7 @@ class Rules:
     # -- lines ------------------------------------------------------------------
     def patterns(self) -> list:
         if self._compiled is None:
-            self._compiled = [compile_pattern(x["pattern"], bool(x.get("regex"))) for x in self.lines]
+            self._compiled = [_kept_pattern(x["pattern"], bool(x.get("regex"))) for x in self.lines if x["pattern"]]
         return self._compiled
 
     def scrub_lines(self, text: str) -> str:
@@ -206,6 +206,10 @@ def _hash_names(data: dict) -> None:
 
 
 def compile_pattern(pattern: str, regex: bool = False):
+    """A ``forget --lines`` pattern, compiled: literal text, or (``regex``) a regular expression
+    run by RE2 — linear in the text, so no pattern can hold a capture hook past its deadline
+    (Python's engine backtracks: ``(\\w+\\s?)+password`` took minutes on one line). One RE2 does
+    not run (a backreference, lookaround) is a usage error. Either has ``.search(text)``."""
     from .errors import UsageError
 
     if not pattern:
@@ -213,10 +217,91 @@ def compile_pattern(pattern: str, regex: bool = False):
     if not regex:
         return re.compile(re.escape(pattern))
     try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise UsageError(f"not a valid regular expression: {e}", "Drop --regex to match the text literally.",
+        return _Linear(pattern)
+    except ValueError as e:
+        raise UsageError(f"not a regular expression chrollo can run: {e}",
+                         "--regex patterns run in RE2, a linear-time engine: no backreferences (\\1) and "
+                         "no lookaround ((?=…), (?<=…)). Or drop --regex to match the text literally.",
                          kind="bad_pattern") from None
+
+
+class _Linear:
+    """A regular expression run by RE2 (google-re2) over UTF-8 — the text's undecodable bytes
+    (kept as lone surrogates) included. Imported only when a ``--regex`` pattern is in use."""
+
+    def __init__(self, pattern: str):
+        try:
+            import re2
+        except ImportError:
+            from .errors import ChrolloError
+
+            raise ChrolloError("missing_module", "the Python package 'google-re2' is not installed "
+                               "(forget --regex patterns run in it)", "pip install 'google-re2'") from None
+        opts = re2.Options()
+        opts.log_errors = False  # (its C++ logging would print to stderr)
+        try:
+            self._rx = re2.compile(pattern.encode("utf-8", "surrogateescape"), opts)
+        except re2.error as e:
+            msg = e.args[0] if e.args else "invalid"
+            raise ValueError(msg.decode("utf-8", "replace") if isinstance(msg, bytes) else str(msg)) from None
+
+    def search(self, text: str):
+        return self._rx.search(text.encode("utf-8", "surrogateescape"))
+
+
+BUDGET = 2.0  # seconds a process spends on patterns RE2 refused (kept by an older version)
+LINE_BUDGET = 0.1  # of which one line gets at most this
+
+
+class _Bounded:
+    """A pattern an older version kept that RE2 does not run, in Python's engine under a
+    deadline (:data:`LINE_BUDGET` a line, :data:`BUDGET` for the whole process, so a hook keeps
+    its own): a line not decided in time counts as matching — it is forgotten rather than kept
+    unchecked."""
+
+    spent = 0.0
+
+    def __init__(self, rx):
+        self.rx = rx
+
+    def search(self, text: str):
+        import signal
+        import threading
+        import time
+
+        left = BUDGET - _Bounded.spent
+        if left <= 0:
+            return True
+        if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+            return self.rx.search(text)  # (no alarm outside the main thread)
+
+        def out_of_time(*_):
+            raise TimeoutError
+        old = signal.signal(signal.SIGALRM, out_of_time)
+        start = time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, min(left, LINE_BUDGET))
+        try:
+            return self.rx.search(text)
+        except TimeoutError:
+            return True
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+            _Bounded.spent += time.monotonic() - start
+
+
+def _kept_pattern(pattern: str, regex: bool):
+    """A kept tombstone's pattern: as :func:`compile_pattern` makes it; one RE2 refuses (kept by
+    an older version) in Python's engine under :class:`_Bounded`'s deadline."""
+    from .errors import UsageError
+
+    try:
+        return compile_pattern(pattern, regex)
+    except UsageError:
+        try:
+            return _Bounded(re.compile(pattern))
+        except re.error:
+            return re.compile(re.escape(pattern))
 
 
 def forget_line(line: str) -> str:

@@ -228,3 +228,18 @@ def test_a_link_to_a_forgotten_or_renamed_file_goes_or_follows_it(tmp_path):
     p, out = run_json(["forget", "aaaa1111", "--yes"], w.home)
     assert "previous:" not in later.read_text() and out["relinked"] == [str(later)]
     assert "rotate the staging proxy" in later.read_text()  # (nothing else of it changed)
+
+
+def test_a_kept_pattern_re2_refuses_runs_under_a_deadline_and_forgets_what_it_cannot_decide(home, tmp_path):
+    """A lookahead pattern an older version kept (RE2 refuses it) runs in Python's engine under
+    a deadline: the hook keeps its own, and a line not decided in time is forgotten."""
+    (home / "state").mkdir(parents=True)
+    (home / "state" / "forgotten.json").write_text(json.dumps(
+        {"lines": [{"pattern": r"(\w+\s?)+(?=password)", "regex": True, "when": "2026-11-01T12:00:00+00:00"}]}))
+    line = " ".join(["abcdefghi"] * 13)
+    t = time.monotonic()
+    Codex(tmp_path, "eeee0000-x").live(home, f"please look at {line}", "fine, looked")
+    assert time.monotonic() - t < 15
+    (f,) = (home / "memories").glob("*.md")
+    text = f.read_text()
+    assert "abcdefghi" not in text and "[forgotten by chrollo]" in text and "fine, looked" in text
