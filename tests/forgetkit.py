@@ -86,7 +86,7 @@ class World:
         self.a.live(self.home, self.first, f"the staging proxy listens on port 8443, {said}")
         self.a.live(self.home, "and what is the staging proxy timeout", "the staging proxy timeout is 30 seconds")
         if "torn" in self.extras:  # a turn cut by a kill mid-append, set aside by the next pass
-            answer = f"{said} " + "staging " * 9000
+            answer = f"{said} key {TOKEN}\n" + "staging " * 9000
             self.a.prompt(self.home, f"explain the staging proxy config {said}")
             size = self.file_a().stat().st_size
             p = self.a.stop(self.home, answer, prefix=_limited(size + 2000))
@@ -101,7 +101,7 @@ class World:
             out = self.b.live(self.home, "which port does the staging proxy listen on", "port 8443")
             assert b"8443" in out, out
         if "pending" in self.extras:  # A's next prompt, in flight (the capture state holds it)
-            self.a.prompt(self.home, f"{said} pending question")
+            self.a.prompt(self.home, f"{said} pending question about {TOKEN}")
         if "mesh" in self.extras:
             assert run(["mesh", "init", "--name", "n1"], self.home).returncode == 0
             self.shared.mkdir(exist_ok=True)

@@ -113,7 +113,9 @@ def test_forget_lines_changes_only_files_holding_the_pattern_and_counts_them(hom
                                     ("agent", "10:00:05", [f"rollout {i} planned" + (" with hunter2" if i == 3 else "")])],
                                    fmt=2))
     for f in files[:3]:  # titles edited by hand (in Obsidian, say)
-        f.write_text(f.read_text().replace("title: plan the rollout", "title: my own words for the rollout"))
+        text = f.read_text()
+        assert 'title: "plan the rollout' in text
+        f.write_text(text.replace('title: "plan the rollout', 'title: "my own words for the rollout'))
     before = {p.name: p.read_bytes() for p in vault.glob("*.md")}
     p, out = run_json(["forget", "--lines", "hunter2"], home)
     assert p.returncode == 0, p.stderr
