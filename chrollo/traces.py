@@ -199,8 +199,10 @@ def _mesh(names: set, home: str | None) -> None:
         return any(s in text for s in stems)
 
     sets = [(_layout.mesh_manifest_cache(home), _layout.mesh_manifest_log(home))]
-    for sub, whole, log in (("folders", ".records", ".log"), ("peers", ".files.records", ".files.log")):
-        d = os.path.join(folder, sub)
+    for index, journal in ((_layout.mesh_folder_index, _layout.mesh_folder_log),
+                           (_layout.mesh_peer_files, _layout.mesh_peer_files_log)):
+        d, whole, log = os.path.dirname(index("", home)), os.path.basename(index("", home)), \
+            os.path.basename(journal("", home))
         try:
             found = sorted(n for n in os.listdir(d) if n.endswith(whole))
         except OSError:
@@ -208,6 +210,10 @@ def _mesh(names: set, home: str | None) -> None:
         sets += [(os.path.join(d, n), os.path.join(d, n[:-len(whole)] + log)) for n in found]
     for path, log in sets:
         records.forget(path, log, drop, naming)
+    for path in _each(os.path.dirname(_layout.mesh_peer_record("", home))):  # where a pull's sweep left off
+        data = _vault.read_json(path)
+        if drop(data.get("sweep")):
+            _rewrite(path, data, {**data, "sweep": ""})
     state = _layout.mesh_publish_state(home)
     try:
         with open(state, "rb") as fh:

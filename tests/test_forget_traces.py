@@ -245,3 +245,24 @@ def test_a_kept_pattern_re2_refuses_runs_under_a_deadline_and_forgets_what_it_ca
     (f,) = (home / "memories").glob("*.md")
     text = f.read_text()
     assert "abcdefghi" not in text and "[forgotten by chrollo]" in text and "fine, looked" in text
+
+
+def test_a_forgotten_peer_copy_leaves_no_trace_in_the_pull_records(mesh, tmp_path):
+    """A peer's copy forgotten here: its name (the peer's title slug) leaves the records of
+    what was taken from that peer and the pull's sweep note at once, and the next sync neither
+    takes it again nor writes its name anywhere."""
+    from meshkit import introduce, transport_args, two
+
+    a, b = two(mesh)
+    write_session(b.vault, "bbbb0003-x", "2026-10-03T10:00:00",
+                  [("user", "10:00:00", "walrus migration of the billing cluster"), ("agent", "10:00:05", ["planned"])],
+                  fmt=2)
+    args = transport_args("folder", tmp_path)
+    introduce(args, a, b)
+    (name,) = [n for n in a.peer_files("bravo") if "walrus" in n]
+    assert traces(a.home / "state", ["walrus"])
+    p = a.cli("forget", str(a.vault / "peers" / "bravo" / name), "--yes")
+    assert p.returncode == 0, p.stderr
+    assert traces(a.home, ["walrus"]) == []
+    a.sync(*args)
+    assert traces(a.home, ["walrus"]) == []
