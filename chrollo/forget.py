@@ -318,9 +318,12 @@ def _relink(vault: Path, removed: list, report: Report) -> None:
         return
     folders = sorted({p.parent for p in removed} | {Path(a).parent for a in report.renamed})
     gone = set(map(str, removed))
+    # a link names an earlier session (previous) or the parent of a subagent started later:
+    # only files named (by their start) no earlier than the first of these are read
+    earliest = min(s[:17] for s in stems)
     for folder in folders:
         for p in _sessions(folder, peers=False) if folder.is_dir() else []:
-            if str(p) in gone or not _links_any(p, stems):
+            if p.name[:17] < earliest or str(p) in gone or not _links_any(p, stems):
                 continue
             sid = read_frontmatter(p).get("session_id")
             with _Held(_locks(sid) if isinstance(sid, str) and sid else []):
@@ -341,9 +344,11 @@ def _relink(vault: Path, removed: list, report: Report) -> None:
 
 
 def _links_any(path: Path, stems: dict) -> bool:
+    from .fileformat import FRONTMATTER_HEAD
+
     try:
         with _vault.open_regular(path) as fh:
-            head = fh.read(8192)
+            head = fh.read(FRONTMATTER_HEAD)  # (the links come before the frontmatter's id fields)
     except OSError:
         return False
     return any(f"[[{s}]]".encode("utf-8", "surrogateescape") in head for s in stems)

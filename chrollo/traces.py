@@ -90,32 +90,39 @@ def _moved(path, moved: dict):
 
 def _capture_records(moved: dict, transform) -> None:
     """Capture's records: the file each session writes to (and the one an append was about to
-    grow), the prompt in flight and a deferred answer (stored text)."""
+    grow), the prompt in flight and a deferred answer (stored text). Read first without the
+    lock; one that changes is read again and rewritten under its session's capture lock."""
     for path in _each(os.path.dirname(_layout.capture_record("x"))):
-        sid = _vault.read_json(path).get("session_id")
-        lock = _vault.open_lock(_layout.capture_lock(sid)) if isinstance(sid, str) else None
+        data = _vault.read_json(path)
+        sid = data.get("session_id")
+        if _followed(data, moved, transform) == data or not isinstance(sid, str):
+            continue
+        lock = _vault.open_lock(_layout.capture_lock(sid))
         try:
-            if lock is not None:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            fcntl.flock(lock, fcntl.LOCK_EX)
             data = _vault.read_json(path)
-            vaults = data.get("vaults")
-            if not isinstance(vaults, dict):
-                continue
-            new = json.loads(json.dumps(vaults))
-            for st in new.values():
-                if not isinstance(st, dict):
-                    continue
-                for holder in (st, st.get("intent")):
-                    if isinstance(holder, dict) and _moved(holder.get("file"), moved):
-                        holder["file"] = _moved(holder["file"], moved)
-                for key in ("pending", "deferred"):
-                    item = st.get(key)
-                    if transform is not None and isinstance(item, dict) and isinstance(item.get("text"), str):
-                        item["text"] = transform(item["text"])
-            _rewrite(path, data, {**data, "vaults": new})
+            _rewrite(path, data, _followed(data, moved, transform))
         finally:
-            if lock is not None:
-                os.close(lock)
+            os.close(lock)
+
+
+def _followed(data: dict, moved: dict, transform) -> dict:
+    """A capture record as the forget leaves it."""
+    vaults = data.get("vaults")
+    if not isinstance(vaults, dict):
+        return data
+    new = json.loads(json.dumps(vaults))
+    for st in new.values():
+        if not isinstance(st, dict):
+            continue
+        for holder in (st, st.get("intent")):
+            if isinstance(holder, dict) and _moved(holder.get("file"), moved):
+                holder["file"] = _moved(holder["file"], moved)
+        for key in ("pending", "deferred"):
+            item = st.get(key)
+            if transform is not None and isinstance(item, dict) and isinstance(item.get("text"), str):
+                item["text"] = transform(item["text"])
+    return {**data, "vaults": new}
 
 
 def _writer_records(moved: dict) -> None:
