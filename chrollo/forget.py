@@ -533,6 +533,21 @@ def keep_forgotten(data: bytes) -> bytes:
     return scrub_bytes(data, transform)[0]
 
 
+def kept_name(name: str) -> str:
+    """The name a session file taken later (import) is kept under: without its title slug
+    (``DATE_TIME_id.md``) when the slug holds a line ``forget --lines`` removed — as that forget
+    renamed the file it scrubbed — else ``name``."""
+    pats = privacy.rules().patterns()
+    if not pats:
+        return name
+    from .fileformat import name_key
+
+    def transform(body: str) -> str:
+        return "\n".join(privacy.forget_line(ln) if any(p.search(ln) for p in pats) else ln
+                         for ln in body.split("\n"))
+    return (name_key(name) or name) if _name_holds(name, transform) else name
+
+
 def _ids(meta: dict) -> tuple:
     """A session file's own id and its parent's (one frontmatter read answers both)."""
     return meta.get("session_id"), meta.get("parent_session")

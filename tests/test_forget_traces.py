@@ -266,3 +266,19 @@ def test_a_forgotten_peer_copy_leaves_no_trace_in_the_pull_records(mesh, tmp_pat
     assert traces(a.home, ["walrus"]) == []
     a.sync(*args)
     assert traces(a.home, ["walrus"]) == []
+
+
+def test_import_of_a_backup_never_brings_a_scrubbed_title_back_in_a_name(home, tmp_path):
+    """A file `forget --lines` renamed (its title held the line) is not imported again from a
+    backup under its old name: the backup's copy is the same file, scrubbed, unchanged."""
+    vault = home / "memories"
+    write_session(vault, "ffff0000-x", "2026-10-05T10:00:00",
+                      [("user", "10:00:00", "walrus migration of the billing cluster"), ("agent", "10:00:05", ["ok"])],
+                      fmt=2)
+    backup = tmp_path / "backup"
+    shutil.copytree(vault, backup)
+    assert run(["forget", "--lines", "walrus"], home).returncode == 0
+    p, out = run_json(["import", "chrollo-vault", "--source", str(backup)], home)
+    assert p.returncode == 0, p.stderr
+    assert not [n.name for n in vault.glob("*.md") if "walrus" in n.name]
+    assert out["unchanged"] == 1 and out["imported"] == 0, out
