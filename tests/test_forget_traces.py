@@ -282,3 +282,25 @@ def test_import_of_a_backup_never_brings_a_scrubbed_title_back_in_a_name(home, t
     assert p.returncode == 0, p.stderr
     assert not [n.name for n in vault.glob("*.md") if "walrus" in n.name]
     assert out["unchanged"] == 1 and out["imported"] == 0, out
+
+
+def test_a_peer_copy_renamed_by_forget_lines_keeps_its_new_name_through_syncs(mesh, tmp_path):
+    """A peer's copy whose title (and so its name, the peer's slug) held a forgotten line is
+    renamed by `forget --lines`; the next syncs keep it so — never taken again under the old name."""
+    from meshkit import introduce, transport_args, two
+
+    a, b = two(mesh)
+    write_session(b.vault, "bbbb0003-x", "2026-10-03T10:00:00",
+                  [("user", "10:00:00", "walrus migration of the billing cluster"), ("agent", "10:00:05", ["planned"])],
+                  fmt=2)
+    args = transport_args("folder", tmp_path)
+    introduce(args, a, b)
+    assert any("walrus" in n for n in a.peer_files("bravo"))
+    assert a.cli("forget", "--lines", "walrus").returncode == 0
+    for _ in range(2):
+        a.sync(*args)
+        names = sorted(a.peer_files("bravo"))
+        assert not any("walrus" in n for n in names) and any("bbbb0003" in n for n in names), names
+        assert traces(a.home, ["walrus_migration"]) == []
+    _, out = a.sync(*args)
+    assert out["peers"][0]["downloaded"] == 0, out  # (stable: not taken again at every sync)

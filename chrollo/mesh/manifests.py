@@ -666,6 +666,24 @@ def batches(entries: list, size: int, count: int):
         yield run
 
 
+def _local_names(files: list) -> dict:
+    """{a peer's name: the name its copy is kept under here} where they differ: a name whose
+    title slug holds a line this user forgot (``forget --lines``) is kept without its slug, as
+    the forget renamed the copy it scrubbed (chrollo.forget only when a pattern is kept)."""
+    from ..privacy import rules
+
+    if not rules().lines:
+        return {}
+    from ..forget import kept_name
+
+    out = {}
+    for e in files:
+        kept = kept_name(e["name"])
+        if kept != e["name"]:
+            out[e["name"]] = kept
+    return out
+
+
 def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, transport: str,
          timeout: float = PEER_DEADLINE) -> dict:
     """Take what is new from ``peer`` through ``source`` into peers/<name>/; never raises for the
@@ -703,7 +721,8 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         whole, touched, received = have is None, set(), []
         if whole:  # (a record of an older version kept them in the peer record itself)
             have = known.get("files", {}) if isinstance(known.get("files"), dict) else {}
-        listed = {e["name"] for e in m["files"]}
+        local = _local_names(m["files"])  # (the name a copy is kept under here, where it differs)
+        listed = {local.get(e["name"], e["name"]) for e in m["files"]}
         # by session key (a name without its slug): the owner forgot them (an honest peer drops
         # its copy, under any name), or a listed file now goes by another name (new redaction
         # rules, or a sender that published names as they were): one copy, the listed one
@@ -749,7 +768,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                     continue
                 used += cost
                 take.append(e)
-        keep = {e["name"] for e in take}
+        keep = {local.get(e["name"], e["name"]) for e in take}
         for name in sorted(set(held) - listed, reverse=True):  # copies it no longer lists: newest kept
             if used + _blocks(held[name][0]) <= quota and len(keep) < MAX_FILES:
                 used += _blocks(held[name][0])
@@ -764,7 +783,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             have.pop(name, None)
         todo = []
         for e in take:
-            name, sha = e["name"], e["sha256"]
+            name, sha = local.get(e["name"], e["name"]), e["sha256"]
             # what we hold: [the peer's sha256, the sha256 of our copy, our copy's stat stamp]
             # — the shas differ where a `forget --lines` pattern was applied to the copy (an old
             # state holds one sha, or no stamp). A copy whose stamp is unchanged is not read
@@ -796,6 +815,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                 if forgotten_file(name, body):
                     continue
                 kept = keep_forgotten(body) if keep_forgotten else body  # a line this user forgot stays forgotten
+                name = local.get(name, name)
                 now = write_at(fd, name, kept)
             except (Refused, TransportError, OSError) as err:
                 out["errors"].append(str(err))
