@@ -226,8 +226,9 @@ def compile_pattern(pattern: str, regex: bool = False):
 
 
 class _Linear:
-    """A regular expression run by RE2 (google-re2) over UTF-8 — the text's undecodable bytes
-    (kept as lone surrogates) included. Imported only when a ``--regex`` pattern is in use."""
+    """A regular expression run by RE2 (google-re2) over UTF-8 (lone surrogates — undecodable
+    bytes as a file's text keeps them — encoded as they are: never an error). Imported only when
+    a ``--regex`` pattern is in use."""
 
     def __init__(self, pattern: str):
         try:
@@ -240,13 +241,13 @@ class _Linear:
         opts = re2.Options()
         opts.log_errors = False  # (its C++ logging would print to stderr)
         try:
-            self._rx = re2.compile(pattern.encode("utf-8", "surrogateescape"), opts)
+            self._rx = re2.compile(pattern.encode("utf-8", "surrogatepass"), opts)
         except re2.error as e:
             msg = e.args[0] if e.args else "invalid"
             raise ValueError(msg.decode("utf-8", "replace") if isinstance(msg, bytes) else str(msg)) from None
 
     def search(self, text: str):
-        return self._rx.search(text.encode("utf-8", "surrogateescape"))
+        return self._rx.search(text.encode("utf-8", "surrogatepass"))
 
 
 BUDGET = 2.0  # seconds a process spends on patterns RE2 refused (kept by an older version)
