@@ -4,11 +4,14 @@ One JSON line per prompt in :func:`log_path` (owner-only): ``time``, ``harness``
 (the prompting session's id), ``prompt`` (its first words), ``excerpts`` (``path``, ``line``,
 ``start``, ``end``, ``chars`` of each excerpt injected; [] when nothing was) and ``chars``
 (the block's characters). Prompts with nothing injected are logged too (without their
-words): the share of prompts with an injection is what ``chrollo stats`` reports.
+words): the share of prompts with an injection is what ``chrollo stats`` reports. A prompt's
+words go through what the vault's text goes through (:func:`chrollo.privacy.writer_scrub`:
+forgotten lines, and secrets with redact-capture on) before they are kept.
 
 Bounded: past ``recall_log_max_mb`` (privacy.json, default 5 MB) the oldest lines go, and
 lines older than ``recall_log_days`` (default 90) go on the next append. ``recall_log:
-false`` turns it off. ``chrollo forget`` removes the receipts citing what it forgot.
+false`` turns it off. ``chrollo forget`` removes the receipts citing what it forgot, cites a
+renamed file by its new name and scrubs the prompt words (:mod:`chrollo.traces`).
 
 On the hook's path: stdlib only, one locked append per prompt (a few tens of µs); the
 age check reads only the first line.
