@@ -4,8 +4,8 @@ A forget removes files, or scrubs them (and a scrubbed title's words leave the f
 rename). Besides the files, ``$CHROLLO_HOME`` holds their names and some of their words in:
 recall receipts and every session's recall record (the excerpts shown: file names), capture
 records (the session's file, the prompt in flight, a deferred answer), the session writer's
-records, torn remnants in ``state/torn/`` (bytes cut off a file, named after it), and the
-mesh's records (own files, what was written to a shared folder and taken from peers, the last
+records, torn remnants in ``state/torn/`` (bytes cut off a file, named after it), chrollo's
+logs (an error may name a file), and the mesh's records (own files, what was written to a shared folder and taken from peers, the last
 signed envelope). :func:`follow` brings all of them in line at once: what cites a removed file
 goes, a renamed file's old name is replaced by the new one, and stored text goes through the
 forget's own ``transform`` (a forgotten line becomes the marker, a secret is redacted).
@@ -42,6 +42,7 @@ def follow(removed=(), renamed: dict | None = None, sessions=(), transform=None,
         _capture_records(moved, transform)
     _writer_records(moved)
     _torn(gone, moved, sessions, transform)
+    _logs(gone | set(moved), transform)
     if gone or moved:
         _mesh(gone | set(moved), home)
     return n
@@ -167,6 +168,34 @@ def _torn(gone: set, moved: dict, sessions, transform) -> None:
                 os.replace(path, os.path.join(folder, moved[base] + name[len(base):]))
             except OSError:
                 pass
+
+
+def _logs(names: set, transform) -> None:
+    """chrollo's own logs (``logs/<name>.log`` and the ``.1`` rotated beside it): an error may
+    name a session file — a removed or renamed one's name becomes its slug-free key — and every
+    line goes through ``transform``. (The receipts are :mod:`chrollo.receipts`'.)"""
+    from .fileformat import slug_free
+
+    folder = _layout.logs_dir()
+    try:
+        found = sorted(n for n in os.listdir(folder) if n.endswith((".log", ".log.1")))
+    except OSError:
+        return
+    swap = {n[:-3]: slug_free(n)[:-3] for n in names if n.endswith(".md")}
+    for n in found:
+        path = os.path.join(folder, n)
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read().decode("utf-8", "surrogateescape")
+        except OSError:
+            continue
+        new = text
+        for old, key in swap.items():
+            new = new.replace(old, key)
+        if transform is not None:
+            new = transform(new)
+        if new != text:
+            _vault.write_private(path, new.encode("utf-8", "surrogateescape"))
 
 
 def _tmp_forgotten(data: bytes, rules, sessions) -> bool:

@@ -304,3 +304,19 @@ def test_a_peer_copy_renamed_by_forget_lines_keeps_its_new_name_through_syncs(me
         assert traces(a.home, ["walrus_migration"]) == []
     _, out = a.sync(*args)
     assert out["peers"][0]["downloaded"] == 0, out  # (stable: not taken again at every sync)
+
+
+@pytest.mark.parametrize("how", [["forget", "aaaa1111", "--yes"], ["forget", "--lines", "zebrafinch"]])
+def test_a_log_line_naming_the_file_loses_the_name(tmp_path, how):
+    """An error in logs/hooks.log (and its rotated .1) that names the forgotten or renamed file
+    keeps the file's slug-free key, not its title's words."""
+    w = World(tmp_path, WORDS, extras=())
+    name = w.file_a().name
+    logs = w.home / "logs"
+    logs.mkdir(exist_ok=True)
+    for n in ("hooks.log", "hooks.log.1"):
+        with open(logs / n, "a") as fh:
+            fh.write(f"2026-11-01T12:00:00 codex Stop: [Errno 27] File too large: '{w.home / 'memories' / name}'\n")
+    assert run(how, w.home).returncode == 0
+    assert traces(logs, [SLUG, "quokka"]) == []
+    assert "aaaa1111" in (logs / "hooks.log").read_text()  # (the line stays: only the title's words went)
