@@ -523,7 +523,8 @@ def import_(source, root, since, dry_run, as_harness, as_json):
               "ran in the repository URL (its remote URL, or root:<sha>) names on any machine.")
 @click.option("--lines", metavar="PATTERN", help="Only the lines holding PATTERN (e.g. a leaked key), in every file "
               "or in the sessions named; each becomes a marker and later captures scrub it too.")
-@click.option("--regex", is_flag=True, help="PATTERN is a regular expression (Python syntax), not literal text.")
+@click.option("--regex", is_flag=True, help="PATTERN is a regular expression (RE2: Python syntax without "
+              "backreferences or lookaround; linear time), not literal text.")
 @click.option("--secrets", is_flag=True, help="Only the secrets the detector finds (API keys, tokens, passwords "
               "in URLs and commands…), replaced by [REDACTED:kind] — e.g. what was captured before "
               "capture-time redaction was turned on.")

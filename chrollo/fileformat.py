@@ -238,6 +238,19 @@ def name_id(name: str) -> str | None:
     return re.sub(r"-\d+$", "", m.group(3).rpartition("_")[2]) if m else None
 
 
+def slug_free(name: str) -> str:
+    """A session file's name without its title slug, ``DATE_TIME_<id>.md`` (a name without a
+    slug is its own key): the same session under any title. The mesh dedupes and withdraws by
+    it; a tombstone keeps it instead of the name."""
+    stem = name[:-3] if name.endswith(".md") else name
+    return f"{stem[:17]}_{stem[18:].rpartition('_')[2]}.md"
+
+
+def name_key(name: str) -> str | None:
+    """:func:`slug_free` of a session file's name; None for a name that is no session file's."""
+    return slug_free(name) if SESSION_NAME_RE.fullmatch(name) else None
+
+
 def file_date(name: str) -> str | None:
     """The start date in a session file's name (``YYYY-MM-DD_HHMMSS_id.md``), if it has one."""
     m = SESSION_NAME_RE.fullmatch(os.path.basename(name))

@@ -29,6 +29,8 @@ class Report:
         self.pattern: str | None = None
         self.already: list = []    # targets forgotten by an earlier run
         self.receipts = 0          # recall receipts removed with them (chrollo.receipts)
+        self.renamed: dict = {}    # {old path: new path}: a scrubbed title's words left the name
+        self.relinked: list = []   # other files whose link to a removed or renamed one changed
         # ``--project FOLDER``: the repository the folder claims, and its sessions elsewhere (kept)
         self.repository: dict | None = None
 
@@ -37,7 +39,9 @@ class Report:
                 "already_forgotten": self.already, "receipts_removed": self.receipts,
                 **({"same_repository_kept": self.repository} if self.repository else {}),
                 "lines": {"pattern_added": self.pattern, "files": self.lines,
-                          "count": sum(len(f["lines"]) for f in self.lines)}}
+                          "count": sum(len(f["lines"]) for f in self.lines),
+                          "renamed": [{"from": a, "to": b} for a, b in self.renamed.items()]},
+                "relinked": self.relinked}
 
 
 def forget(targets=(), since: str | None = None, until: str | None = None, project: str | None = None,
@@ -60,22 +64,25 @@ def forget(targets=(), since: str | None = None, until: str | None = None, proje
     pattern = privacy.compile_pattern(lines, regex) if lines is not None else None
     report = Report(vault, dry_run)
     files = _select(vault, targets, lo, hi, project, report) if selecting else None
+    transform = None  # (what a forget of text does to any stored text)
     if secrets:
-        _forget_secrets(vault, files, report)
+        transform = _forget_secrets(vault, files, report)
     elif pattern is not None:
-        _forget_lines(vault, files, pattern, lines, regex, report)
+        transform = _forget_lines(vault, files, pattern, lines, regex, report)
     else:
         _forget_sessions(vault, files, report)
     if not dry_run:
+        from . import traces
+
+        _relink(vault, [Path(x["path"]) for x in report.sessions], report)
         from .changes import drop as drop_changes
         from .listing import drop
-        from .receipts import forget as forget_receipts
 
         drop()  # (cached listings hold file names; a format-2 name holds the title)
         drop_changes()  # (so do the mesh's journals of changed files)
-        report.receipts = forget_receipts(
-            paths=[s["path"] for s in report.sessions], sessions=[s["session_id"] for s in report.sessions],
-            pattern=pattern if report.lines or report.pattern is not None else None)
+        report.receipts = traces.follow(  # receipts, records, torn remnants, the mesh's records
+            removed=[s["path"] for s in report.sessions], renamed=report.renamed,
+            sessions=[s["session_id"] for s in report.sessions], transform=transform)
     return report
 
 
@@ -108,9 +115,8 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
         found = _resolve(vault, t, files, metas)
         if found:
             chosen += [p for p in found if p not in chosen]
-        elif known.forgotten(t) or any(
-                (len(t) >= 8 and sid.startswith(t)) or (isinstance(v, dict) and v.get("file") == os.path.basename(t))
-                for sid, v in known.sessions.items()):
+        elif known.forgotten(t) or known.forgotten_name(os.path.basename(t)) or any(
+                len(t) >= 8 and sid.startswith(t) for sid in known.sessions):
             report.already.append(t)
         elif os.sep not in t and not t.endswith(".md") and len(t) < 8:
             raise UsageError(f"{t!r} is too short to name a session: an id needs 8 or more characters",
@@ -218,8 +224,8 @@ def _forget_sessions(vault: Path, files: list, report: Report) -> None:
     entries = {}
     for p in files:
         sid = read_frontmatter(p).get("session_id")
-        sid = sid if isinstance(sid, str) and sid else f"file:{p.name}"
-        entries[sid] = {"file": p.name, "when": when}
+        sid = sid if isinstance(sid, str) and sid else privacy.file_session_id(p.name)
+        entries[sid] = privacy.tombstone(p.name, when)
         report.sessions.append({"path": str(p), "session_id": sid,
                                 "status": "would remove" if report.dry_run else "removed"})
     if report.dry_run or not entries:
@@ -282,7 +288,7 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
         prefix = safe_id_prefix(sid)  # a session's and its subagents' files carry it
         found[sid] = [p for p in (Path(folder) / n for n in names if prefix in n and n.endswith(".md"))
                       if sid in _ids(read_frontmatter(p))]
-    privacy.add_session_tombstones({sid: {"file": found[sid][0].name if found[sid] else None, "when": when}
+    privacy.add_session_tombstones({sid: privacy.tombstone(found[sid][0].name if found[sid] else None, when)
                                     for sid in ids})
     removed = []
     for sid, paths in found.items():
@@ -302,9 +308,9 @@ def forget_ids(ids: list, vault: str | None = None, capture_locked: bool = False
 
         drop()
         drop_changes()
-    from .receipts import forget as forget_receipts
+    from . import traces
 
-    forget_receipts(paths=removed, sessions=ids)
+    traces.follow(removed=removed, sessions=ids)
     return removed
 
 
@@ -317,6 +323,77 @@ def _drop_state(session_id: str) -> None:
             os.unlink(path)
         except OSError:
             pass
+
+
+# ----------------------------------------------------------------------------- links
+
+LINK_KEYS = ("previous", "parent")  # the frontmatter links (format 2) that name another session's file
+
+
+def _relink(vault: Path, removed: list, report: Report) -> None:
+    """Other session files whose ``previous``/``parent`` link names a removed or renamed file
+    (a format-2 name holds a title's words): the link goes, or follows the new name. Each such
+    file is rewritten as a scrub is (locked, atomic) and counted in ``report.relinked``."""
+    stems = {p.stem: None for p in removed}
+    stems.update({Path(a).stem: Path(b).stem for a, b in report.renamed.items()})
+    if not stems:
+        return
+    folders = sorted({p.parent for p in removed} | {Path(a).parent for a in report.renamed})
+    gone = set(map(str, removed))
+    # a link names an earlier session (previous) or the parent of a subagent started later:
+    # only files named (by their start) no earlier than the first of these are read
+    earliest = min(s[:17] for s in stems)
+    for folder in folders:
+        for p in _sessions(folder, peers=False) if folder.is_dir() else []:
+            if p.name[:17] < earliest or str(p) in gone or not _links_any(p, stems):
+                continue
+            sid = read_frontmatter(p).get("session_id")
+            with _Held(_locks(sid) if isinstance(sid, str) and sid else []):
+                try:
+                    with _vault.open_regular(p) as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                out = _relinked(data, stems)
+                if out == data:
+                    continue
+                _uncache([data])
+                _write(p, out)
+                from .index.update import update
+
+                update(str(vault), [p])
+            report.relinked.append(str(p))
+
+
+def _links_any(path: Path, stems: dict) -> bool:
+    from .fileformat import FRONTMATTER_HEAD
+
+    try:
+        with _vault.open_regular(path) as fh:
+            head = fh.read(FRONTMATTER_HEAD)  # (the links come before the frontmatter's id fields)
+    except OSError:
+        return False
+    return any(f"[[{s}]]".encode("utf-8", "surrogateescape") in head for s in stems)
+
+
+def _relinked(data: bytes, stems: dict) -> bytes:
+    """``data`` with each frontmatter link to one of ``stems`` dropped (None) or renamed."""
+    from .fileformat import frontmatter_end_of, yaml_quote
+
+    end = frontmatter_end_of(data)  # (the closing line, 1-based; 0: none)
+    if end <= 1:
+        return data
+    lines = data.split(b"\n")
+    out = lines[:1]
+    for raw in lines[1:end - 1]:
+        ln = raw.decode("utf-8", "surrogateescape")
+        key = ln.partition(": ")[0]
+        hit = next((s for s in stems if f"[[{s}]]" in ln), None) if key in LINK_KEYS else None
+        if hit is None:
+            out.append(raw)
+        elif stems[hit] is not None:
+            out.append(f"{key}: {yaml_quote('[[' + stems[hit] + ']]')}".encode("utf-8", "surrogateescape"))
+    return b"\n".join(out + lines[end - 1:])
 
 
 # ----------------------------------------------------------------------------- lines
@@ -332,7 +409,11 @@ def _forget_lines(vault: Path, files, pattern, text: str, regex: bool, report: R
             report.pattern = text
     def line_out(line: str) -> str:
         return privacy.forget_line(line) if pattern.search(line) else line
-    _scrub_all(files, lambda body: "\n".join(line_out(ln) for ln in body.split("\n")), report)
+
+    def transform(body: str) -> str:
+        return "\n".join(line_out(ln) for ln in body.split("\n"))
+    _scrub_all(files, transform, report)
+    return transform
 
 
 def _forget_secrets(vault: Path, files, report: Report) -> None:
@@ -343,7 +424,11 @@ def _forget_secrets(vault: Path, files, report: Report) -> None:
     if files is None:
         files = _sessions(vault, peers=True) if vault.is_dir() else []
     redactor = Redactor.from_config(_vault.home_path())
-    _scrub_all(files, lambda body: redactor.redact(body)[0], report)
+
+    def transform(body: str) -> str:
+        return redactor.redact(body)[0]
+    _scrub_all(files, transform, report)
+    return transform
 
 
 def _scrub_all(files: list, transform, report: Report) -> None:
@@ -352,57 +437,78 @@ def _scrub_all(files: list, transform, report: Report) -> None:
         sid = read_frontmatter(p).get("session_id")
         locks = _locks(sid) if isinstance(sid, str) and sid else []
         with _Held(locks):
-            hit = _scrub_file(p, transform, report.dry_run, report.vault)
-            if not report.dry_run:  # a changed title's words leave the file name too (format 2)
-                p = forget_slug(p) or p
-                if hit:
-                    from .index.update import update
+            hit, title = _scrub_file(p, transform, report.dry_run, report.vault)
+            # a changed title's words leave the file name too (format 2) — only a file this
+            # forget changed, and only if its title changed or its name holds what was forgotten:
+            # a title edited by hand is no reason to rename a file (#44)
+            if hit and not report.dry_run and (title or _name_holds(p.name, transform)):
+                new = forget_slug(p)
+                if new is not None:
+                    report.renamed[str(p)] = str(new)
+                    p = new
+            if hit and not report.dry_run:
+                from .index.update import update
 
-                    update(str(report.vault), [p])
+                update(str(report.vault), [p])
         if hit:
             report.lines.append({"path": str(p), "lines": hit})
 
 
-def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> list:
+def _name_holds(name: str, transform) -> bool:
+    """Does the title slug in a format-2 file ``name`` hold what ``transform`` takes out?"""
+    m = _vault.SESSION_NAME_RE.match(name)
+    if not m or "_" not in m.group(3):
+        return False
+    words = m.group(3).rpartition("_")[0].replace("_", " ")
+    return transform(words) != words
+
+
+def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> tuple[list, bool]:
     """Rewrite one file's body through ``transform`` (atomically; turn headers and the
-    frontmatter are kept as they are); the 1-based numbers of the lines that changed."""
+    frontmatter are kept as they are); the 1-based numbers of the lines that changed, and
+    whether its title (format 2) was one of them."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return []
+        return [], False
     try:
         import stat
 
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return []
+            return [], False
         with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read()
     finally:
         os.close(fd)
-    out, hit = scrub_bytes(data, transform)
+    out, hit, title = _scrub(data, transform)
     if hit and not dry_run:
         if vault is not None:
             from .index.update import forget as forget_in_index
 
             forget_in_index(str(vault), {str(path): data})
         _uncache([data])
-        tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
-        wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
-        try:
-            view = memoryview(out)
-            while view:
-                view = view[os.write(wfd, view):]
-            os.fsync(wfd)
+        _write(path, out)
+    return hit, title
+
+
+def _write(path: Path, out: bytes) -> None:
+    """``path``'s content replaced by ``out``, atomically (a temp file beside it, renamed)."""
+    tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
+    wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
+    try:
+        view = memoryview(out)
+        while view:
+            view = view[os.write(wfd, view):]
+        os.fsync(wfd)
+        os.close(wfd)
+        wfd = -1
+        os.replace(tmp, path)
+    finally:
+        if wfd >= 0:
             os.close(wfd)
-            wfd = -1
-            os.replace(tmp, path)
-        finally:
-            if wfd >= 0:
-                os.close(wfd)
-            if tmp.exists():
-                os.unlink(tmp)
-    return hit
+        if tmp.exists():
+            os.unlink(tmp)
 
 
 def scrub_bytes(data: bytes, transform) -> tuple[bytes, list]:
@@ -410,6 +516,11 @@ def scrub_bytes(data: bytes, transform) -> tuple[bytes, list]:
     ``transform``, headers and the rest of the frontmatter kept; and the 1-based numbers of the
     lines that changed. What ``forget --lines`` does to a file, and what a file taken later
     (import, a peer's copy) goes through so that it stays forgotten."""
+    return _scrub(data, transform)[:2]
+
+
+def _scrub(data: bytes, transform) -> tuple[bytes, list, bool]:
+    """:func:`scrub_bytes`, and whether the title (or its aliases) changed."""
     from .fileformat import HEADER_RE
     from .obsidian import forget_title
 
@@ -426,8 +537,9 @@ def scrub_bytes(data: bytes, transform) -> tuple[bytes, list]:
         if new != old:
             hit += [a + 1 + k for k, ln in enumerate(old) if k >= len(new) or new[k] != ln]
             lines[a:b] = new
-    hit = sorted(hit + forget_title(lines, start, transform))  # format 2's title and aliases
-    return ("\n".join(lines).encode("utf-8", "surrogateescape") if hit else data), hit
+    title = forget_title(lines, start, transform)  # format 2's title and aliases
+    hit = sorted(hit + title)
+    return ("\n".join(lines).encode("utf-8", "surrogateescape") if hit else data), hit, bool(title)
 
 
 def keep_forgotten(data: bytes) -> bytes:
@@ -441,6 +553,21 @@ def keep_forgotten(data: bytes) -> bytes:
         return "\n".join(privacy.forget_line(ln) if any(p.search(ln) for p in pats) else ln
                          for ln in body.split("\n"))
     return scrub_bytes(data, transform)[0]
+
+
+def kept_name(name: str) -> str:
+    """The name a session file taken later (import) is kept under: without its title slug
+    (``DATE_TIME_id.md``) when the slug holds a line ``forget --lines`` removed — as that forget
+    renamed the file it scrubbed — else ``name``."""
+    pats = privacy.rules().patterns()
+    if not pats:
+        return name
+    from .fileformat import name_key
+
+    def transform(body: str) -> str:
+        return "\n".join(privacy.forget_line(ln) if any(p.search(ln) for p in pats) else ln
+                         for ln in body.split("\n"))
+    return (name_key(name) or name) if _name_holds(name, transform) else name
 
 
 def _ids(meta: dict) -> tuple:

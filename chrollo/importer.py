@@ -298,7 +298,7 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
     summary.roots["chrollo-vault"] = str(src)
     dest = Path(_vault.memories_path())
     from .fileformat import parse_frontmatter
-    from .forget import keep_forgotten
+    from .forget import keep_forgotten, kept_name
     from .privacy import forgotten_file, rules
 
     tombstones = rules(reload=True)
@@ -321,15 +321,15 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
         elif tombstones.excluded(cwd if isinstance(cwd, str) else None,
                                  repository if isinstance(repository, str) else ""):
             r.status, r.reason = "skipped", "excluded project"
-        elif (dest / p.name).exists():
-            same = (dest / p.name).read_bytes() == keep_forgotten(data)
+        elif (dest / kept_name(p.name)).exists():  # (a slug holding a forgotten line is not brought back)
+            same = (dest / kept_name(p.name)).read_bytes() == keep_forgotten(data)
             r.status, r.reason = ("unchanged", "") if same else ("skipped", "a different file of that name is in the vault")
         elif not dry_run:
             _vault.ensure_dir(dest)
             tmp = dest / f".{p.name}.{os.getpid()}.tmp"
             with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE), "wb") as fh:
                 fh.write(keep_forgotten(data))
-            os.replace(tmp, dest / p.name)
+            os.replace(tmp, dest / kept_name(p.name))
         summary.results.append(r)
 
 

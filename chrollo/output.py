@@ -243,6 +243,8 @@ def forget_lines(report) -> list:
     for f in report.lines:
         out.append(("", f"{'would scrub' if would else 'scrubbed'}  {f['path']}: "
                         f"line{'s' * (len(f['lines']) != 1)} {', '.join(map(str, f['lines']))}"))
+    for p in report.relinked:
+        out.append(("dim", f"link updated  {p}"))
     n_lines = sum(len(f["lines"]) for f in report.lines)
     kept = report.repository
     if kept and kept["files"]:
@@ -254,8 +256,9 @@ def forget_lines(report) -> list:
     elif not (report.lines or report.pattern is not None):
         out.append(("bold", "nothing (more) to forget"))
     if report.lines or report.pattern is not None:
+        renamed = f" ({len(report.renamed)} renamed: the title's words left the name)" if report.renamed else ""
         out.append(("bold", f"{plural(n_lines, 'line')} in {plural(len(report.lines), 'file')} "
-                            f"{'would be ' if would else ''}scrubbed"
+                            f"{'would be ' if would else ''}scrubbed{renamed}"
                     + ("; later captures scrub the pattern too" if report.pattern is not None else "")))
     return out
 

@@ -3,7 +3,10 @@
 Rules, all consulted by capture (live hooks and import alike) before anything is written:
 
 * **Tombstones** — ``$CHROLLO_HOME/state/forgotten.json``: session ids ``chrollo forget``
-  removed (a session's subagents ``<id>:…`` go with it) and line patterns it scrubbed. A
+  removed (a session's subagents ``<id>:…`` go with it) and line patterns it scrubbed. Of a
+  removed file's name only its SHA-256 is kept (a format-2 name holds the first prompt's
+  words) and its slug-free key (``DATE_TIME_id.md``, what the mesh withdraws by); names an
+  older version kept are rewritten so on first read (:func:`rules`). A
   forgotten session is never written again, by live capture or import, and the mesh stops
   publishing it; a forgotten pattern is replaced by :data:`MARKER` in every line written
   later. This one file in ``state/`` is *not* disposable: delete it and import can bring
@@ -58,7 +61,21 @@ class Rules:
     def __init__(self, tombstones: dict, settings: dict):
         sessions = tombstones.get("sessions")
         self.sessions: dict = sessions if isinstance(sessions, dict) else {}
-        self.files = {v.get("file") for v in self.sessions.values() if isinstance(v, dict)} - {None}
+        # forgotten files: their names' hashes (what import and the mesh check a name against)
+        # and keys (what the mesh lists as withdrawn); an older version's names stand for both
+        self.file_hashes: set = set()
+        self.keys: set = set()
+        self.legacy = False  # names kept by an older version: rewritten as hashes (see rules())
+        for sid, v in self.sessions.items():
+            if not isinstance(v, dict):
+                continue
+            if isinstance(v.get("file"), str) or (isinstance(sid, str) and sid.startswith("file:")
+                                                  and not sid.startswith(_FILE_SID)):
+                self.legacy = True
+                v = tombstone(v["file"], None) if isinstance(v.get("file"), str) else v
+            for attr, key in ((self.file_hashes, "file_sha256"), (self.keys, "key")):
+                if isinstance(v.get(key), str):
+                    attr.add(v[key])
         lines = tombstones.get("lines")
         self.lines: list = [x for x in lines if isinstance(x, dict) and isinstance(x.get("pattern"), str)] \
             if isinstance(lines, list) else []
@@ -71,6 +88,10 @@ class Rules:
         self.redact_capture = settings.get("redact_capture") is True
 
     # -- sessions ---------------------------------------------------------------
+    def forgotten_name(self, name: str) -> bool:
+        """Is ``name`` the name of a file ``chrollo forget`` removed (compared by hash)?"""
+        return bool(self.file_hashes) and name_hash(name) in self.file_hashes
+
     def forgotten(self, session_id: str | None) -> bool:
         """True for a forgotten session, and for the subagents (``<id>:…``) of one."""
         if not session_id or not self.sessions:
@@ -108,7 +129,7 @@ class Rules:
     # -- lines ------------------------------------------------------------------
     def patterns(self) -> list:
         if self._compiled is None:
-            self._compiled = [compile_pattern(x["pattern"], bool(x.get("regex"))) for x in self.lines]
+            self._compiled = [_kept_pattern(x["pattern"], bool(x.get("regex"))) for x in self.lines if x["pattern"]]
         return self._compiled
 
     def scrub_lines(self, text: str) -> str:
@@ -125,14 +146,70 @@ class Rules:
 
 
 def rules(reload: bool = False) -> Rules:
-    """The rules in force (read once per process; ``reload`` after changing them)."""
+    """The rules in force (read once per process; ``reload`` after changing them). Tombstones
+    an older version wrote with file names are rewritten with hashes here, once."""
     global _rules
     if _rules is None or reload:
         _rules = Rules(_vault.read_json(tombstones_path()), _vault.read_json(settings_path()))
+        if _rules.legacy:
+            try:
+                _update_tombstones(_hash_names)
+            except OSError:
+                pass  # (read-only: the names are compared by hash all the same)
     return _rules
 
 
+_FILE_SID = "file:sha256:"  # the tombstone key of a forgotten file without a session id
+
+
+def name_hash(name: str) -> str:
+    """What a tombstone keeps of a forgotten file's name: its SHA-256 (hex)."""
+    from .sha256 import hexdigest
+
+    return hexdigest(name.encode("utf-8", "surrogateescape"))
+
+
+def tombstone(name: str | None, when: str | None) -> dict:
+    """The tombstone of a forgotten session whose file was called ``name``: the name's hash and
+    its slug-free key (:func:`chrollo.fileformat.name_key`), never the name (its title's words)."""
+    from .fileformat import name_key
+
+    entry: dict = {}
+    if name:
+        entry["file_sha256"] = name_hash(name)
+        key = name_key(name)
+        if key:
+            entry["key"] = key
+    if when:
+        entry["when"] = when
+    return entry
+
+
+def file_session_id(name: str) -> str:
+    """The tombstone key of a forgotten file that names no session id."""
+    return _FILE_SID + name_hash(name)
+
+
+def _hash_names(data: dict) -> None:
+    """An older version's tombstones (file names) as this one keeps them (hashes)."""
+    sessions = data.get("sessions")
+    if not isinstance(sessions, dict):
+        return
+    out = {}
+    for sid, v in sessions.items():
+        if isinstance(v, dict) and isinstance(v.get("file"), str):
+            v = tombstone(v["file"], v.get("when") if isinstance(v.get("when"), str) else None)
+        if isinstance(sid, str) and sid.startswith("file:") and not sid.startswith(_FILE_SID):
+            sid = file_session_id(sid[len("file:"):])
+        out[sid] = v
+    data["sessions"] = out
+
+
 def compile_pattern(pattern: str, regex: bool = False):
+    """A ``forget --lines`` pattern, compiled: literal text, or (``regex``) a regular expression
+    run by RE2 — linear in the text, so no pattern can hold a capture hook past its deadline
+    (Python's engine backtracks: ``(\\w+\\s?)+password`` took minutes on one line). One RE2 does
+    not run (a backreference, lookaround) is a usage error. Either has ``.search(text)``."""
     from .errors import UsageError
 
     if not pattern:
@@ -140,10 +217,92 @@ def compile_pattern(pattern: str, regex: bool = False):
     if not regex:
         return re.compile(re.escape(pattern))
     try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise UsageError(f"not a valid regular expression: {e}", "Drop --regex to match the text literally.",
+        return _Linear(pattern)
+    except ValueError as e:
+        raise UsageError(f"not a regular expression chrollo can run: {e}",
+                         "--regex patterns run in RE2, a linear-time engine: no backreferences (\\1) and "
+                         "no lookaround ((?=…), (?<=…)). Or drop --regex to match the text literally.",
                          kind="bad_pattern") from None
+
+
+class _Linear:
+    """A regular expression run by RE2 (google-re2) over UTF-8 (lone surrogates — undecodable
+    bytes as a file's text keeps them — encoded as they are: never an error). Imported only when
+    a ``--regex`` pattern is in use."""
+
+    def __init__(self, pattern: str):
+        try:
+            import re2
+        except ImportError:
+            from .errors import ChrolloError
+
+            raise ChrolloError("missing_module", "the Python package 'google-re2' is not installed "
+                               "(forget --regex patterns run in it)", "pip install 'google-re2'") from None
+        opts = re2.Options()
+        opts.log_errors = False  # (its C++ logging would print to stderr)
+        try:
+            self._rx = re2.compile(pattern.encode("utf-8", "surrogatepass"), opts)
+        except re2.error as e:
+            msg = e.args[0] if e.args else "invalid"
+            raise ValueError(msg.decode("utf-8", "replace") if isinstance(msg, bytes) else str(msg)) from None
+
+    def search(self, text: str):
+        return self._rx.search(text.encode("utf-8", "surrogatepass"))
+
+
+BUDGET = 2.0  # seconds a process spends on patterns RE2 refused (kept by an older version)
+LINE_BUDGET = 0.1  # of which one line gets at most this
+
+
+class _Bounded:
+    """A pattern an older version kept that RE2 does not run, in Python's engine under a
+    deadline (:data:`LINE_BUDGET` a line, :data:`BUDGET` for the whole process, so a hook keeps
+    its own): a line not decided in time counts as matching — it is forgotten rather than kept
+    unchecked."""
+
+    spent = 0.0
+
+    def __init__(self, rx):
+        self.rx = rx
+
+    def search(self, text: str):
+        import signal
+        import threading
+        import time
+
+        left = BUDGET - _Bounded.spent
+        if left <= 0:
+            return True
+        if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+            return self.rx.search(text)  # (no alarm outside the main thread)
+
+        def out_of_time(*_):
+            raise TimeoutError
+        old = signal.signal(signal.SIGALRM, out_of_time)
+        start = time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, min(left, LINE_BUDGET))
+        try:
+            return self.rx.search(text)
+        except TimeoutError:
+            return True
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+            _Bounded.spent += time.monotonic() - start
+
+
+def _kept_pattern(pattern: str, regex: bool):
+    """A kept tombstone's pattern: as :func:`compile_pattern` makes it; one RE2 refuses (kept by
+    an older version) in Python's engine under :class:`_Bounded`'s deadline."""
+    from .errors import UsageError
+
+    try:
+        return compile_pattern(pattern, regex)
+    except UsageError:
+        try:
+            return _Bounded(re.compile(pattern))
+        except re.error:
+            return re.compile(re.escape(pattern))
 
 
 def forget_line(line: str) -> str:
@@ -203,7 +362,7 @@ def forgotten_file(name: str, head: bytes | None = None) -> bool:
     r = rules()
     if not r.sessions:
         return False
-    if name in r.files:
+    if r.forgotten_name(name):
         return True
     if head is None:
         return False
@@ -258,7 +417,7 @@ def _update_tombstones(change) -> None:
 
 
 def add_session_tombstones(entries: dict) -> None:
-    """Remember ``{session_id: {"file": name, "when": iso}}`` as forgotten."""
+    """Remember ``{session_id: tombstone(name, when)}`` as forgotten."""
     def change(data):
         sessions = data.get("sessions") if isinstance(data.get("sessions"), dict) else {}
         sessions.update(entries)

@@ -4,11 +4,14 @@ One JSON line per prompt in :func:`log_path` (owner-only): ``time``, ``harness``
 (the prompting session's id), ``prompt`` (its first words), ``excerpts`` (``path``, ``line``,
 ``start``, ``end``, ``chars`` of each excerpt injected; [] when nothing was) and ``chars``
 (the block's characters). Prompts with nothing injected are logged too (without their
-words): the share of prompts with an injection is what ``chrollo stats`` reports.
+words): the share of prompts with an injection is what ``chrollo stats`` reports. A prompt's
+words go through what the vault's text goes through (:func:`chrollo.privacy.writer_scrub`:
+forgotten lines, and secrets with redact-capture on) before they are kept.
 
 Bounded: past ``recall_log_max_mb`` (privacy.json, default 5 MB) the oldest lines go, and
 lines older than ``recall_log_days`` (default 90) go on the next append. ``recall_log:
-false`` turns it off. ``chrollo forget`` removes the receipts citing what it forgot.
+false`` turns it off. ``chrollo forget`` removes the receipts citing what it forgot, cites a
+renamed file by its new name and scrubs the prompt words (:mod:`chrollo.traces`).
 
 On the hook's path: stdlib only, one locked append per prompt (a few tens of µs); the
 age check reads only the first line.
@@ -62,8 +65,14 @@ def record(harness: str, session: str, prompt, trace: dict) -> None:
         from .dates import now
 
         excerpts = trace.get("excerpts") or []
+        words = None
+        if excerpts and isinstance(prompt, str):
+            from .privacy import writer_scrub  # (what the vault keeps of a text: no forgotten line, no secret
+            # with redact-capture on — the whole prompt first, so no secret is cut in two)
+
+            words = first_words(writer_scrub()(prompt))
         entry = {"time": now().isoformat(timespec="seconds"), "harness": harness, "session": session,
-                 "prompt": first_words(prompt) if excerpts and isinstance(prompt, str) else None,
+                 "prompt": words,
                  "excerpts": excerpts, "chars": trace.get("chars", 0) if excerpts else 0}
         _append(json.dumps(entry, ensure_ascii=False) + "\n", conf)
     except Exception:  # noqa: BLE001 — see the docstring
@@ -177,27 +186,32 @@ def counts(since: str = "", until: str = "9999") -> dict:
     return out
 
 
-def forget(paths=(), sessions=(), pattern=None) -> int:
+def forget(paths=(), sessions=(), renamed: dict | None = None, transform=None) -> int:
     """Drop the receipts citing any of ``paths`` (session files forgotten) or made in one of
-    ``sessions`` (ids, their subagents too); blank the prompt words ``pattern`` (a compiled
-    regex of scrubbed lines) matches. Returns how many receipts went."""
+    ``sessions`` (ids, their subagents too); cite a renamed file (``renamed``: {old path: new
+    path}) by its new name; put the prompt words through ``transform`` (a forget's own: a
+    forgotten line becomes the marker, a secret is redacted). Returns how many receipts went."""
     import fcntl
 
     paths = {os.path.realpath(p) for p in paths}
+    renamed = {os.path.realpath(a): b for a, b in (renamed or {}).items()}
     sessions = {s for s in sessions if s}
-    if not (paths or sessions or pattern) or not os.path.exists(log_path()):
+    if not (paths or sessions or renamed or transform) or not os.path.exists(log_path()):
         return 0
 
     def keep(e):
         sid = str(e.get("session") or "")
         if sid in sessions or sid.split(":", 1)[0] in sessions:
             return None
-        if any(os.path.realpath(str(x.get("path"))) in paths for x in e.get("excerpts") or () if isinstance(x, dict)):
+        cited = [x for x in e.get("excerpts") or () if isinstance(x, dict)]
+        if any(os.path.realpath(str(x.get("path"))) in paths for x in cited):
             return None
-        if pattern is not None and isinstance(e.get("prompt"), str) and pattern.search(e["prompt"]):
-            from .privacy import MARKER
-
-            e["prompt"] = MARKER
+        for x in cited:
+            new = renamed.get(os.path.realpath(str(x.get("path")))) if renamed else None
+            if new is not None:
+                x["path"] = new
+        if transform is not None and isinstance(e.get("prompt"), str):
+            e["prompt"] = transform(e["prompt"])
         return e
 
     lock = _home.open_lock(layout.recall_log_lock())

@@ -15,6 +15,9 @@ import re
 import stat
 
 from .. import vault as _vault
+# a session file's name without its title slug: peers dedupe and withdraw by it, so a name that
+# changes with the redaction rules replaces the copy it names
+from ..fileformat import slug_free as session_key  # noqa: F401 (the mesh's name for it)
 from .config import valid_name
 
 MAX_FILE = 64 << 20          # one session file
@@ -51,14 +54,6 @@ def valid_blob_name(name) -> bool:
 
 def valid_file_name(name) -> bool:
     return isinstance(name, str) and len(name) <= 255 and bool(FILE_RE.fullmatch(name)) and ".." not in name
-
-
-def session_key(name: str) -> str:
-    """A session file's name without its title slug, ``DATE_TIME_<id>.md`` (a name without a
-    slug is its own key): the same session under any title. Peers dedupe and withdraw by it,
-    so a name that changes with the redaction rules replaces the copy it names."""
-    stem = name[:-3] if name.endswith(".md") else name
-    return f"{stem[:17]}_{stem[18:].rpartition('_')[2]}.md"
 
 
 # strings (skipped whole) and brackets; possessive, so a 28 MB string of escapes costs no

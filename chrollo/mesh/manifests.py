@@ -204,7 +204,7 @@ def _held_back(name: str, origin: list, rules, memo: dict) -> bool:
     """Must this own file stay here? Forgotten (a tombstone, by name or session id — a file
     copied back by hand included) or captured in a project excluded now."""
     sid, cwd, repository = (origin + [None, None, None])[:3]
-    if name in rules.files or rules.forgotten(sid):
+    if rules.forgotten(sid) or rules.forgotten_name(name):
         return True
     if (cwd or repository) and rules.exclude:
         key = (cwd, repository)
@@ -315,7 +315,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
             relinked[pub] = want
         return {"name": pub, "sha256": sha, "size": size}
 
-    scope = (frozenset(privacy.sessions), frozenset(privacy.files), tuple(privacy.exclude))
+    scope = (frozenset(privacy.sessions), frozenset(privacy.file_hashes), tuple(privacy.exclude))
     last = _LAST.pop((home, vault), None)
     if last and not everything and last["records"] is fresh and last["scope"] == scope and all(
             n in last["at"] and n in fresh and fresh[n][4:7] == before.get(n, fresh[n][4:7]) for n in changed):
@@ -328,7 +328,7 @@ def _publish(ident, name: str, vault: str, home: str, redactor: Redactor) -> Pub
             pieces[i] = _pieces([entries[i]])[0]
     else:
         order = sorted(fresh)
-        if privacy.files or privacy.sessions or privacy.exclude:
+        if privacy.file_hashes or privacy.sessions or privacy.exclude:
             held = {n for n in order if _held_back(n, fresh[n][4], privacy, memo)}
             for fname in held:
                 kept.pop(fname, None)
@@ -477,7 +477,7 @@ def withdrawn_names(published: set, held: set = frozenset()) -> list:
     the list): honest peers drop every copy of theirs under any name."""
     from ..privacy import rules
 
-    gone = {session_key(n) for n in rules().files | held if valid_file_name(n)}
+    gone = rules().keys | {session_key(n) for n in held if valid_file_name(n)}
     if not gone:
         return []
     return sorted(n for n in gone - {session_key(n) for n in published} if valid_file_name(n))[:MAX_FILES]
@@ -762,6 +762,24 @@ def batches(entries: list, size: int, count: int):
         yield run
 
 
+def _local_names(files: list) -> dict:
+    """{a peer's name: the name its copy is kept under here} where they differ: a name whose
+    title slug holds a line this user forgot (``forget --lines``) is kept without its slug, as
+    the forget renamed the copy it scrubbed (chrollo.forget only when a pattern is kept)."""
+    from ..privacy import rules
+
+    if not rules().lines:
+        return {}
+    from ..forget import kept_name
+
+    out = {}
+    for e in files:
+        kept = kept_name(e["name"])
+        if kept != e["name"]:
+            out[e["name"]] = kept
+    return out
+
+
 def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, transport: str,
          timeout: float = PEER_DEADLINE, learned: list | None = None) -> dict:
     """Take what is new from ``peer`` through ``source`` into peers/<name>/; never raises for the
@@ -810,7 +828,8 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
         whole, touched, received = have is None, set(), []
         if whole:  # (a record of an older version kept them in the peer record itself)
             have = known.get("files", {}) if isinstance(known.get("files"), dict) else {}
-        listed = {e["name"] for e in m["files"]}
+        local = _local_names(m["files"])  # (the name a copy is kept under here, where it differs)
+        listed = {local.get(e["name"], e["name"]) for e in m["files"]}
         # by session key (a name without its slug): the owner forgot them (an honest peer drops
         # its copy, under any name), or a listed file now goes by another name (new redaction
         # rules, or a sender that published names as they were): one copy, the listed one
@@ -829,7 +848,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                 del held[name]
                 touched.add(name)
                 have.pop(name, None)
-        from ..privacy import forgotten_file, rules
+        from ..privacy import forgotten_file, name_hash, rules
 
         signed = _signed_at(m)
         age = _clock.now().timestamp() - signed if signed is not None else None
@@ -839,13 +858,13 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             raise Refused(f"manifest signed {m.get('time')!s:.20}, more than {MAX_AGE // 86400} days ago: its "
                           "withdrawals are applied, nothing new is taken from it (a replayed old publication, "
                           "or the peer has not synced since)")
-        forgot = rules(reload=True).files  # (forgotten_file's test without the bytes, as one set)
+        forgot = rules(reload=True).file_hashes  # (forgotten_file's test without the bytes, as one set)
         if rules().lines:  # (chrollo.forget and its imports only when a `forget --lines` pattern is kept)
             from ..forget import keep_forgotten
         else:
             keep_forgotten = None
         # what this user forgot is never taken: `chrollo forget` outranks the mesh
-        take = [e for e in m["files"] if e["name"] not in forgot] if forgot else m["files"]
+        take = [e for e in m["files"] if name_hash(e["name"]) not in forgot] if forgot else m["files"]
         used = _blocks_of(take)
         if used > quota:  # newest first until the quota is reached (else all: in any order)
             wanted, take, used = take, [], 0
@@ -856,7 +875,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                     continue
                 used += cost
                 take.append(e)
-        keep = {e["name"] for e in take}
+        keep = {local.get(e["name"], e["name"]) for e in take}
         for name in sorted(set(held) - listed, reverse=True):  # copies it no longer lists: newest kept
             if used + _blocks(held[name][0]) <= quota and len(keep) < MAX_FILES:
                 used += _blocks(held[name][0])
@@ -871,7 +890,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
             have.pop(name, None)
         todo = []
         for e in take:
-            name, sha = e["name"], e["sha256"]
+            name, sha = local.get(e["name"], e["name"]), e["sha256"]
             # what we hold: [the peer's sha256, the sha256 of our copy, our copy's stat stamp]
             # — the shas differ where a `forget --lines` pattern was applied to the copy (an old
             # state holds one sha, or no stamp). A copy whose stamp is unchanged is not read
@@ -903,6 +922,7 @@ def pull(own_name: str, peer: dict, source: Source, vault: str, home: str, trans
                 if forgotten_file(name, body):
                     continue
                 kept = keep_forgotten(body) if keep_forgotten else body  # a line this user forgot stays forgotten
+                name = local.get(name, name)
                 now = write_at(fd, name, kept)
             except (Refused, TransportError, OSError) as err:
                 out["errors"].append(str(err))

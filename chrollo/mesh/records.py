@@ -133,3 +133,38 @@ def drop(path: str, log: str) -> None:
             os.unlink(p)
         except FileNotFoundError:
             pass
+
+
+def forget(path: str, log: str, doomed, naming=None) -> bool:
+    """Take the records whose key ``doomed(key)`` accepts (or whose value ``naming(value)``
+    does: a link to another file) out (``chrollo forget``: a key is a file
+    name, and a name can hold a title's words) — written whole at once, so that neither file
+    keeps the key, not even as a removal in the log. The key ``""`` (a transport's note of where
+    it left off) goes too: the next run trusts nothing and looks at everything. Records that
+    cannot be read are removed (they are a cache). Returns whether anything changed."""
+    if not (os.path.exists(path) or os.path.exists(log)):
+        return False
+    _HELD.pop(path, None)
+    whole, _legacy = _read_whole(path)
+    tag = whole.get("tag")
+    records, _n = load(path, log, tag) if tag is not None else (None, 0)
+    _HELD.pop(path, None)
+    if records is None:
+        drop(path, log)
+        return True
+    try:
+        with open(log, "rb") as fh:
+            logged = [json.loads(line)[0] for line in fh.read().split(b"\n")[1:-1]]
+    except (OSError, ValueError, TypeError, IndexError):
+        logged = []
+    hit = [k for k in list(records) + logged if k and doomed(k)]
+    if naming is not None:
+        hit += [k for k, v in records.items() if k and naming(v)]
+    if not hit:
+        return False
+    for k in hit:
+        records.pop(k, None)
+    records.pop("", None)
+    keep(path, log, tag, records, set(), True, 0)
+    return True
+

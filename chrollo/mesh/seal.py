@@ -115,7 +115,7 @@ class SealedPublication:
         from ..privacy import rules
 
         self.pub = pub
-        self.key = content_key(set(certs), hashlib.sha256(json.dumps(sorted(rules().files)).encode()).hexdigest())
+        self.key = content_key(set(certs), hashlib.sha256(json.dumps(sorted(rules().file_hashes)).encode()).hexdigest())
         self.kid = hashlib.sha256(self.key).hexdigest()[:16]
         keys = {}
         for rid, pem in sorted(certs.items()):
