@@ -506,15 +506,15 @@ def _tokenised(todo: list):
         yield from map(_index_chunk, chunks)
         return
     import gc
-    import multiprocessing
+
+    from .workers import imap_unordered
 
     # (frozen: the collections of the workers — forked, and allocating a chunk's postings —
     # and of the parent then skip the survey's objects; without it each worker's collections
     # walked them all, writing into every page they share with the parent)
     gc.freeze()
     try:
-        with multiprocessing.get_context("fork").Pool(cores) as pool:
-            yield from pool.imap_unordered(_index_chunk, chunks)
+        yield from imap_unordered(_index_chunk, chunks, cores)
     finally:
         gc.unfreeze()
 
@@ -1683,11 +1683,11 @@ def _direct_masks(paths: list, groups: list) -> list:
         chunks.append(cur)
     if len(chunks) < 3 or (os.cpu_count() or 1) < 2:
         return [x for c in chunks for x in _masks_of(groups, c)]
-    import multiprocessing
     from functools import partial
 
-    with multiprocessing.get_context("fork").Pool(min(2, os.cpu_count() or 1)) as pool:
-        return [x for got in pool.imap(partial(_masks_of, groups), chunks) for x in got]
+    from .workers import map_ordered
+
+    return [x for got in map_ordered(partial(_masks_of, groups), chunks, 2) for x in got]
 
 
 def _extra(path: bytes, mask: int) -> tuple:
