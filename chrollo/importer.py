@@ -115,7 +115,7 @@ def _started(p: Path) -> float:
     from .harness.common import parse_time
 
     try:
-        with open(p, "rb") as fh:
+        with _vault.open_regular(p) as fh:  # (a FIFO named *.jsonl would block a plain open)
             m = _FIRST_STAMP.search(fh.read(65536))
         t = parse_time(m.group(1).decode("ascii", "replace")) if m else None
         if t is not None:

@@ -3,6 +3,7 @@ traceback, leaves no lock held and no orphan behind; the next command works. Rea
 subprocesses, real signals, a generated vault."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -135,3 +136,24 @@ def test_a_build_killed_with_sigkill_leaves_no_worker_holding_its_lock(home, tmp
         assert b"Traceback" not in err, err.decode()[-2000:]
     assert index.build_alone(str(vault)) is not None
     _search_finds(home, vault)
+
+
+def test_import_skips_a_fifo_named_like_a_transcript_instead_of_hanging(home, tmp_path):
+    """A FIFO named `*.jsonl` in the source folder (nobody writes to it): import never opens it
+    for reading — sorting the files by start time used to block on it forever."""
+    src = tmp_path / "chats"
+    src.mkdir()
+    (src / "real.jsonl").write_text(
+        '{"role": "user", "content": "the fifo test question", "timestamp": "2026-05-01T10:00:00Z", '
+        '"session_id": "fifo-0001"}\n')
+    os.mkfifo(src / "a-pipe.jsonl")
+    try:
+        p = subprocess.run([sys.executable, "-m", "chrollo", "import", "jsonl", "--source", str(src), "--json"],
+                           capture_output=True, text=True, env=cli_env(home), cwd=str(tmp_path), timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail("import hung on the FIFO")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["imported"] == 1 and "Traceback" not in p.stderr
+    pipe = [f for f in out["problems"] if f["path"].endswith("a-pipe.jsonl")]
+    assert pipe and pipe[0]["status"] == "skipped", out
