@@ -18,6 +18,7 @@ from .fileformat import header_dates, parse_frontmatter
 
 CACHE_VERSION = 1
 DEFAULT_WEEKS = 12
+MAX_BARS = 5000  # bars of activity one run gives (1970..9999 per day was 2.9 million: 272 MB)
 
 
 @dataclass
@@ -65,6 +66,11 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     if lo > hi:
         raise UsageError(f"--since ({since}) is after --until ({until or 'now'})", kind="bad_date")
     per = per or ("day" if (hi - lo).days <= 31 else "week")
+    bars = _bars(lo.date(), hi.date(), per)
+    if bars > MAX_BARS:
+        raise UsageError(f"{lo.date()} .. {hi.date()} is {bars:,} bars per {per}: at most {MAX_BARS:,}",
+                         "Use --per week, or narrow --since / --until." if per == "day"
+                         else "Narrow --since / --until.", kind="bad_usage")
     first_day, last_day = lo.date().isoformat(), hi.date().isoformat()
     days: dict = {}  # day -> Counter(by key)
     root = Path(os.path.expanduser(dir)).resolve() if dir else _vault.memories_dir()
@@ -224,14 +230,17 @@ def _bucket(day, per: str):
     return day - dt.timedelta(days=day.weekday()) if per == "week" else day
 
 
+def _bars(lo, hi, per: str) -> int:
+    """How many days (or weeks) of [lo, hi] the activity series has."""
+    return (hi - _bucket(lo, per)).days // (7 if per == "week" else 1) + 1
+
+
 def _buckets(lo, hi, per: str) -> list:
     import datetime as dt
 
-    out, d = [], _bucket(lo, per)
-    while d <= hi:
-        out.append(d)
-        d += dt.timedelta(days=7 if per == "week" else 1)
-    return out
+    # (counted, not stepped past ``hi``: the step after 9999-12-27 is beyond the calendar)
+    first, step = _bucket(lo, per), dt.timedelta(days=7 if per == "week" else 1)
+    return [first + i * step for i in range(_bars(lo, hi, per))]
 
 
 def _series(days: dict, lo, hi, per: str, by) -> dict:
