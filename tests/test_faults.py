@@ -1,6 +1,7 @@
-"""#44 hangs: a long command stopped by Ctrl-C, SIGTERM or SIGKILL ends at once, prints no
-traceback, leaves no lock held and no orphan behind; the next command works. Real CLI
-subprocesses, real signals, a generated vault."""
+"""#44: the faults real machines have. A long command stopped by Ctrl-C, SIGTERM or SIGKILL
+ends at once, prints no traceback, leaves no lock held and no orphan behind, and the next
+command works; a full disk is a clear error; a FIFO where a file is read is skipped, never
+waited on. Real CLI subprocesses, real signals, real rlimits, a generated vault."""
 from __future__ import annotations
 
 import json
@@ -157,3 +158,26 @@ def test_import_skips_a_fifo_named_like_a_transcript_instead_of_hanging(home, tm
     assert out["imported"] == 1 and "Traceback" not in p.stderr
     pipe = [f for f in out["problems"] if f["path"].endswith("a-pipe.jsonl")]
     assert pipe and pipe[0]["status"] == "skipped", out
+
+
+def test_index_on_a_full_disk_is_a_clear_error_and_the_next_index_works(home, tmp_path):
+    """RLIMIT_FSIZE stands in for a full disk (SQLite's write fails as it does on ENOSPC): exit 1
+    with the error envelope, no traceback; with room again the index builds and search finds."""
+    import resource
+
+    vault = _vault(tmp_path, 300)
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    for extra in ([], ["--rebuild"]):
+        p = subprocess.run([sys.executable, "-m", "chrollo", "index", "--dir", str(vault), *extra, "--json"],
+                           capture_output=True, text=True, env=cli_env(home), cwd=str(tmp_path),
+                           preexec_fn=small_files, timeout=120)
+        assert p.returncode == 1 and "Traceback" not in p.stderr, (p.stdout, p.stderr)
+        assert json.loads(p.stdout)["error"]["kind"] == "index_unwritable"
+        human = subprocess.run([sys.executable, "-m", "chrollo", "index", "--dir", str(vault), *extra],
+                               capture_output=True, text=True, env=cli_env(home), cwd=str(tmp_path),
+                               preexec_fn=small_files, timeout=120)
+        assert human.returncode == 1 and "could not be written" in human.stderr and "Traceback" not in human.stderr
+    _search_finds(home, vault)
