@@ -619,8 +619,9 @@ def config(key, value, unset, files, as_json):
                     `chrollo forget --secrets` scrubs what was captured before.
     recall-log      on (default): every prompt the recall hook sees is logged, with what
                     it injected (`chrollo recall log`); off stops it and removes the log.
-    recall-log-max-mb N   the log's most megabytes (default 5; the oldest entries go).
-    recall-log-days N     how long an entry is kept (default 90 days).
+    recall-log-max-mb N   the log's most megabytes (default 5, 0.01 to 10000; the oldest
+                          entries go).
+    recall-log-days N     how long an entry is kept (default 90 days, 1 to 36500).
     vault [PATH]    where memory lives (the global vault); e.g. inside the Obsidian vault
                     you already use: chrollo config vault ~/Notes/"Agent memory".
                     Only session files and chrollo.base go there; state/, logs and keys
@@ -658,7 +659,16 @@ def config(key, value, unset, files, as_json):
                     raise ValueError
             except ValueError:
                 raise UsageError(f"{key} takes a positive number, got {value!r}", kind="usage") from None
-            set_setting(k, int(number) if number.is_integer() else number)
+            number = int(number) if number.is_integer() else number
+            from .receipts import settings as log_settings
+
+            # (the range is the reader's: a value it would ignore, keeping the default, is refused)
+            field = {"recall_log_max_mb": "max_mb", "recall_log_days": "days"}[k]
+            if log_settings({k: number})[field] != number:
+                raise UsageError(f"{key} {value} is out of range (chrollo would ignore it and keep "
+                                 f"{log_settings({})[field]})", "See `chrollo config --help` for the range.",
+                                 kind="usage")
+            set_setting(k, number)
     from .receipts import settings as log_settings
 
     got, log = settings(), log_settings()
