@@ -128,7 +128,8 @@ def _repository_check() -> list:
     from .obsidian import project_name
     from .repository import identify
 
-    repo = identify(os.path.realpath(os.getcwd()))
+    here = _vault.working_folder()
+    repo = identify(here) if here else None
     if repo is None:
         return []
     how = "its remote" if not repo.key.startswith("root:") else "its root commit (no network remote)"
@@ -140,7 +141,8 @@ def _project_check() -> list:
     """The .chrollo/ of the project around the cwd, if any: used, or ignored and why."""
     from . import project_trust as trust
 
-    root = _vault.find_project(os.path.realpath(os.getcwd()))
+    here = _vault.working_folder()
+    root = _vault.find_project(here) if here else None
     if root is None:
         return []
     state, why = trust.status(root)

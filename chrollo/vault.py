@@ -23,7 +23,7 @@ from .layout import config_file, default_vault
 # (re-exported: callers ask the vault module; they live in homedir so that trust can use them too)
 from .homedir import (DIR_MODE, FILE_MODE, LOG_MAX, PEERS, append_log, ensure_dir, find_project,  # noqa: F401
                    git_root, home, home_path, iter_session_files, make_private_dirs,
-                   nearest_holding, open_lock, read_json, state_key, walk_up, write_private)
+                   nearest_holding, open_lock, read_json, state_key, walk_up, working_folder, write_private)
 
 TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the hot path too)
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ SESSION_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})_(\d{6})_([^/\\\x00-\x1f\x7f]+
 def project_vault_path(cwd: str | os.PathLike | None = None) -> str | None:
     """``<dir>/.chrollo/memories`` for the nearest ``.chrollo/`` up to the git root — if the
     user trusted it and it is safe to use (:mod:`chrollo.project_trust`); None otherwise."""
-    root = find_project(os.path.realpath(os.fspath(cwd) if cwd else os.getcwd()))
+    where = os.path.realpath(os.fspath(cwd)) if cwd else working_folder()
+    root = find_project(where) if where else None
     if root is None:
         return None
     from . import project_trust as trust

@@ -22,3 +22,31 @@ def test_an_out_of_range_setting_is_a_usage_error_and_changes_nothing(home, key,
     ok_value = {"recall-log-days": "36500", "recall-log-max-mb": "10000"}[key]
     r, out = run_json(["config", key, ok_value], home)
     assert r.returncode == 0 and out == {key: int(ok_value)}
+
+
+def test_commands_work_from_a_deleted_working_folder(home, tmp_path):
+    """A shell left in a folder that was since removed: no project vault can be found there, so
+    the global vault is used — not "No such file or directory … check the path you gave"."""
+    write_session(home / "memories", "aaaa1111-x", "2026-10-27T09:00:00",
+                  [("user", "09:00:00", "the quokka deployment"), ("agent", "09:00:05", ["done"])])
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, sys; os.makedirs(sys.argv[1], exist_ok=True); os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+            "from chrollo.entry import main; sys.argv = ['chrollo'] + sys.argv[2:]; main()")
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    def chrollo(*args):
+        return subprocess.run([sys.executable, "-c", code, str(gone), *args], capture_output=True, text=True,
+                              env=cli_env(home), cwd=str(tmp_path), timeout=60)
+
+    s = chrollo("search", "quokka")
+    assert s.returncode == 0 and "quokka" in s.stdout, s.stderr
+    for args in (["stats"], ["sessions"], ["doctor"], ["config"], ["search", "quokka", "--all-vaults"]):
+        p = chrollo(*args)
+        assert "No such file or directory" not in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+        assert p.returncode in (0, 1) and (p.returncode == 0 or "error" in p.stderr), (args, p.stderr)
+    p = chrollo("init")
+    assert p.returncode != 0 and "working folder" in p.stderr and "check the path you gave" not in p.stderr.lower()
