@@ -50,3 +50,17 @@ def test_commands_work_from_a_deleted_working_folder(home, tmp_path):
         assert p.returncode in (0, 1) and (p.returncode == 0 or "error" in p.stderr), (args, p.stderr)
     p = chrollo("init")
     assert p.returncode != 0 and "working folder" in p.stderr and "check the path you gave" not in p.stderr.lower()
+
+
+def test_an_os_error_without_a_path_does_not_ask_to_check_the_path_you_gave():
+    """"Check the path you gave" only when the error names a path; a full disk says so."""
+    import errno
+
+    from chrollo.console import os_error
+
+    named = os_error(OSError(errno.ENAMETOOLONG, "File name too long", "/x/" + "y" * 300))
+    assert "path you gave" in named.hint and named.exit_code == 1
+    bare = os_error(OSError(errno.EIO, "Input/output error"))
+    assert "path you gave" not in bare.hint and bare.message == "Input/output error"
+    full = os_error(OSError(errno.ENOSPC, "No space left on device"))
+    assert "disk is full" in full.hint
