@@ -33,14 +33,27 @@ TIMEOUT = 30
 def diagnose(harnesses=None, configs: dict | None = None) -> dict:
     """The full report (see ``chrollo doctor --json``); ``ok`` is False if an installed hook fails."""
     configs = configs or {}
-    report = {"ok": True, "checks": _general(), "harnesses": {}}
+    report = {"ok": True, "checks": _general(), "harnesses": {}, "configs": []}
     with tempfile.TemporaryDirectory(prefix="chrollo-doctor-") as tmp:
         for h in harnesses or names():
             r = _harness(h, configs.get(h), Path(tmp) / h)
             report["harnesses"][h] = r
             report["ok"] &= r["status"] not in ("broken", "untrusted")
+        # hooks written with `install --config FILE` (found by install's records): fired as well
+        for i, (h, path) in enumerate(_install.recorded_configs()):
+            if h not in (harnesses or names()) or _same_file(path, configs.get(h) or _install.hooks_config_path(h)):
+                continue
+            r = {"harness": h, **_harness(h, path, Path(tmp) / f"config-{i}")}
+            if r["fix"].startswith(f"chrollo install {h}"):
+                r["fix"] = r["fix"].replace(f"chrollo install {h}", f"chrollo install {h} --config {path}", 1)
+            report["configs"].append(r)
+            report["ok"] &= r["status"] not in ("broken", "untrusted")
     report["ok"] &= all(c["status"] != "failed" for c in report["checks"])
     return report
+
+
+def _same_file(a, b) -> bool:
+    return os.path.realpath(os.path.expanduser(os.fspath(a))) == os.path.realpath(os.path.expanduser(os.fspath(b)))
 
 
 def _check(name: str, status: str, detail: str, fix: str = "") -> dict:
@@ -64,6 +77,10 @@ def _general() -> list:
             out.append(_check("ripgrep", "failed", f"{rg} is not ripgrep (`{rg} --version` does not say so)", fix))
     except (ChrolloError, OSError, subprocess.SubprocessError) as e:
         out.append(_check("ripgrep", "failed", str(e), fix))
+    home = _vault.home_path()
+    if os.path.lexists(home) and not os.path.isdir(home):
+        out.append(_check("home", "failed", f"{home} (CHROLLO_HOME) is not a folder: nothing can be captured "
+                          "or kept", "point CHROLLO_HOME at a folder, or move the file away"))
     vault, source = _vault.vault_source()
     why = {"CHROLLO_MEMORIES_DIR": "set by CHROLLO_MEMORIES_DIR", "project": "this project's .chrollo/",
            "config": "set by `chrollo config vault`", "default": "the default"}[source]
@@ -78,8 +95,16 @@ def _general() -> list:
             out.append(_check("vault permissions", "warn", f"{vault} is readable by others (mode {mode:o})",
                               f"chmod 700 {vault}"))
         out.append(_index_check(vault))
+    elif os.path.lexists(vault):
+        out.append(_check("vault", "failed", f"{vault} ({why}) is not a folder", f"move {vault} away"))
     else:
-        out.append(_check("vault", "ok", f"{vault} ({why}; created on the first captured turn)"))
+        up = _nearest_existing(vault)
+        if os.path.isdir(up) and os.access(up, os.W_OK | os.X_OK):
+            out.append(_check("vault", "ok", f"{vault} ({why}; created on the first captured turn)"))
+        else:
+            out.append(_check("vault", "failed", f"{vault} ({why}) cannot be created: {up} is "
+                              + ("not writable" if os.path.isdir(up) else "not a folder"),
+                              "" if os.path.isdir(up) else f"move {up} away, or use another vault"))
     out.append(_obsidian_check(vault))
     out += _project_check()
     out += _repository_check()
@@ -92,6 +117,12 @@ def _general() -> list:
                       f"see {log}" if errors else ""))
     out.append(_privacy())
     return out
+
+
+def _nearest_existing(path: str) -> str:
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path
 
 
 def _index_check(vault: str) -> dict:

@@ -174,6 +174,25 @@ def hook_command(harness: str, event: str) -> str:
     return " ".join(map(shlex.quote, chrollo_command())) + f" hook {event} --harness {harness}"
 
 
+def recorded_configs(kind: str = "hooks") -> list:
+    """(harness, path) of every file chrollo installed into and still has a record of — those
+    named with ``--config`` among them — whose file still exists."""
+    from .layout import install_record
+
+    folder = os.path.dirname(install_record(kind, "x"))
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith(f"{kind}-") and n.endswith(".json"))
+    except OSError:
+        return []
+    out = []
+    for n in names:
+        rec = _vault.read_json(os.path.join(folder, n))
+        if isinstance(rec, dict) and isinstance(rec.get("harness"), str) and isinstance(rec.get("path"), str) \
+                and os.path.isfile(rec["path"]):
+            out.append((rec["harness"], rec["path"]))
+    return out
+
+
 def hooks_config_path(harness: str) -> Path:
     """The user-level file that holds a harness's hooks (or its extension)."""
     return Path(_profile(harness).hooks_config())
@@ -279,6 +298,7 @@ def _install(kind: str, harness: str, path: Path, add) -> Change:
         saved = {"path": str(path), "original": before, "restorable": True}
     elif _sha(before) != saved.get("written"):
         saved["restorable"] = False  # edited since chrollo wrote it: uninstall removes only our entry
+    saved["harness"] = harness  # (doctor checks hooks installed with --config, found by this)
     saved["written"] = _sha(after)
     _write(path, after)
     _vault.write_private(str(rec), json.dumps(saved))

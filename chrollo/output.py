@@ -120,7 +120,7 @@ def doctor_lines(report: dict) -> list:
         out.append((style, f"{word:>13}  {c['name']}: {c['detail']}"))
         if c["fix"]:
             out += _fix_lines(c["fix"])
-    for h, r in report["harnesses"].items():
+    for h, r in [*report["harnesses"].items(), *((r["harness"], r) for r in report.get("configs", []))]:
         style, word = _MARK[r["status"]]
         out.append((style, f"{word:>13}  {h} ({r['config']})"))
         if r.get("package"):
