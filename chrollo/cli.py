@@ -98,7 +98,7 @@ def search(query, **opts):
 @click.argument("target", metavar="SESSION|PATH[:LINE]")
 @click.option("-B", "--before", type=int, default=3, show_default=True, help="Lines before LINE.")
 @click.option("-A", "--after", type=int, default=3, show_default=True, help="Lines after LINE.")
-@click.option("--turn", type=int, is_flag=False, flag_value=0, default=None, metavar="[N]",
+@click.option("--turn", type=str, is_flag=False, flag_value="", default=None, metavar="[N]",
               help="With LINE: the whole turn that holds it. Without: turn N (from 1; --last 1 for the last).")
 @click.option("--last", type=int, metavar="N", help="Only the last N turns.")
 @click.option("--dir", "dir_", metavar="PATH", help="Memory folder the session is in (default: the vault).")
@@ -129,6 +129,11 @@ def read(target, before, after, turn, last, dir_, as_json, raw, no_pager):
     from .vault import memories_dir
 
     roots = [Path(os.path.expanduser(dir_)).resolve()] if dir_ else [memories_dir()]
+    if turn:  # (a bare --turn is ""; a number given is one, from 1 — 0 was turn 1, silently)
+        if not turn.isdigit() or int(turn) < 1:
+            raise UsageError(f"--turn takes a turn number from 1, got {turn!r}", "--last 1 reads the last turn.",
+                             kind="bad_turn")
+        turn = int(turn)
     _, line = split_target(target)
     if line is not None:
         if last is not None:

@@ -64,3 +64,31 @@ def test_an_os_error_without_a_path_does_not_ask_to_check_the_path_you_gave():
     assert "path you gave" not in bare.hint and bare.message == "Input/output error"
     full = os_error(OSError(errno.ENOSPC, "No space left on device"))
     assert "disk is full" in full.hint
+
+
+def _one_session(home) -> Path:
+    return write_session(home / "memories", "aaaa1111-x", "2026-10-27T09:00:00",
+                         [("user", "09:00:00", "first question"), ("agent", "09:00:05", ["first answer"]),
+                          ("user", "09:01:00", "second question"), ("agent", "09:01:05", ["second answer"])])
+
+
+def test_read_of_a_line_past_the_end_is_an_error(home):
+    """`read FILE:99999` showed the last line as if it were line 99999."""
+    f = _one_session(home)
+    n = len(f.read_text().splitlines())
+    r, err = run_json(["read", f"{f}:99999"], home)
+    assert r.returncode == 2 and err["error"]["kind"] == "bad_line" and f"has {n} lines" in err["error"]["message"]
+    r, out = run_json(["read", f"{f}:{n}"], home)
+    assert r.returncode == 0 and out["line"] == n
+
+
+@pytest.mark.parametrize("value", ["0", "x"])
+def test_read_turn_zero_or_not_a_number_is_a_usage_error(home, value):
+    """`read ID --turn 0` showed turn 1."""
+    _one_session(home)
+    r, err = run_json(["read", "aaaa1111", "--turn", value], home)
+    assert r.returncode == 2 and err["error"]["kind"] == "bad_turn", (r.stdout, r.stderr)
+    r, out = run_json(["read", "aaaa1111", "--turn", "2"], home)
+    assert r.returncode == 0 and [t["n"] for t in out["turns"]] == [2]
+    r, out = run_json(["read", "aaaa1111", "--turn"], home)  # (bare: the first)
+    assert r.returncode == 0 and [t["n"] for t in out["turns"]] == [1]
