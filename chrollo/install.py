@@ -76,6 +76,12 @@ def left_out(harness: str, only: str | None = None, config=None) -> list:
 def install(harness: str, only: str | None = None, config=None) -> list:
     """Also creates the vault (owner-only): memory right after install is empty, not missing —
     search, stats and read_memory answer before the first capture."""
+    if config:  # (a mistyped path: its folders were created and success reported)
+        folder = Path(os.path.expanduser(config)).parent
+        if not folder.is_dir():
+            raise UsageError(f"no such folder: {folder} (for --config {config})",
+                             "Check the path: chrollo creates a missing config file, not its folders.",
+                             kind="bad_config")
     changes = [(install_hooks if p == "hooks" else install_mcp)(harness, config)
                for p in parts(harness, only, config)] + left_out(harness, only, config)
     _vault.ensure_dir(Path(_vault.memories_path()))
@@ -485,7 +491,7 @@ def _read(path: Path) -> str | None:
 
 def _write(path: Path, text: str) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _vault.make_private_dirs(str(path.parent))  # (a harness's own folder, made 0700 if missing)
         mode = path.stat().st_mode & 0o777 if path.exists() else _vault.FILE_MODE
         tmp = path.with_name(f".{path.name}.chrollo-{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)

@@ -92,3 +92,24 @@ def test_read_turn_zero_or_not_a_number_is_a_usage_error(home, value):
     assert r.returncode == 0 and [t["n"] for t in out["turns"]] == [2]
     r, out = run_json(["read", "aaaa1111", "--turn"], home)  # (bare: the first)
     assert r.returncode == 0 and [t["n"] for t in out["turns"]] == [1]
+
+
+def test_install_config_in_a_missing_folder_is_refused_and_creates_nothing(home, tmp_path):
+    """A mistyped `install --config` path (its folder does not exist) created the folders and
+    reported success: now a usage error, nothing created, nothing recorded."""
+    cfg = tmp_path / "no-such" / "deeper" / "settings.json"
+    r, err = run_json(["install", "claude-code", "--config", cfg], home, HOME=tmp_path / "h")
+    assert r.returncode == 2 and err["error"]["kind"] == "bad_config", (r.stdout, r.stderr)
+    assert str(cfg.parent) in err["error"]["message"]
+    assert not (tmp_path / "no-such").exists()
+    assert not (home / "state" / "install").exists() or not list((home / "state" / "install").iterdir())
+
+
+def test_folders_install_creates_for_a_harness_config_are_owner_only(home, tmp_path):
+    """The harness's own config folder, when install has to create it, is 0700 (it was 0755)."""
+    fake = tmp_path / "h"
+    fake.mkdir()
+    r = run(["install", "gemini"], home, HOME=fake)
+    assert r.returncode == 0, r.stderr
+    assert (fake / ".gemini" / "settings.json").is_file()
+    assert (fake / ".gemini").stat().st_mode & 0o777 == 0o700
