@@ -324,7 +324,11 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
         elif (dest / p.name).exists():
             same = (dest / p.name).read_bytes() == keep_forgotten(data)
             r.status, r.reason = ("unchanged", "") if same else ("skipped", "a different file of that name is in the vault")
-        elif not dry_run:
+        if r.status == "imported":
+            from .fileformat import header_dates
+
+            r.turns = len(header_dates(data))  # (the summary's turns: it said 0 for every session)
+        if r.status == "imported" and not dry_run:
             _vault.ensure_dir(dest)
             tmp = dest / f".{p.name}.{os.getpid()}.tmp"
             with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE), "wb") as fh:

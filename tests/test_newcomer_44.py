@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 from pathlib import Path
 
@@ -113,3 +114,18 @@ def test_folders_install_creates_for_a_harness_config_are_owner_only(home, tmp_p
     assert r.returncode == 0, r.stderr
     assert (fake / ".gemini" / "settings.json").is_file()
     assert (fake / ".gemini").stat().st_mode & 0o777 == 0o700
+
+
+def test_import_of_an_old_chrollo_vault_counts_its_turns(home, tmp_path):
+    """`import chrollo-vault` reported 0 turns for sessions it copied."""
+    old = tmp_path / "old"
+    old.mkdir()
+    legacy = ("---\nsession_id: old-1\n---\n\n[10:00:00] [User] what is the deploy command\n"
+              "[10:00:05] [Agent]\n> make deploy\n[10:01:00] [User] thanks\n")
+    (old / "2025-01-02_100000_old-1.md").write_text(legacy)
+    write_session(old, "bbbb2222-x", "2026-10-27T09:00:00",
+                  [("user", "09:00:00", "q"), ("agent", "09:00:05", ["a"])], fmt=2)
+    r, out = run_json(["import", "chrollo-vault", "--source", old], home)
+    assert r.returncode == 0 and out["imported"] == 2 and out["turns"] == 5, out
+    human = run(["import", "chrollo-vault", "--source", old], tmp_path / "other-home")
+    assert re.search(r"turns +5\n", human.stdout), human.stdout
