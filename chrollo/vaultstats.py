@@ -38,7 +38,7 @@ class Stats:
     #  "series": [{"start": "YYYY-MM-DD", "turns": n, "by": {key: n}}]}
     activity: dict = field(default_factory=dict)
     # {"prompts", "injections", "share", "chars", "series": [{"start", "prompts", "injections"}]}
-    recall: dict = field(default_factory=dict)
+    recall: dict | None = field(default_factory=dict)  # None: not the vault's (stats --dir)
     # the search index (docs/index.md): {"files", "indexed", "index_bytes", "usable"}
     index: dict = field(default_factory=dict)
 
@@ -102,7 +102,8 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
                 days.setdefault(day, Counter())[key] += n
     _merge_labels(days, labels)
     out.activity = _series(days, lo.date(), hi.date(), per, by)
-    out.recall = _recall(lo.date(), hi.date(), per)
+    # (the recall log is of every vault: another folder's stats leave it out, not claim it)
+    out.recall = _recall(lo.date(), hi.date(), per) if not dir or root == _vault.memories_dir().resolve() else None
     out.harnesses = {k: dict(zip(("sessions", "turns", "bytes"), v)) for k, v in sorted(per_h.items())}
     out.peers = {k: dict(zip(("sessions", "turns", "bytes"), v)) for k, v in sorted(per_p.items())}
     from .freshness import check
