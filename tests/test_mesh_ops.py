@@ -151,3 +151,15 @@ def test_status_keeps_the_last_good_sync_and_shows_a_failure_apart(mesh, tmp_pat
     assert st["errors"] == 1 and st["last_error"] and st["last_failure"]
     text = a.cli("mesh", "status").stdout
     assert f"last sync {good['last_sync']} · 2 files" in text and "last attempt failed" in text, text
+
+
+def test_the_git_mirror_is_owner_only(mesh, tmp_path):
+    """#44: the mirror of a git remote (every peer's sealed files) was made 0755."""
+    a = mesh("alpha")
+    a.session("aaaa0001-x", "alpha deploys the kubernetes ingress with helm")
+    r = bare(tmp_path / "r.git")
+    p, out = a.sync("--git", r)
+    assert p.returncode == 0, out
+    mirrors = list((a.home / "mesh" / "git").glob("*.git"))
+    assert mirrors and all(m.stat().st_mode & 0o777 == 0o700 for m in mirrors), \
+        [oct(m.stat().st_mode) for m in mirrors]
