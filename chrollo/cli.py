@@ -740,8 +740,10 @@ def recall_why(prompt, session, budget, dir_, as_json):
     """
     import time
 
-    from .recall import recall as run
+    from .recall import check_budget, recall as run
 
+    if budget is not None:
+        check_budget(budget)
     trace: dict = {}
     text = run(" ".join(prompt), session or "-", budget=budget, vault=dir_, started=time.monotonic(),
                trace=trace, dry=True)

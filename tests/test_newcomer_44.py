@@ -129,3 +129,18 @@ def test_import_of_an_old_chrollo_vault_counts_its_turns(home, tmp_path):
     assert r.returncode == 0 and out["imported"] == 2 and out["turns"] == 5, out
     human = run(["import", "chrollo-vault", "--source", old], tmp_path / "other-home")
     assert re.search(r"turns +5\n", human.stdout), human.stdout
+
+
+@pytest.mark.parametrize("budget", ["huge", "100", "99999", "-5"])
+def test_recall_why_with_a_budget_it_cannot_take_is_a_usage_error(home, budget):
+    """`recall why --budget huge` used medium, and 100 became 500, silently."""
+    r, err = run_json(["recall", "why", "how does the backup job work", "--budget", budget], home)
+    assert r.returncode == 2 and err["error"]["kind"] in ("bad_usage", "usage"), (r.stdout, r.stderr)
+    assert "--budget" in err["error"]["message"] or "-5" in err["error"]["message"]
+
+
+def test_recall_why_takes_presets_and_numbers_in_range(home):
+    for budget in ("large", "Small", "500", "9500"):
+        r, out = run_json(["recall", "why", "how does the backup job work", "--budget", budget], home)
+        assert r.returncode == 0, (budget, r.stderr)
+    assert out["budget"]["chars"] == 9500
