@@ -23,6 +23,7 @@ from . import install as _install
 from . import vault as _vault
 from .fileformat import RECALL_HEADER
 from .harness import adapter, names
+from .output import plural
 
 SAMPLE_SID = "doctor00-0000-4000-8000-000000000000"
 SAMPLE_PROMPT = "which port does the staging reverse proxy listen on?"
@@ -88,7 +89,7 @@ def _general() -> list:
         ok = os.access(vault, os.W_OK)
         n = sum(1 for _ in _vault.iter_session_files(Path(vault)))
         out.append(_check("vault", "ok" if ok else "failed",
-                          f"{vault} ({why}; {n} session files{'' if ok else ', not writable'})",
+                          f"{vault} ({why}; {plural(n, 'session file')}{'' if ok else ', not writable'})",
                           "" if ok else f"chmod u+rwx {vault}"))
         mode = os.stat(vault).st_mode & 0o777
         if mode & 0o077:  # (chrollo never changes the mode of a folder it did not create)
@@ -113,7 +114,7 @@ def _general() -> list:
     log = Path(log_file("hooks"))
     errors = _recent_errors(log)
     out.append(_check("hook log", "warn" if errors else "ok",
-                      f"{errors} hook errors in the last 24 h ({log})" if errors else f"no recent errors ({log})",
+                      f"{plural(errors, 'hook error')} in the last 24 h ({log})" if errors else f"no recent errors ({log})",
                       f"see {log}" if errors else ""))
     out.append(_privacy())
     return out
@@ -134,10 +135,10 @@ def _index_check(vault: str) -> dict:
     if not s["usable"]:
         what = "damaged or of another version" if s["exists"] else "none yet"
         return _check("search index", "warn" if s["files"] else "ok",
-                      f"{what}: searches read every file ({s['files']} files)", fix if s["files"] else "")
+                      f"{what}: searches read every file ({plural(s['files'], 'file')})", fix if s["files"] else "")
     left = s["files"] - s["indexed"]
     return _check("search index", "ok" if left <= max(10, s["files"] // 100) else "warn",
-                  f"{s['indexed']} of {s['files']} files indexed ({s['index_bytes'] >> 20} MB); "
+                  f"{s['indexed']} of {plural(s['files'], 'file')} indexed ({s['index_bytes'] >> 20} MB); "
                   "the others are searched directly", fix if left else "")
 
 

@@ -144,3 +144,14 @@ def test_recall_why_takes_presets_and_numbers_in_range(home):
         r, out = run_json(["recall", "why", "how does the backup job work", "--budget", budget], home)
         assert r.returncode == 0, (budget, r.stderr)
     assert out["budget"]["chars"] == 9500
+
+
+def test_one_of_a_thing_is_said_in_the_singular(home):
+    """"1 sessions", "1 files": each count of one that a command prints is singular."""
+    _one_session(home)
+    one = re.compile(r"(?<![\d.,])1 (sessions|files|session files|prompts|characters|errors|hook errors)\b")
+    outs = [run(args, home) for args in (["index"], ["stats"], ["doctor"],
+                                          ["recall", "why", "what was the first question"])]
+    for p in outs:
+        assert not one.search(p.stdout + p.stderr), (p.args, one.search(p.stdout + p.stderr).group(0))
+    assert "indexed 1 file of" in outs[0].stdout
