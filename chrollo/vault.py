@@ -204,9 +204,21 @@ def open_regular(path):
     return os.fdopen(fd, "rb")
 
 
+def _project_of_vault(path) -> str | None:
+    """The project whose ``.chrollo/memories`` ``path`` is, or None."""
+    p = os.path.normpath(os.fspath(path))
+    tail = os.sep + os.path.join(".chrollo", "memories")
+    return p[:-len(tail)] or os.sep if p.endswith(tail) else None
+
+
 def require_dir(path, what: str = "vault"):
     """Raise a clear error unless ``path`` is an existing folder; returns it."""
     if not os.path.exists(path):
+        project = _project_of_vault(path)
+        if project:  # (a trusted project's vault, deleted since: init makes it again)
+            raise ChrolloError("vault_not_found", f"{what} not found: {path} (this project's vault)",
+                               f"Run `chrollo init {project}` to create it again, or `chrollo init --untrust "
+                               f"{project}` to use the global vault here.")
         raise ChrolloError(
             "vault_not_found", f"{what} not found: {path}",
             "Run `chrollo demo` to try chrollo on a sample memory, `chrollo install <harness>` "

@@ -155,3 +155,18 @@ def test_one_of_a_thing_is_said_in_the_singular(home):
     for p in outs:
         assert not one.search(p.stdout + p.stderr), (p.args, one.search(p.stdout + p.stderr).group(0))
     assert "indexed 1 file of" in outs[0].stdout
+
+
+def test_a_deleted_project_vault_points_at_init_not_demo(home, tmp_path):
+    """A trusted project whose .chrollo/memories was deleted: the error names `chrollo init`
+    for that project, not `demo`/`install`."""
+    import shutil
+
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    assert run(["init", project], home).returncode == 0
+    shutil.rmtree(project / ".chrollo" / "memories")
+    for args in (["search", "anything"], ["stats"], ["sessions"]):
+        r, err = run_json(args, home, cwd=project)
+        assert r.returncode == 1 and err["error"]["kind"] == "vault_not_found", (args, r.stdout)
+        assert f"chrollo init {project}" in err["error"]["hint"] and "demo" not in err["error"]["hint"]
