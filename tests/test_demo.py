@@ -135,3 +135,20 @@ def test_demo_keep_where_no_folder_can_be_is_a_clear_error(home, tmp_path):
         assert p.returncode == code and "Traceback" not in p.stderr, (where, p.stderr)
         assert p.stdout == "" and "chrollo: error:" in p.stderr and str(where) in p.stderr and "hint:" in p.stderr
     assert f.read_text() == "mine\n"
+
+
+def test_demo_keep_into_a_folder_of_notes_counts_only_the_sample(home, tmp_path):
+    """#44: --keep into a folder already holding the user's notes said "a sample memory of N
+    sessions" with the notes counted in N; and the notes stay byte for byte."""
+    from chrollo.demo import sample_vault
+
+    d = tmp_path / "notes"
+    d.mkdir()
+    mine = {d / f"note-{i}.md": f"my own note {i}\n".encode() for i in range(3)}
+    for p, data in mine.items():
+        p.write_bytes(data)
+    n = len(list(sample_vault().rglob("*.md")))
+    p = run(["demo", "--keep", d], home)
+    assert p.returncode == 0, p.stderr
+    assert f"a sample memory of {n} coding-agent sessions" in p.stdout, p.stdout[:300]
+    assert all(path.read_bytes() == data for path, data in mine.items())
