@@ -764,8 +764,10 @@ def mesh_status_lines(st: dict) -> list:
     (sanitized: errors quote what a peer sent)."""
     out = [f"this node: {st['name']}"]
     for p in st["peers"]:
+        got = (f"{size(p['bytes'])} received in all ({p.get('downloaded', 0)} new in the last sync)"
+               if p.get("bytes") else "nothing received")  # (bytes: every sync's, summed)
         line = (f"{p['name']} ({p['id']}): last sync {p.get('last_sync') or 'never'} · "
-                f"{plural(p.get('files', 0), 'file')} · {size(p.get('bytes', 0))} received")
+                f"{plural(p.get('files', 0), 'file')} · {got}")
         if p.get("last_failure"):
             line += f" · last attempt failed at {p['last_failure']}: {p.get('last_error')}"
         else:
