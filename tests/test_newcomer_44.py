@@ -170,3 +170,25 @@ def test_a_deleted_project_vault_points_at_init_not_demo(home, tmp_path):
         r, err = run_json(args, home, cwd=project)
         assert r.returncode == 1 and err["error"]["kind"] == "vault_not_found", (args, r.stdout)
         assert f"chrollo init {project}" in err["error"]["hint"] and "demo" not in err["error"]["hint"]
+
+
+def test_reimport_after_state_loss_finds_a_session_whose_id_ends_in_dash_digits(home, tmp_path):
+    """Found by the fuzzer's interrupted imports: a session id such as "fault-0008" is named
+    "…_fault-00.md", and the vault's listing took "-00" for a collision suffix, so an import
+    that no longer had the session's state (killed after creating the file; state/ is
+    disposable) did not find the file and wrote the session again as "…_fault-00-2.md"."""
+    import shutil
+
+    src = tmp_path / "chats"
+    src.mkdir()
+    for sid in ("fault-0008", "tool-0001"):
+        (src / f"{sid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [
+            {"role": "user", "content": f"question of {sid}", "timestamp": "2026-05-01T10:00:00Z", "session_id": sid},
+            {"role": "assistant", "content": "an answer", "timestamp": "2026-05-01T10:00:05Z"}]))
+    r, out = run_json(["import", "jsonl", "--source", src], home)
+    assert r.returncode == 0 and out["imported"] == 2
+    before = sorted(p.name for p in (home / "memories").glob("*.md"))
+    shutil.rmtree(home / "state")
+    r, out = run_json(["import", "jsonl", "--source", src], home)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (home / "memories").glob("*.md")) == before
