@@ -1,4 +1,6 @@
-"""Property-based fuzzing of every command, option, MCP argument and hook payload (#33).
+"""Property-based fuzzing of every command, option, MCP argument and hook payload (#33), and
+the faults real machines have (#44): long commands stopped by SIGINT, SIGTERM or SIGKILL at a
+random point, commands run from a deleted or read-only working folder.
 
 The properties and the sandbox are in ``tests/fuzzkit.py``. A fixed seed (hypothesis's
 ``derandomize``) and bounded counts keep this CI's: ~2,400 examples in all. ``CHROLLO_FUZZ_SCALE``
