@@ -131,7 +131,9 @@ class Sandbox:
             f"---\nsession_id: \"{SID}\"\nharness: \"claude-code\"\n---\n\n## [2026-01-01 10:00:00] [User]\nrefund race\n")
         (o / "transcript.jsonl").write_text('{"role": "user", "content": "refund", "session_id": "x"}\n')
         os.mkfifo(o / "fifo.md")
+        os.mkfifo(o / "pipe.jsonl")  # (import's sources: a FIFO named like a transcript, #44)
         os.symlink("/etc", o / "etc-link")
+        os.symlink(o / "no-such-file.md", o / "dangling.md")
 
     def _build_template(self) -> None:
         from conftest import write_session
@@ -152,6 +154,8 @@ class Sandbox:
         os.symlink(self.outside / "2026-01-01_100000_outside_5f1c2a9e.md", vault / "2026-01-02_100000_link_5f1c2a9e.md")
         os.symlink(self.outside / "dir", vault / "linked-dir")
         (vault / "2026-01-04_100000_empty_00000000.md").write_text("")
+        os.symlink(vault / "gone.md", vault / "2026-01-06_100000_dangling_00000000.md")
+        (vault / "2026-01-07_100000_folder_00000000.md").mkdir()
         (vault / "2026-01-05_100000_binary_00000000.md").write_bytes(b"\xff\xfe\x00junk\x00\n" * 10)
         (t / "project" / ".git").mkdir(parents=True)
         (t / "scratch" / "file.txt").parent.mkdir(parents=True)
@@ -219,6 +223,7 @@ class Sandbox:
         fixed = [str(p) for p in sorted(v.iterdir())] + [
             str(v / "peers" / "alice"), str(v), "2026-09-01_101500_" + SID[:8] + ".md", SID, SID[:8], SID[:7],
             "abc1", str(o / "secret.txt"), str(o / "dir"), str(o / "fifo.md"), str(o / "etc-link"),
+            str(o / "pipe.jsonl"), str(o / "dangling.md"), "/dev/urandom",
             str(o / "2026-01-01_100000_outside_5f1c2a9e.md"), str(o / "transcript.jsonl"),
             "/etc/passwd", "/proc/self/status", "/proc/x", "/proc", "/dev/null", "/dev/zero", "/etc", ".", "..",
             "~", "~nobody", "", "../../../../etc/passwd", "nonexistent.md", "peers/alice", "x" * 5000,
