@@ -39,9 +39,14 @@ def test_commands_work_from_a_deleted_working_folder(home, tmp_path):
 
     from conftest import cli_env
 
+    user = tmp_path / "user"  # (doctor looks at the harnesses' homes: this test's own, empty)
+    user.mkdir()
+    env = cli_env(home, HOME=user, CLAUDE_CONFIG_DIR=user / ".claude", CODEX_HOME=user / ".codex",
+                  GEMINI_CLI_HOME=user, PI_CODING_AGENT_DIR=user / ".pi" / "agent")
+
     def chrollo(*args):
         return subprocess.run([sys.executable, "-c", code, str(gone), *args], capture_output=True, text=True,
-                              env=cli_env(home), cwd=str(tmp_path), timeout=60)
+                              env=env, cwd=str(tmp_path), timeout=60)
 
     s = chrollo("search", "quokka")
     assert s.returncode == 0 and "quokka" in s.stdout, s.stderr
