@@ -98,7 +98,7 @@ def search(query, **opts):
 @click.argument("target", metavar="SESSION|PATH[:LINE]")
 @click.option("-B", "--before", type=int, default=3, show_default=True, help="Lines before LINE.")
 @click.option("-A", "--after", type=int, default=3, show_default=True, help="Lines after LINE.")
-@click.option("--turn", type=int, is_flag=False, flag_value=0, default=None, metavar="[N]",
+@click.option("--turn", type=str, is_flag=False, flag_value="", default=None, metavar="[N]",
               help="With LINE: the whole turn that holds it. Without: turn N (from 1; --last 1 for the last).")
 @click.option("--last", type=int, metavar="N", help="Only the last N turns.")
 @click.option("--dir", "dir_", metavar="PATH", help="Memory folder the session is in (default: the vault).")
@@ -129,6 +129,11 @@ def read(target, before, after, turn, last, dir_, as_json, raw, no_pager):
     from .vault import memories_dir
 
     roots = [Path(os.path.expanduser(dir_)).resolve()] if dir_ else [memories_dir()]
+    if turn:  # (a bare --turn is ""; a number given is one, from 1 — 0 was turn 1, silently)
+        if not turn.isdigit() or int(turn) < 1:
+            raise UsageError(f"--turn takes a turn number from 1, got {turn!r}", "--last 1 reads the last turn.",
+                             kind="bad_turn")
+        turn = int(turn)
     _, line = split_target(target)
     if line is not None:
         if last is not None:
@@ -621,8 +626,9 @@ def config(key, value, unset, files, as_json):
                     `chrollo forget --secrets` scrubs what was captured before.
     recall-log      on (default): every prompt the recall hook sees is logged, with what
                     it injected (`chrollo recall log`); off stops it and removes the log.
-    recall-log-max-mb N   the log's most megabytes (default 5; the oldest entries go).
-    recall-log-days N     how long an entry is kept (default 90 days).
+    recall-log-max-mb N   the log's most megabytes (default 5, 0.01 to 10000; the oldest
+                          entries go).
+    recall-log-days N     how long an entry is kept (default 90 days, 1 to 36500).
     vault [PATH]    where memory lives (the global vault); e.g. inside the Obsidian vault
                     you already use: chrollo config vault ~/Notes/"Agent memory".
                     Only session files and chrollo.base go there; state/, logs and keys
@@ -660,7 +666,16 @@ def config(key, value, unset, files, as_json):
                     raise ValueError
             except ValueError:
                 raise UsageError(f"{key} takes a positive number, got {value!r}", kind="usage") from None
-            set_setting(k, int(number) if number.is_integer() else number)
+            number = int(number) if number.is_integer() else number
+            from .receipts import settings as log_settings
+
+            # (the range is the reader's: a value it would ignore, keeping the default, is refused)
+            field = {"recall_log_max_mb": "max_mb", "recall_log_days": "days"}[k]
+            if log_settings({k: number})[field] != number:
+                raise UsageError(f"{key} {value} is out of range (chrollo would ignore it and keep "
+                                 f"{log_settings({})[field]})", "See `chrollo config --help` for the range.",
+                                 kind="usage")
+            set_setting(k, number)
     from .receipts import settings as log_settings
 
     got, log = settings(), log_settings()
@@ -727,8 +742,10 @@ def recall_why(prompt, session, budget, dir_, as_json):
     """
     import time
 
-    from .recall import recall as run
+    from .recall import check_budget, recall as run
 
+    if budget is not None:
+        check_budget(budget)
     trace: dict = {}
     text = run(" ".join(prompt), session or "-", budget=budget, vault=dir_, started=time.monotonic(),
                trace=trace, dry=True)

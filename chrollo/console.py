@@ -118,9 +118,17 @@ def os_error(e: OSError) -> ChrolloError:
     """The system refused a file the user named (too long a name, a folder, …): os_error, exit 1."""
     import os
 
-    what = f": {os.fsdecode(e.filename)}" if isinstance(e.filename, (str, bytes)) else ""
-    return ChrolloError("os_error", f"{e.strerror or type(e).__name__}{what}",
-                        "Check the path you gave (it may be too long, a folder, or not readable).")
+    import errno
+
+    named = isinstance(e.filename, (str, bytes))
+    what = f": {os.fsdecode(e.filename)}" if named else ""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        hint = "The disk is full (or a quota or file size limit was reached): free some space and try again."
+    elif named:
+        hint = "Check the path you gave (it may be too long, a folder, or not readable)."
+    else:  # (no path: the system refused something else — do not send the user after one)
+        hint = "The system refused it; check the disk and that chrollo's home ($CHROLLO_HOME) is usable."
+    return ChrolloError("os_error", f"{e.strerror or type(e).__name__}{what}", hint)
 
 
 # import name -> the distribution that provides it, for the hint

@@ -116,7 +116,7 @@ def run_demo(keep: str | None = None) -> None:
             raise ChrolloError("cannot_write", f"cannot copy the sample memory to {dest}: {e.strerror}",
                                KEEP_HINT) from None
         say = click.echo
-        n = len(list(dest.rglob("*.md")))
+        n = len(list(sample_vault().rglob("*.md")))  # (the sample's: --keep's folder may hold notes)
         say(f"chrollo demo: a sample memory of {n} coding-agent sessions (Claude Code, Codex, "
             f"Gemini CLI, pi;\none of them a subagent's, one received from a mesh peer, one written "
             f"before format 2) copied to {dest}\n")

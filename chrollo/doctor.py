@@ -23,6 +23,7 @@ from . import install as _install
 from . import vault as _vault
 from .fileformat import RECALL_HEADER
 from .harness import adapter, names
+from .output import plural
 
 SAMPLE_SID = "doctor00-0000-4000-8000-000000000000"
 SAMPLE_PROMPT = "which port does the staging reverse proxy listen on?"
@@ -33,14 +34,27 @@ TIMEOUT = 30
 def diagnose(harnesses=None, configs: dict | None = None) -> dict:
     """The full report (see ``chrollo doctor --json``); ``ok`` is False if an installed hook fails."""
     configs = configs or {}
-    report = {"ok": True, "checks": _general(), "harnesses": {}}
+    report = {"ok": True, "checks": _general(), "harnesses": {}, "configs": []}
     with tempfile.TemporaryDirectory(prefix="chrollo-doctor-") as tmp:
         for h in harnesses or names():
             r = _harness(h, configs.get(h), Path(tmp) / h)
             report["harnesses"][h] = r
             report["ok"] &= r["status"] not in ("broken", "untrusted")
+        # hooks written with `install --config FILE` (found by install's records): fired as well
+        for i, (h, path) in enumerate(_install.recorded_configs()):
+            if h not in (harnesses or names()) or _same_file(path, configs.get(h) or _install.hooks_config_path(h)):
+                continue
+            r = {"harness": h, **_harness(h, path, Path(tmp) / f"config-{i}")}
+            if r["fix"].startswith(f"chrollo install {h}"):
+                r["fix"] = r["fix"].replace(f"chrollo install {h}", f"chrollo install {h} --config {path}", 1)
+            report["configs"].append(r)
+            report["ok"] &= r["status"] not in ("broken", "untrusted")
     report["ok"] &= all(c["status"] != "failed" for c in report["checks"])
     return report
+
+
+def _same_file(a, b) -> bool:
+    return os.path.realpath(os.path.expanduser(os.fspath(a))) == os.path.realpath(os.path.expanduser(os.fspath(b)))
 
 
 def _check(name: str, status: str, detail: str, fix: str = "") -> dict:
@@ -64,6 +78,10 @@ def _general() -> list:
             out.append(_check("ripgrep", "failed", f"{rg} is not ripgrep (`{rg} --version` does not say so)", fix))
     except (ChrolloError, OSError, subprocess.SubprocessError) as e:
         out.append(_check("ripgrep", "failed", str(e), fix))
+    home = _vault.home_path()
+    if os.path.lexists(home) and not os.path.isdir(home):
+        out.append(_check("home", "failed", f"{home} (CHROLLO_HOME) is not a folder: nothing can be captured "
+                          "or kept", "point CHROLLO_HOME at a folder, or move the file away"))
     vault, source = _vault.vault_source()
     why = {"CHROLLO_MEMORIES_DIR": "set by CHROLLO_MEMORIES_DIR", "project": "this project's .chrollo/",
            "config": "set by `chrollo config vault`", "default": "the default"}[source]
@@ -71,15 +89,23 @@ def _general() -> list:
         ok = os.access(vault, os.W_OK)
         n = sum(1 for _ in _vault.iter_session_files(Path(vault)))
         out.append(_check("vault", "ok" if ok else "failed",
-                          f"{vault} ({why}; {n} session files{'' if ok else ', not writable'})",
+                          f"{vault} ({why}; {plural(n, 'session file')}{'' if ok else ', not writable'})",
                           "" if ok else f"chmod u+rwx {vault}"))
         mode = os.stat(vault).st_mode & 0o777
         if mode & 0o077:  # (chrollo never changes the mode of a folder it did not create)
             out.append(_check("vault permissions", "warn", f"{vault} is readable by others (mode {mode:o})",
                               f"chmod 700 {vault}"))
         out.append(_index_check(vault))
+    elif os.path.lexists(vault):
+        out.append(_check("vault", "failed", f"{vault} ({why}) is not a folder", f"move {vault} away"))
     else:
-        out.append(_check("vault", "ok", f"{vault} ({why}; created on the first captured turn)"))
+        up = _nearest_existing(vault)
+        if os.path.isdir(up) and os.access(up, os.W_OK | os.X_OK):
+            out.append(_check("vault", "ok", f"{vault} ({why}; created on the first captured turn)"))
+        else:
+            out.append(_check("vault", "failed", f"{vault} ({why}) cannot be created: {up} is "
+                              + ("not writable" if os.path.isdir(up) else "not a folder"),
+                              "" if os.path.isdir(up) else f"move {up} away, or use another vault"))
     out.append(_obsidian_check(vault))
     out += _project_check()
     out += _repository_check()
@@ -88,10 +114,16 @@ def _general() -> list:
     log = Path(log_file("hooks"))
     errors = _recent_errors(log)
     out.append(_check("hook log", "warn" if errors else "ok",
-                      f"{errors} hook errors in the last 24 h ({log})" if errors else f"no recent errors ({log})",
+                      f"{plural(errors, 'hook error')} in the last 24 h ({log})" if errors else f"no recent errors ({log})",
                       f"see {log}" if errors else ""))
     out.append(_privacy())
     return out
+
+
+def _nearest_existing(path: str) -> str:
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path
 
 
 def _index_check(vault: str) -> dict:
@@ -103,10 +135,10 @@ def _index_check(vault: str) -> dict:
     if not s["usable"]:
         what = "damaged or of another version" if s["exists"] else "none yet"
         return _check("search index", "warn" if s["files"] else "ok",
-                      f"{what}: searches read every file ({s['files']} files)", fix if s["files"] else "")
+                      f"{what}: searches read every file ({plural(s['files'], 'file')})", fix if s["files"] else "")
     left = s["files"] - s["indexed"]
     return _check("search index", "ok" if left <= max(10, s["files"] // 100) else "warn",
-                  f"{s['indexed']} of {s['files']} files indexed ({s['index_bytes'] >> 20} MB); "
+                  f"{s['indexed']} of {plural(s['files'], 'file')} indexed ({s['index_bytes'] >> 20} MB); "
                   "the others are searched directly", fix if left else "")
 
 
@@ -128,7 +160,8 @@ def _repository_check() -> list:
     from .obsidian import project_name
     from .repository import identify
 
-    repo = identify(os.path.realpath(os.getcwd()))
+    here = _vault.working_folder()
+    repo = identify(here) if here else None
     if repo is None:
         return []
     how = "its remote" if not repo.key.startswith("root:") else "its root commit (no network remote)"
@@ -140,7 +173,8 @@ def _project_check() -> list:
     """The .chrollo/ of the project around the cwd, if any: used, or ignored and why."""
     from . import project_trust as trust
 
-    root = _vault.find_project(os.path.realpath(os.getcwd()))
+    here = _vault.working_folder()
+    root = _vault.find_project(here) if here else None
     if root is None:
         return []
     state, why = trust.status(root)

@@ -152,6 +152,15 @@ def parse_mcp(args: list) -> str | None:
 
 
 def main(argv=None) -> None:
+    """The console script. Ctrl-C anywhere in it — importing the CLI too, before the commands'
+    own handlers — ends it with 130 and no traceback (a hook with 0: hooks never fail)."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        sys.exit(0 if (sys.argv[1:] if argv is None else list(argv))[:1] == ["hook"] else 130)
+
+
+def _main(argv=None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["hook"]:  # run by harnesses on every prompt and turn: never via click
         from .hook import main as hook_main

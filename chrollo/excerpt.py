@@ -75,7 +75,10 @@ def read(target: str | os.PathLike, line: int | None = None, *, before: int = 3,
         lines.pop()
     session = parse_lines(lines, path)
     n = len(lines)
-    anchor = min(line, n) if line else None
+    if line and line > n:  # (it was the last line, silently: a line that is not there is an error)
+        raise UsageError(f"{path.name} has {n} line{'s' * (n != 1)}; no line {line}",
+                         "Give a line `chrollo search` printed, or read the whole session.", kind="bad_line")
+    anchor = line or None
     if turn:
         ref = anchor or session.body_start
         t = next((t for t in session.turns if t.header_line <= ref <= max(t.last_line, t.header_line)), None)

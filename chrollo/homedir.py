@@ -56,6 +56,15 @@ def git_root(start: str) -> str | None:
     return nearest_holding(start, ".git")
 
 
+def working_folder() -> str | None:
+    """The process's working folder (real path), or None when it was deleted since: then no
+    project vault is found there and the global vault is used, as from any folder outside one."""
+    try:
+        return os.path.realpath(os.getcwd())
+    except OSError:
+        return None
+
+
 def find_project(start: str) -> str | None:
     """The folder holding the nearest ``.chrollo`` (of any kind, links too) from the real path
     ``start`` up to its git root; ``~`` itself does not count (``~/.chrollo`` is the home)."""

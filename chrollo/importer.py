@@ -115,7 +115,7 @@ def _started(p: Path) -> float:
     from .harness.common import parse_time
 
     try:
-        with open(p, "rb") as fh:
+        with _vault.open_regular(p) as fh:  # (a FIFO named *.jsonl would block a plain open)
             m = _FIRST_STAMP.search(fh.read(65536))
         t = parse_time(m.group(1).decode("ascii", "replace")) if m else None
         if t is not None:
@@ -324,7 +324,11 @@ def _adopt_vault(src: Path, summary: Summary, dry_run: bool) -> None:
         elif (dest / kept_name(p.name)).exists():  # (a slug holding a forgotten line is not brought back)
             same = (dest / kept_name(p.name)).read_bytes() == keep_forgotten(data)
             r.status, r.reason = ("unchanged", "") if same else ("skipped", "a different file of that name is in the vault")
-        elif not dry_run:
+        if r.status == "imported":
+            from .fileformat import header_dates
+
+            r.turns = len(header_dates(data))  # (the summary's turns: it said 0 for every session)
+        if r.status == "imported" and not dry_run:
             _vault.ensure_dir(dest)
             tmp = dest / f".{p.name}.{os.getpid()}.tmp"
             with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _vault.FILE_MODE), "wb") as fh:

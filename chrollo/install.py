@@ -76,6 +76,12 @@ def left_out(harness: str, only: str | None = None, config=None) -> list:
 def install(harness: str, only: str | None = None, config=None) -> list:
     """Also creates the vault (owner-only): memory right after install is empty, not missing —
     search, stats and read_memory answer before the first capture."""
+    if config:  # (a mistyped path: its folders were created and success reported)
+        folder = Path(os.path.expanduser(config)).parent
+        if not folder.is_dir():
+            raise UsageError(f"no such folder: {folder} (for --config {config})",
+                             "Check the path: chrollo creates a missing config file, not its folders.",
+                             kind="bad_config")
     changes = [(install_hooks if p == "hooks" else install_mcp)(harness, config)
                for p in parts(harness, only, config)] + left_out(harness, only, config)
     _vault.ensure_dir(Path(_vault.memories_path()))
@@ -171,6 +177,25 @@ def hook_command(harness: str, event: str) -> str:
     import shlex
 
     return " ".join(map(shlex.quote, chrollo_command())) + f" hook {event} --harness {harness}"
+
+
+def recorded_configs(kind: str = "hooks") -> list:
+    """(harness, path) of every file chrollo installed into and still has a record of — those
+    named with ``--config`` among them — whose file still exists."""
+    from .layout import install_record
+
+    folder = os.path.dirname(install_record(kind, "x"))
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith(f"{kind}-") and n.endswith(".json"))
+    except OSError:
+        return []
+    out = []
+    for n in names:
+        rec = _vault.read_json(os.path.join(folder, n))
+        if isinstance(rec, dict) and isinstance(rec.get("harness"), str) and isinstance(rec.get("path"), str) \
+                and os.path.isfile(rec["path"]):
+            out.append((rec["harness"], rec["path"]))
+    return out
 
 
 def hooks_config_path(harness: str) -> Path:
@@ -295,6 +320,7 @@ def _install(kind: str, harness: str, path: Path, add) -> Change:
         saved = {"path": str(path), "original": before, "restorable": True}
     elif _sha(before) != saved.get("written"):
         saved["restorable"] = False  # edited since chrollo wrote it: uninstall removes only our entry
+    saved["harness"] = harness  # (doctor checks hooks installed with --config, found by this)
     saved["written"] = _sha(after)
     _write(path, after)
     _vault.write_private(str(rec), json.dumps(saved))
@@ -486,7 +512,7 @@ def _write(path: Path, text: str) -> None:
     if path.is_symlink():
         path = Path(os.path.realpath(path))
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _vault.make_private_dirs(str(path.parent))  # (a harness's own folder, made 0700 if missing)
         mode = path.stat().st_mode & 0o777 if path.exists() else _vault.FILE_MODE
         tmp = path.with_name(f".{path.name}.chrollo-{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)

@@ -304,26 +304,75 @@ def _log_exception() -> None:
     traceback.print_exc(file=sys.stderr)
 
 
+class _TooLong:
+    """An over-long line, skipped: the ``id`` read from its first or last bytes, or None."""
+
+    def __init__(self, id):
+        self.id = id
+
+
 def _messages(stream):
-    """Lines from ``stream``; an over-long line yields b"" for its whole length, then is skipped."""
+    """Lines from ``stream``; an over-long line is skipped (never buffered whole) and yields a
+    _TooLong carrying its request id where one can be read cheaply."""
     while True:
         line = stream.readline(MAX_MESSAGE + 1)
         if not line:
             return
         if len(line) > MAX_MESSAGE and not line.endswith(b"\n"):
+            head = tail = line
             while line and not line.endswith(b"\n"):
                 line = stream.readline(MAX_MESSAGE)
-            yield None
+                tail = (tail + line)[-4096:]
+            yield _TooLong(_request_id(head, tail))
             continue
         yield line
+
+
+_TOKEN = None  # (compiled on the first over-long line: a server that never meets one skips re)
+
+
+def _request_id(head: bytes, tail: bytes):
+    """The top-level ``"id"`` of a JSON-RPC request cut short: found among the first bytes
+    (strings skipped, depth counted) or as the last member of the object; else None. (The
+    client then gets its error under its own id, instead of waiting forever.)"""
+    import re
+
+    global _TOKEN
+    if _TOKEN is None:
+        _TOKEN = (re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]'),
+                  re.compile(rb'\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")\s*[,}]'),
+                  re.compile(rb'[{,]\s*"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")\s*}\s*\Z'))
+    token, value, last = _TOKEN
+    depth, before = 0, b""
+    for m in token.finditer(head):
+        t = m.group()
+        if t in (b"{", b"["):
+            depth += 1
+        elif t in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and t == b'"id"' and before in (b"{", b","):
+            colon = head.find(b":", m.end())
+            got = value.match(head, colon + 1) if colon >= 0 and not head[m.end():colon].strip() else None
+            return _id_value(got.group(1)) if got else None
+        before = t
+    got = last.search(tail.rstrip(b"\r\n"))
+    return _id_value(got.group(1)) if got else None
+
+
+def _id_value(raw: bytes):
+    try:
+        v = json.loads(raw)
+    except ValueError:
+        return None
+    return v if isinstance(v, (int, str)) and not isinstance(v, bool) else None
 
 
 def serve(stdin, stdout, dir: str | None = None) -> None:
     """Answer requests from ``stdin`` (binary) on ``stdout`` (binary) until end of input."""
     server = Server(dir)
     for line in _messages(stdin):
-        reply = _error(None, INVALID_REQUEST, f"Invalid Request: over {MAX_MESSAGE} bytes") \
-            if line is None else server.handle_line(line)
+        reply = _error(line.id, INVALID_REQUEST, f"Invalid Request: over {MAX_MESSAGE} bytes") \
+            if isinstance(line, _TooLong) else server.handle_line(line)
         if reply is not None:
             stdout.write(_encode(reply) + b"\n")
             stdout.flush()

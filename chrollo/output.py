@@ -120,7 +120,7 @@ def doctor_lines(report: dict) -> list:
         out.append((style, f"{word:>13}  {c['name']}: {c['detail']}"))
         if c["fix"]:
             out += _fix_lines(c["fix"])
-    for h, r in report["harnesses"].items():
+    for h, r in [*report["harnesses"].items(), *((r["harness"], r) for r in report.get("configs", []))]:
         style, word = _MARK[r["status"]]
         out.append((style, f"{word:>13}  {h} ({r['config']})"))
         if r.get("package"):
@@ -192,7 +192,7 @@ def import_lines(summary) -> list:
 
 def index_line(summary: dict) -> str:
     """`chrollo index`'s summary: files indexed, what was read now and how long, the index's size."""
-    return clean(f"indexed {summary['files']} files of {summary['vault']} "
+    return clean(f"indexed {plural(summary['files'], 'file')} of {summary['vault']} "
                  f"({summary['read']} read now, {size(summary['bytes_read'])} in "
                  f"{summary['seconds']:.1f} s); index {size(summary['index_bytes'])}")
 
@@ -435,7 +435,7 @@ def why_lines(trace: dict) -> list:
     terms = trace.get("terms") or {}
     if trace.get("query") is not None:
         common = set(trace.get("common") or ())
-        out.append(("bold", f"terms ({trace.get('searched', 0)} sessions searched in "
+        out.append(("bold", f"terms ({plural(trace.get('searched', 0), 'session')} searched in "
                             f"{_home_short(str(trace.get('vault') or '-'))}):"))
         out += [("", f"  {t:<20} weight {w:5.2f}" + ("  (common)" if t in common else ""))
                 for t, w in sorted(terms.items(), key=lambda kv: -kv[1])]
@@ -511,9 +511,9 @@ def activity_rows(activity: dict, recall: dict | None = None) -> list:
         out.append(parts)
     if recall is not None:
         share = "-" if recall.get("share") is None else f"{recall['share']:.0%}"
-        out += [[("", "")], [("bold", "recall: "), ("", f"{recall.get('prompts', 0)} prompts seen · "
+        out += [[("", "")], [("bold", "recall: "), ("", f"{plural(recall.get('prompts', 0), 'prompt')} seen · "
                                                        f"{recall.get('injections', 0)} with an injection ({share}) · "
-                                                       f"{recall.get('chars', 0)} characters injected"
+                                                       f"{plural(recall.get('chars', 0), 'character')} injected"
                                                        + ("" if recall.get("enabled", True) else " · the log is off"))]]
     return out
 
@@ -552,7 +552,7 @@ def stats_rows(st) -> tuple:
            f"turns     {st.turns}",
            f"size      {size(st.bytes)}",
            f"dates     {st.first or '-'} .. {st.last or '-'}",
-           f"indexed   {st.index['indexed']} of {st.index['files']} files ({size(st.index['index_bytes'])})"
+           f"indexed   {st.index['indexed']} of {plural(st.index['files'], 'file')} ({size(st.index['index_bytes'])})"
            if st.index.get("usable") else "indexed   no search index (`chrollo index` builds one)"]
     for title, table in (("harness", st.harnesses), ("origin", st.peers)):
         if table:
@@ -632,7 +632,7 @@ def vault_lines(report: dict) -> tuple:
     what stayed in the previous one)."""
     notes = [obsidian_line(report["obsidian"])]
     if report.get("left_behind"):
-        notes.append(f"{report['left_behind']} sessions stay in {report['previous_vault']}; "
+        notes.append(f"{plural(report['left_behind'], 'session')} stay in {report['previous_vault']}; "
                      f"move the *.md files to {report['vault']} to keep them together.")
     return [report["vault"]], notes
 
@@ -775,11 +775,13 @@ def mesh_status_lines(st: dict) -> list:
     (sanitized: errors quote what a peer sent)."""
     out = [f"this node: {st['name']}"]
     for p in st["peers"]:
+        got = (f"{size(p['bytes'])} received in all ({p.get('downloaded', 0)} new in the last sync)"
+               if p.get("bytes") else "nothing received")  # (bytes: every sync's, summed)
         line = (f"{p['name']} ({p['id']}): last sync {p.get('last_sync') or 'never'} · "
-                f"{plural(p.get('files', 0), 'file')} · {size(p.get('bytes', 0))} received")
+                f"{plural(p.get('files', 0), 'file')} · {got}")
         if p.get("last_failure"):
             line += f" · last attempt failed at {p['last_failure']}: {p.get('last_error')}"
         else:
-            line += f" · {p.get('errors', 0)} errors" + (f" (last: {p['last_error']})" if p.get("last_error") else "")
+            line += f" · {plural(p.get('errors', 0), 'error')}" + (f" (last: {p['last_error']})" if p.get("last_error") else "")
         out.append(clean(line))
     return out

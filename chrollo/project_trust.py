@@ -92,10 +92,18 @@ def _forget_note(root: str) -> None:
         pass
 
 
+def _here() -> str:
+    here = _homedir.working_folder()
+    if here is None:
+        raise ChrolloError("not_a_directory", "the working folder no longer exists (it was deleted)",
+                           "cd into the project's folder, or name it: chrollo init PATH.", exit_code=2)
+    return here
+
+
 def init_root(path: str | None = None) -> str:
     """The project ``chrollo init`` acts on from ``path``: the folder of the nearest
     ``.chrollo`` up to the git root, else the git root, else ``path`` itself (real paths)."""
-    start = os.path.realpath(path or os.getcwd())
+    start = os.path.realpath(path) if path else _here()
     if not os.path.isdir(start):
         raise ChrolloError("not_a_directory", f"not a folder: {start}", exit_code=2)
     return _homedir.find_project(start) or _homedir.git_root(start) or start
@@ -134,7 +142,7 @@ def trust(path: str | None = None) -> dict:
 
 def untrust(path: str | None = None) -> dict:
     """Stop using the project vault at ``path`` (its files stay where they are)."""
-    start = os.path.realpath(path or os.getcwd())
+    start = os.path.realpath(path) if path else _here()
     records = _records()
     root = start if start in records else init_root(start)
     was = records.pop(root, None) is not None

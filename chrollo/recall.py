@@ -78,6 +78,23 @@ def budget_of(value: str | int | None) -> tuple[int, int]:
     return chars, max(1, min(8, chars // 1500))
 
 
+def check_budget(value: str) -> str:
+    """``value`` if :func:`budget_of` takes it as given (a preset, or 500..9500 characters);
+    else a usage error — the hook falls back quietly, a command the user typed must not."""
+    if value.strip().lower() in PRESETS:
+        return value
+    try:
+        chars = int(value)
+    except ValueError:
+        chars = None
+    if chars is None or budget_of(chars)[0] != chars:
+        from .errors import UsageError
+
+        raise UsageError(f"--budget takes {', '.join(PRESETS)} or 500 to 9500 characters, got {value!r}",
+                         kind="bad_usage")
+    return value
+
+
 def worth_searching(prompt) -> str | None:
     """The query to search for ``prompt``, or None when the prompt should not trigger recall."""
     if not isinstance(prompt, str):

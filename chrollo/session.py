@@ -507,10 +507,17 @@ class VaultIndex:
             bisect.insort(self.names, name)
 
     def candidates(self, session_id: str) -> list:
-        prefix = safe_id_prefix(session_id)
-        names = self.by_prefix.get(prefix, []) + (self.by_prefix.get(session_id[:8], [])
-                                                   if session_id[:8] != prefix else [])
-        return sorted(set(names))
+        # (keyed as add() keys a name: an id part ending in "-<digits>" — "fault-00" of the id
+        # "fault-0008" — loses them there as if they were a collision suffix; looked up under
+        # the full part only, such a session's file was never found and was written again)
+        keys = {k for p in (safe_id_prefix(session_id), session_id[:8]) for k in (p, _unsuffixed(p))}
+        return sorted({n for k in keys for n in self.by_prefix.get(k, [])})
+
+
+def _unsuffixed(part: str) -> str:
+    """``part`` without a trailing "-<digits>" (as :func:`name_id` keys a name)."""
+    head, dash, tail = part.rpartition("-")
+    return head if dash and tail.isdigit() else part
 
 
 def find_session_file(vault: Path, session_id: str, index: VaultIndex | None = None,

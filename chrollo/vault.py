@@ -23,7 +23,7 @@ from .layout import config_file, default_vault
 # (re-exported: callers ask the vault module; they live in homedir so that trust can use them too)
 from .homedir import (DIR_MODE, FILE_MODE, LOG_MAX, PEERS, append_log, ensure_dir, find_project,  # noqa: F401
                    git_root, home, home_path, iter_session_files, make_private_dirs,
-                   nearest_holding, open_lock, read_json, state_key, walk_up, write_private)
+                   nearest_holding, open_lock, read_json, state_key, walk_up, working_folder, write_private)
 
 TYPE_CHECKING = False  # (not typing.TYPE_CHECKING: importing typing costs the hot path too)
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ SESSION_NAME_RE = re.compile(r"(\d{4}-\d{2}-\d{2})_(\d{6})_([^/\\\x00-\x1f\x7f]+
 def project_vault_path(cwd: str | os.PathLike | None = None) -> str | None:
     """``<dir>/.chrollo/memories`` for the nearest ``.chrollo/`` up to the git root — if the
     user trusted it and it is safe to use (:mod:`chrollo.project_trust`); None otherwise."""
-    root = find_project(os.path.realpath(os.fspath(cwd) if cwd else os.getcwd()))
+    where = os.path.realpath(os.fspath(cwd)) if cwd else working_folder()
+    root = find_project(where) if where else None
     if root is None:
         return None
     from . import project_trust as trust
@@ -203,9 +204,21 @@ def open_regular(path):
     return os.fdopen(fd, "rb")
 
 
+def _project_of_vault(path) -> str | None:
+    """The project whose ``.chrollo/memories`` ``path`` is, or None."""
+    p = os.path.normpath(os.fspath(path))
+    tail = os.sep + os.path.join(".chrollo", "memories")
+    return p[:-len(tail)] or os.sep if p.endswith(tail) else None
+
+
 def require_dir(path, what: str = "vault"):
     """Raise a clear error unless ``path`` is an existing folder; returns it."""
     if not os.path.exists(path):
+        project = _project_of_vault(path)
+        if project:  # (a trusted project's vault, deleted since: init makes it again)
+            raise ChrolloError("vault_not_found", f"{what} not found: {path} (this project's vault)",
+                               f"Run `chrollo init {project}` to create it again, or `chrollo init --untrust "
+                               f"{project}` to use the global vault here.")
         raise ChrolloError(
             "vault_not_found", f"{what} not found: {path}",
             "Run `chrollo demo` to try chrollo on a sample memory, `chrollo install <harness>` "

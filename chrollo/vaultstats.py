@@ -18,7 +18,7 @@ from .fileformat import header_dates, parse_frontmatter
 
 CACHE_VERSION = 1
 DEFAULT_WEEKS = 12
-MAX_BUCKETS = 10_000       # days (or weeks) a series may have: 27 years of days (a window to 9999 is refused)
+MAX_BARS = 5000  # bars of activity one run gives (1970..9999 per day was 2.9 million: 272 MB)
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Stats:
     #  "series": [{"start": "YYYY-MM-DD", "turns": n, "by": {key: n}}]}
     activity: dict = field(default_factory=dict)
     # {"prompts", "injections", "share", "chars", "series": [{"start", "prompts", "injections"}]}
-    recall: dict = field(default_factory=dict)
+    recall: dict | None = field(default_factory=dict)  # None: not the vault's (stats --dir)
     # the search index (docs/index.md): {"files", "indexed", "index_bytes", "usable"}
     index: dict = field(default_factory=dict)
 
@@ -66,10 +66,11 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     if lo > hi:
         raise UsageError(f"--since ({since}) is after --until ({until or 'now'})", kind="bad_date")
     per = per or ("day" if (hi - lo).days <= 31 else "week")
-    if per in ("day", "week") and (hi - lo).days // (7 if per == "week" else 1) >= MAX_BUCKETS:
-        raise UsageError(f"--since {since or lo.date()} to --until {until or 'now'} is more than "
-                         f"{MAX_BUCKETS:,} {per}s", "Give a narrower window" + (", or --per week." if per == "day" else "."),
-                         kind="bad_date")
+    bars = _bars(lo.date(), hi.date(), per)
+    if bars > MAX_BARS:
+        raise UsageError(f"{lo.date()} .. {hi.date()} is {bars:,} bars per {per}: at most {MAX_BARS:,}",
+                         "Use --per week, or narrow --since / --until." if per == "day"
+                         else "Narrow --since / --until.", kind="bad_date")
     first_day, last_day = lo.date().isoformat(), hi.date().isoformat()
     days: dict = {}  # day -> Counter(by key)
     root = Path(os.path.expanduser(dir)).resolve() if dir else _vault.memories_dir()
@@ -101,7 +102,8 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
                 days.setdefault(day, Counter())[key] += n
     _merge_labels(days, labels)
     out.activity = _series(days, lo.date(), hi.date(), per, by)
-    out.recall = _recall(lo.date(), hi.date(), per)
+    # (the recall log is of every vault: another folder's stats leave it out, not claim it)
+    out.recall = _recall(lo.date(), hi.date(), per) if not dir or root == _vault.memories_dir().resolve() else None
     out.harnesses = {k: dict(zip(("sessions", "turns", "bytes"), v)) for k, v in sorted(per_h.items())}
     out.peers = {k: dict(zip(("sessions", "turns", "bytes"), v)) for k, v in sorted(per_p.items())}
     from .freshness import check
@@ -229,16 +231,17 @@ def _bucket(day, per: str):
     return day - dt.timedelta(days=day.weekday()) if per == "week" else day
 
 
+def _bars(lo, hi, per: str) -> int:
+    """How many days (or weeks) of [lo, hi] the activity series has."""
+    return (hi - _bucket(lo, per)).days // (7 if per == "week" else 1) + 1
+
+
 def _buckets(lo, hi, per: str) -> list:
     import datetime as dt
 
-    out, d, step = [], _bucket(lo, per), dt.timedelta(days=7 if per == "week" else 1)
-    while d <= hi:
-        out.append(d)
-        if hi - d < step:  # (the last: a step past 9999-12-31 is no date)
-            break
-        d += step
-    return out
+    # (counted, not stepped past ``hi``: the step after 9999-12-27 is beyond the calendar)
+    first, step = _bucket(lo, per), dt.timedelta(days=7 if per == "week" else 1)
+    return [first + i * step for i in range(_bars(lo, hi, per))]
 
 
 def _series(days: dict, lo, hi, per: str, by) -> dict:

@@ -131,7 +131,9 @@ class Sandbox:
             f"---\nsession_id: \"{SID}\"\nharness: \"claude-code\"\n---\n\n## [2026-01-01 10:00:00] [User]\nrefund race\n")
         (o / "transcript.jsonl").write_text('{"role": "user", "content": "refund", "session_id": "x"}\n')
         os.mkfifo(o / "fifo.md")
+        os.mkfifo(o / "pipe.jsonl")  # (import's sources: a FIFO named like a transcript, #44)
         os.symlink("/etc", o / "etc-link")
+        os.symlink(o / "no-such-file.md", o / "dangling.md")
 
     def _build_template(self) -> None:
         from conftest import write_session
@@ -152,6 +154,8 @@ class Sandbox:
         os.symlink(self.outside / "2026-01-01_100000_outside_5f1c2a9e.md", vault / "2026-01-02_100000_link_5f1c2a9e.md")
         os.symlink(self.outside / "dir", vault / "linked-dir")
         (vault / "2026-01-04_100000_empty_00000000.md").write_text("")
+        os.symlink(vault / "gone.md", vault / "2026-01-06_100000_dangling_00000000.md")
+        (vault / "2026-01-07_100000_folder_00000000.md").mkdir()
         (vault / "2026-01-05_100000_binary_00000000.md").write_bytes(b"\xff\xfe\x00junk\x00\n" * 10)
         (t / "project" / ".git").mkdir(parents=True)
         (t / "scratch" / "file.txt").parent.mkdir(parents=True)
@@ -219,6 +223,7 @@ class Sandbox:
         fixed = [str(p) for p in sorted(v.iterdir())] + [
             str(v / "peers" / "alice"), str(v), "2026-09-01_101500_" + SID[:8] + ".md", SID, SID[:8], SID[:7],
             "abc1", str(o / "secret.txt"), str(o / "dir"), str(o / "fifo.md"), str(o / "etc-link"),
+            str(o / "pipe.jsonl"), str(o / "dangling.md"), "/dev/urandom",
             str(o / "2026-01-01_100000_outside_5f1c2a9e.md"), str(o / "transcript.jsonl"),
             "/etc/passwd", "/proc/self/status", "/proc/x", "/proc", "/dev/null", "/dev/zero", "/etc", ".", "..",
             "~", "~nobody", "", "../../../../etc/passwd", "nonexistent.md", "peers/alice", "x" * 5000,
@@ -387,3 +392,111 @@ def known(args: list, r: Result) -> str | None:
         if all(n in text for n in needles):
             return owner
     return None
+
+
+# ----------------------------------------------------------------------------- faults (#44)
+
+# The runner every fault run goes through: chrollo's front door, with the index's worker pool
+# scaled down so the sandbox's small vault is tokenised by forked workers too, and optionally
+# from a working folder deleted (or made read-only) just before the command starts.
+# (A signal is sent only once it says it is about to call main — FUZZ_READY_FD: before, it
+# would interrupt Python's start-up and the import of the console script's own module, whose
+# tracebacks chrollo cannot catch.)
+FAULT_RUNNER = (
+    "import os, sys\n"
+    "from chrollo.index import build as index\n"
+    "index.POOL_BYTES, index.CHUNK_BYTES = 0, 1 << 11\n"
+    "where, mode = sys.argv[1], sys.argv[2]\n"
+    "if mode == 'deleted':\n"
+    "    os.makedirs(where, exist_ok=True); os.chdir(where); os.rmdir(where)\n"
+    "elif mode == 'here':\n"
+    "    os.chdir(where)\n"
+    "sys.argv = ['chrollo'] + sys.argv[3:]\n"
+    "from chrollo.entry import main\n"
+    "ready = os.environ.pop('FUZZ_READY_FD', None)\n"
+    "if ready:\n"
+    "    os.write(int(ready), b'.'); os.close(int(ready))\n"
+    "main()\n")
+
+
+class Stopped:
+    """How a command stopped by a signal ended: ``seconds`` from the signal to its end (None:
+    it had not ended ``wait`` seconds later — a hang), its exit code and stderr, and whether a
+    process of its group (a worker) outlived it."""
+
+    def __init__(self, seconds, code, err: str, orphans: list):
+        self.seconds, self.code, self.err, self.orphans = seconds, code, err, orphans
+
+    def __repr__(self):
+        return f"ended after {self.seconds} s, exit {self.code}, orphans {self.orphans}\n--- stderr\n{self.err[-3000:]}"
+
+
+def live_group(pgid: int) -> list:
+    """The live processes of group ``pgid`` (a zombie is dead: not listed)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                state, _ppid, pgrp = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[:3]
+            except (OSError, ValueError):
+                continue
+            if state != "Z" and int(pgrp) == pgid:
+                out.append(int(d))
+    return out
+
+
+def run_stopped(args: list, env: dict, cwd: Path, sig: int, after: float, wait: float = 10,
+                prefix: list | None = None) -> Stopped:
+    """``chrollo args`` in a session of its own, sent ``sig`` ``after`` seconds in — to its whole
+    group for SIGINT/SIGTERM (as a terminal's Ctrl-C is), to the command alone for SIGKILL."""
+    import time
+
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    r, w = os.pipe()
+    full.update(env, PYTHONPATH=str(ROOT), FUZZ_READY_FD=str(w))
+    p = subprocess.Popen([*(prefix or []), sys.executable, "-c", FAULT_RUNNER, str(cwd), "here", *args],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=full, cwd=cwd, start_new_session=True, pass_fds=(w,))
+    os.close(w)
+    with os.fdopen(r, "rb") as ready:
+        ready.read(1)  # (or end of file: it ended before main)
+    time.sleep(after)
+    try:
+        if sig == signal.SIGKILL:
+            os.kill(p.pid, sig)
+        else:
+            os.killpg(p.pid, sig)
+    except ProcessLookupError:
+        pass
+    t0 = time.monotonic()
+    try:
+        _out, err = p.communicate(timeout=wait)
+        seconds = round(time.monotonic() - t0, 2)
+    except subprocess.TimeoutExpired:
+        seconds = None
+    orphans = []
+    t1 = time.monotonic()
+    while time.monotonic() - t1 < 2 and (orphans := live_group(p.pid)):
+        time.sleep(0.02)
+    if seconds is None or orphans:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        err = p.communicate()[1]
+    return Stopped(seconds, p.returncode, err.decode("utf-8", "replace"), orphans)
+
+
+def spawn_in(args: list, env: dict, where: Path, mode: str, prefix: list | None = None,
+             timeout: float = 60) -> Result:
+    """``chrollo args`` as a process from the folder ``where``: "deleted" just before it starts,
+    or "here" (as it is: a read-only one, say)."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
+    full.update(env, PYTHONPATH=str(ROOT))
+    argv = [*(prefix or []), sys.executable, "-c", FAULT_RUNNER, str(where), mode, *[os.fsencode(a) for a in args]]
+    try:
+        p = subprocess.run(argv, capture_output=True, env=full, cwd=ROOT, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return Result("timeout", (e.stdout or b"").decode("utf-8", "replace"),
+                      (e.stderr or b"").decode("utf-8", "replace"), None)
+    return _result(p.returncode, p.stdout, p.stderr, None)

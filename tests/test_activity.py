@@ -56,7 +56,7 @@ def test_chart_piped_and_errors(home, tmp_path):
     assert row.count("█") == 40 and row.rstrip().endswith("3  infra 2, dotfiles 1")
     half = next(ln for ln in out.splitlines() if ln.startswith("  2026-10-27"))
     assert half.count("█") == 27  # 2 of 3, of 40 columns
-    assert "recall: 0 prompts seen" in out and "\x1b" not in out
+    assert "\x1b" not in out  # (no recall line: --dir names another folder than the vault, #44)
     for args, kind in ((["--since", "soon"], "bad_date"), (["--since", "2026-11-01", "--until", "2026-10-01"], "bad_date")):
         r, err = run_json(["stats", "--dir", vault, *args], home)
         assert r.returncode == 2 and err["error"]["kind"] == kind
@@ -189,3 +189,48 @@ def test_a_damaged_count_cache_is_read_around(home, tmp_path):
     with open(cache, "w") as fh:
         json.dump(got, fh)
     assert vaultstats.stats(str(vault), since="2026-10-20", by="project").to_json() == want
+
+
+def test_a_range_ending_at_year_9999_gives_buckets_not_an_overflow(home, tmp_path):
+    """#44: `--until 9999-12-27` (the last week reaches past the calendar's end) is counted,
+    not an OverflowError."""
+    vault = _vault(tmp_path)
+    for per in ("day", "week"):
+        r, out = run_json(["stats", "--dir", vault, "--since", "9999-12-20", "--until", "9999-12-27", "--per", per], home)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        assert out["activity"]["series"][-1]["start"] <= "9999-12-27" and out["activity"]["turns"] == 0
+
+
+def test_a_range_of_too_many_bars_is_a_usage_error_at_once(home, tmp_path):
+    """#44: 1970..9999 per day was 2.9 million bars (94 s, 272 MB of JSON): past MAX_BARS
+    it is a usage error naming --per week and a narrower range, before any counting."""
+    import time
+
+    from chrollo.vaultstats import MAX_BARS
+
+    vault = _vault(tmp_path)
+    t0 = time.monotonic()
+    r, err = run_json(["stats", "--dir", vault, "--since", "1970-01-01", "--until", "9999-12-01", "--per", "day"], home)
+    assert r.returncode == 2 and err["error"]["kind"] == "bad_date", r.stdout
+    assert "--per week" in err["error"]["message"] + err["error"].get("hint", "")
+    assert time.monotonic() - t0 < 10
+    r, err = run_json(["stats", "--dir", vault, "--since", "1970-01-01", "--until", "9999-12-01"], home)
+    assert r.returncode == 2 and err["error"]["kind"] == "bad_date"
+    # a long range that fits is still every bar, zeros too
+    r, out = run_json(["stats", "--dir", vault, "--since", "1970-01-01"], home)
+    assert r.returncode == 0 and len(out["activity"]["series"]) <= MAX_BARS
+    assert out["activity"]["series"][0]["start"] == "1969-12-29"  # (the Monday of its week)
+
+
+def test_stats_of_another_folder_leaves_the_recall_counts_out(home, tmp_path):
+    """#44: the recall log counts prompts of every vault; `stats --dir OTHER` showed them as if
+    they were that folder's. The vault's own stats keep them."""
+    vault = _vault(tmp_path)
+    r, out = run_json(["stats", "--dir", vault], home)
+    assert r.returncode == 0 and out["recall"] is None
+    assert "recall:" not in run(["stats", "--dir", vault], home).stdout
+    write_session(home / "memories", "dddd4444-x", "2026-10-28T14:00:00", [("user", "14:00:00", "hi")])
+    r, out = run_json(["stats"], home)
+    assert out["recall"] is not None and "prompts" in out["recall"]
+    r, out = run_json(["stats", "--dir", home / "memories"], home)
+    assert out["recall"] is not None

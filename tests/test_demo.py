@@ -169,3 +169,20 @@ def test_demo_keep_never_follows_a_link_in_the_folder(home, tmp_path):
     p = run(["demo", "--keep", d2], home)
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def test_demo_keep_into_a_folder_of_notes_counts_only_the_sample(home, tmp_path):
+    """#44: --keep into a folder already holding the user's notes said "a sample memory of N
+    sessions" with the notes counted in N; and the notes stay byte for byte."""
+    from chrollo.demo import sample_vault
+
+    d = tmp_path / "notes"
+    d.mkdir()
+    mine = {d / f"note-{i}.md": f"my own note {i}\n".encode() for i in range(3)}
+    for p, data in mine.items():
+        p.write_bytes(data)
+    n = len(list(sample_vault().rglob("*.md")))
+    p = run(["demo", "--keep", d], home)
+    assert p.returncode == 0, p.stderr
+    assert f"a sample memory of {n} coding-agent sessions" in p.stdout, p.stdout[:300]
+    assert all(path.read_bytes() == data for path, data in mine.items())

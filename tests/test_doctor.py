@@ -87,3 +87,42 @@ def test_the_tool_is_checked_by_starting_the_registered_server(home, tmp_path):
     r = json.loads(p.stdout)["harnesses"]["claude-code"]
     assert p.returncode == 1 and r["status"] == "broken"
     assert r["mcp"]["detail"].startswith("no answer to initialize") and "re-registers the tool" in r["fix"]
+
+
+def test_a_chrollo_home_that_is_a_file_fails_the_check(home, tmp_path):
+    """#44: CHROLLO_HOME naming a file: nothing can be captured, so doctor fails (exit 1) and
+    says why — it said all was well."""
+    home.parent.mkdir(parents=True, exist_ok=True)
+    home.write_text("not a folder")
+    p = run(["doctor", "--json"], home, **_env(tmp_path))
+    report = json.loads(p.stdout)
+    assert p.returncode == 1 and not report["ok"], p.stdout
+    failed = [c for c in report["checks"] if c["status"] == "failed"]
+    assert any(str(home) in c["detail"] and "not a folder" in c["detail"] for c in failed), failed
+    human = run(["doctor"], home, **_env(tmp_path))
+    assert human.returncode == 1 and "all installed hooks work" not in human.stdout
+
+
+def test_hooks_installed_with_config_are_checked_too(home, tmp_path):
+    """#44: `install claude-code --config FILE` writes hooks doctor never looked at; it fires
+    them (a broken one fails doctor) and names the file."""
+    env = _env(tmp_path)
+    cfg = tmp_path / "elsewhere" / "settings.json"
+    cfg.parent.mkdir()
+    assert run(["install", "claude-code", "--config", cfg], home, **env).returncode == 0
+    p = run(["doctor", "--json"], home, **env)
+    report = json.loads(p.stdout)
+    extra = [r for r in report.get("configs", []) if r["config"] == str(cfg)]
+    # (partial: --config names the hooks' file; Claude Code keeps the tool in another)
+    assert extra and extra[0]["harness"] == "claude-code" and extra[0]["status"] == "partial", report.get("configs")
+    assert extra[0]["fired"] and all(f["ok"] for f in extra[0]["fired"]) and report["ok"]
+    assert str(cfg) in run(["doctor"], home, **env).stdout
+    data = json.loads(cfg.read_text())
+    for g in data["hooks"]["UserPromptSubmit"]:
+        for h in g["hooks"]:
+            h["command"] = "/nonexistent/chrollo hook UserPromptSubmit --harness claude-code"
+    cfg.write_text(json.dumps(data))
+    p = run(["doctor", "--json"], home, **env)
+    report = json.loads(p.stdout)
+    assert p.returncode == 1 and not report["ok"]
+    assert [r["status"] for r in report["configs"] if r["config"] == str(cfg)] == ["broken"]

@@ -48,6 +48,7 @@ def test_json_install_is_idempotent_and_uninstall_restores_bytes(home, tmp_path,
 
 def test_created_file_is_deleted_again(home, tmp_path):
     cfg = tmp_path / "sub" / "settings.json"
+    cfg.parent.mkdir()  # (a --config file may be new; its folder must exist: #44)
     assert _cli(home, "install", "gemini", "--mcp", "--config", cfg).returncode == 0
     assert "chrollo" in json.loads(cfg.read_text())["mcpServers"]
     assert _cli(home, "uninstall", "gemini", "--mcp", "--config", cfg).returncode == 0

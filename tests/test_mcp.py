@@ -213,3 +213,20 @@ def test_read_memory_file_replies_are_capped_with_a_visible_marker(home, tmp_pat
     many = by_id[3]["result"]["content"][0]["text"]
     assert len(many) <= 100_000 and "reply cut" in many and "before/after" in many
     assert "Traceback" not in err
+
+
+def test_a_request_over_1_mib_is_answered_under_its_own_id(home, tmp_path):
+    """#44: the error for an over-long request had no id, so the client waited forever for the
+    answer to its request. The id is read from the request's first bytes, or its last (an
+    id after the params); a nested "id" or one inside a string is not taken for it."""
+    big = "q" * (1 << 20)
+    replies, _ = _raw(home, _vault(tmp_path), [
+        INIT,
+        {"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"name": "read_memory", "arguments": {"query": big}}},
+        '{"jsonrpc": "2.0", "method": "tools/call", "params": {"id": 99, "arguments": {"query": "%s"}}, "id": "tail-42"}' % big,
+        '{"jsonrpc": "2.0", "method": "tools/call", "params": {"note": "\\"id\\": 98", "query": "%s"' % big,
+        {"jsonrpc": "2.0", "id": 43, "method": "ping"},
+    ])
+    errors = [(r["id"], r["error"]["code"]) for r in replies if "error" in r]
+    assert errors == [(41, -32600), ("tail-42", -32600), (None, -32600)], errors
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 43, "result": {}}

@@ -151,3 +151,68 @@ def test_status_keeps_the_last_good_sync_and_shows_a_failure_apart(mesh, tmp_pat
     assert st["errors"] == 1 and st["last_error"] and st["last_failure"]
     text = a.cli("mesh", "status").stdout
     assert f"last sync {good['last_sync']} · 2 files" in text and "last attempt failed" in text, text
+
+
+def test_the_git_mirror_is_owner_only(mesh, tmp_path):
+    """#44: the mirror of a git remote (every peer's sealed files) was made 0755."""
+    a = mesh("alpha")
+    a.session("aaaa0001-x", "alpha deploys the kubernetes ingress with helm")
+    r = bare(tmp_path / "r.git")
+    p, out = a.sync("--git", r)
+    assert p.returncode == 0, out
+    mirrors = list((a.home / "mesh" / "git").glob("*.git"))
+    assert mirrors and all(m.stat().st_mode & 0o777 == 0o700 for m in mirrors), \
+        [oct(m.stat().st_mode) for m in mirrors]
+
+
+def test_status_says_nothing_was_received_when_nothing_was(mesh, tmp_path):
+    """#44: `mesh status` said "0 B received" for a peer that sent nothing, and after a sync
+    that took nothing new still showed the bytes of earlier ones as "received"."""
+    a, b = mesh("alpha"), mesh("bravo")
+    a.pair(b)
+    b.pair(a)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for n in (a, b, a):
+        n.sync("--folder", shared)
+    text = a.cli("mesh", "status").stdout
+    assert "nothing received" in text and "0 B received" not in text, text
+    b.session("bbbb0001-x", "bravo rotates the postgres replication password monthly")
+    for n in (b, a):
+        n.sync("--folder", shared)
+    text = a.cli("mesh", "status").stdout
+    assert "received in all (1 new in the last sync)" in text, text
+    a.sync("--folder", shared)
+    assert "(0 new in the last sync)" in a.cli("mesh", "status").stdout
+
+
+def test_sync_to_a_missing_folder_says_so_once(mesh, tmp_path):
+    """#44: the missing folder's error was printed for the publication and again for each peer."""
+    a, b = mesh("alpha"), mesh("bravo")
+    a.session("aaaa0001-x", "alpha deploys the kubernetes ingress with helm")
+    a.pair(b)
+    p = a.cli("mesh", "sync", "--folder", tmp_path / "nope")
+    assert p.returncode == 1 and p.stderr.count("nope") == 1, p.stderr
+    no_traceback(p)
+
+
+def test_sync_to_a_read_only_folder_names_the_folder(mesh, tmp_path):
+    """#44: a read-only shared folder's error named the node id ("Permission denied: LQL4-…")
+    and asked to check "the path you gave"."""
+    from conftest import without_root_bypass
+
+    prefix = without_root_bypass()
+    a = mesh("alpha")
+    a.session("aaaa0001-x", "alpha deploys the kubernetes ingress with helm")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o555)
+    try:
+        p = run(["mesh", "sync", "--folder", shared, "--json"], a.home, prefix=prefix)
+    finally:
+        shared.chmod(0o755)
+    no_traceback(p)
+    out = json.loads(p.stdout)
+    errors = out.get("errors") or [out.get("error", {}).get("message", "")]
+    assert p.returncode == 1 and errors and all(str(shared) in e and a.id not in e for e in errors), out
+    assert "path you gave" not in json.dumps(out)

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import cli_env, run, run_json, write_session
 
 
@@ -105,3 +107,26 @@ def test_read_memory_takes_project_since_until(home, tmp_path):
     assert "bbbb2222" in dated and "aaaa1111" not in dated and "cccc3333" not in dated
     bad = replies[12]["result"]
     assert bad["isError"] and "--since takes a date" in bad["content"][0]["text"]
+
+
+def test_all_vaults_scores_are_comparable_across_vaults(home, tmp_path):
+    """#44: each vault's scores were computed from its own counts, so a small project vault
+    where every session says "billing" ranked that word low and its hits last. The same line,
+    at the same time, in the project vault and in the global one now scores the same."""
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    assert run(["init", project], home).returncode == 0
+    line = "the billing webhook retry storm needs a circuit breaker"
+    for i in range(2):
+        write_session(project / ".chrollo" / "memories", f"pppp000{i}-x", f"2026-10-2{i}T10:00:00", [
+            ("user", "10:00:00", line if i == 0 else "billing webhook retries, and the billing export")],
+            cwd=str(project))
+    write_session(home / "memories", "gggg0000-x", "2026-10-20T10:00:00", [("user", "10:00:00", line)])
+    for i in range(1, 30):
+        write_session(home / "memories", f"gggg00{i:02d}-x", f"2026-09-{i:02d}T10:00:00",
+                      [("user", "10:00:00", f"the kubernetes ingress note {i}")])
+    r, both = run_json(["search", "billing", "breaker", "--all-vaults"], home, cwd=project)
+    assert r.returncode == 0
+    score = {h["session_id"]: h["score"] for h in both["hits"]}
+    assert {"pppp0000-x", "gggg0000-x"} <= set(score), both["hits"]
+    assert score["pppp0000-x"] == pytest.approx(score["gggg0000-x"], rel=0.01), score

@@ -36,18 +36,35 @@ def build(vault: str, rebuild: bool = False, progress=None, under: str | None = 
     A damaged index is deleted and built afresh; one another writer holds is a ChrolloError."""
     import sqlite3
 
+    from ..errors import ChrolloError
+
     try:
         return _build(vault, rebuild, progress, under)
     except sqlite3.OperationalError as e:
         if "locked" in str(e) or "busy" in str(e):
-            from ..errors import ChrolloError
-
             raise ChrolloError("index_busy", f"the search index is being written by another process ({e})",
                                "Try again when it is done (an import or another `chrollo index`).") from None
+        if _unwritable(e):  # (a full disk: a rebuild would not fit either; what is committed stays)
+            raise _unwritable(e) from None
         remove(vault)
     except sqlite3.DatabaseError:  # (malformed, not a database): it is derived — start again
         remove(vault)
-    return _build(vault, True, progress, under)
+    try:
+        return _build(vault, True, progress, under)
+    except sqlite3.OperationalError as e:
+        raise (_unwritable(e) or e) from None
+
+
+def _unwritable(e: Exception):
+    """The ChrolloError for an index the disk would not take (full, a quota, a file size limit,
+    a write error), or None."""
+    if not any(m in str(e) for m in ("full", "disk I/O", "readonly", "read-only")):
+        return None
+    from ..errors import ChrolloError
+
+    return ChrolloError("index_unwritable", f"the search index could not be written ({e})",
+                        "Free some disk space (or make the index's folder writable) and run `chrollo index` "
+                        "again; until then searches read the files, with the same results.")
 
 
 def _build(vault: str, rebuild: bool, progress, under: str | None) -> dict:
@@ -156,16 +173,16 @@ def _tokenised(todo: list):
             chunks = yield from _rounds(map(index_chunk, chunks))
         return
     import gc
-    import multiprocessing
+
+    from ..workers import imap_unordered
 
     # (frozen: the collections of the workers — forked, and allocating a chunk's postings —
     # and of the parent then skip the survey's objects; without it each worker's collections
     # walked them all, writing into every page they share with the parent)
     gc.freeze()
     try:
-        with multiprocessing.get_context("fork").Pool(cores) as pool:
-            while chunks:
-                chunks = yield from _rounds(pool.imap_unordered(index_chunk, chunks))
+        while chunks:
+            chunks = yield from _rounds(imap_unordered(index_chunk, chunks, cores))
     finally:
         gc.unfreeze()
 

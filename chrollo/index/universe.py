@@ -104,11 +104,11 @@ def _direct_masks(paths: list, groups: list) -> list:
         chunks.append(cur)
     if len(chunks) < 3 or (os.cpu_count() or 1) < 2:
         return [x for c in chunks for x in _masks_of(groups, c)]
-    import multiprocessing
     from functools import partial
 
-    with multiprocessing.get_context("fork").Pool(min(2, os.cpu_count() or 1)) as pool:
-        return [x for got in pool.imap(partial(_masks_of, groups), chunks) for x in got]
+    from ..workers import map_ordered
+
+    return [x for got in map_ordered(partial(_masks_of, groups), chunks, 2) for x in got]
 
 
 def _extra(path: bytes, mask: int) -> tuple:

@@ -32,6 +32,15 @@ def _root_fd(folder: str) -> int:
         raise TransportError(f"cannot open the shared folder {folder}: {e.strerror}") from None
 
 
+def reachable(folder: str) -> str | None:
+    """Why the shared ``folder`` cannot be used at all (it cannot be opened), or None."""
+    try:
+        os.close(_root_fd(folder))
+    except TransportError as e:
+        return str(e)
+    return None
+
+
 SWEEP = 1000  # own files on the medium a publication stats even in a folder nobody else touched
 INDEX = 2     # the format of the record of what this node wrote there
 
@@ -43,6 +52,13 @@ def publish(folder: str, node_id: str, pub, home: str) -> int:
     rewritten, one someone else changed is. While the folder's mtime is the one this node
     left (nobody added, removed or replaced a file there) an unchanged file is not even
     stat'ed, except for a sweep of SWEEP files a publication (an edit in place)."""
+    try:
+        return _publish(folder, node_id, pub, home)
+    except OSError as e:  # (its name is relative to the folder: the node's id, a blob's — say the folder)
+        raise TransportError(f"cannot write the shared folder {folder}: {e.strerror}") from None
+
+
+def _publish(folder: str, node_id: str, pub, home: str) -> int:
     root = _root_fd(folder)
     try:
         fd = make_dir_at(root, node_id)

@@ -40,8 +40,8 @@ class Repo:
         from ..layout import mesh_git_mirror
 
         self.path = mesh_git_mirror(hashlib.sha256(remote.encode()).hexdigest()[:16], home)
-        if not os.path.isdir(self.path):
-            _vault.make_private_dirs(os.path.dirname(self.path))
+        if not os.path.isfile(os.path.join(self.path, "HEAD")):  # (none, or an init cut short)
+            _vault.make_private_dirs(self.path)  # (0700 first: git init makes it as the umask says)
             self.git("init", "-q", "--bare", self.path, bare_path=False)
         self._cat = None
 

@@ -27,9 +27,13 @@ def sync(which: str | None = None, *, folder: str | None = None, remote: str | N
     peers = [cfg.find_peer(which)] if which else list(cfg.peers)
     out = {"node": cfg.name, "id": ident.id, "published": None, "peers": [], "errors": []}
     if folder is not None:
-        from .folder import FolderSource, publish as publish_folder
+        from .folder import FolderSource, publish as publish_folder, reachable
 
         out["transport"] = "folder"
+        why = reachable(folder)
+        if why:  # (said once: publishing and every peer's pull would each have said it)
+            out["errors"].append(why)
+            return out
         raw = FolderSource(folder)
         _shared(out, ident, cfg, peers, vault, home, lambda: raw,
                 lambda pub: publish_folder(folder, ident.id, pub, home), timeout)

@@ -55,7 +55,7 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
     # (an index would reach them — unless indexes are turned off)
     unreached = short and total > tuning.SELECT_AFTER and batches is None and enabled()
     if short:
-        spec.warnings.append(f"deadline: searched the newest {complete} session files "
+        spec.warnings.append(f"deadline: searched the newest {complete} session file{'s' * (complete != 1)} "
                              f"(of {total} listed) in full")
     if skipped:
         spec.warnings.append(f"deadline: skipped {skipped} files over {tuning.DEADLINE_MAX_FILE >> 20} MiB "

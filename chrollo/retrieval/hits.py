@@ -47,6 +47,7 @@ class SearchResult:
         self.vault = vault
         self.weights: dict = {}  # term -> the weight (idf) it carried; recall gates on it
         self.sessions = 0        # session files searched (the N of the idf); recall weighs unseen terms by it
+        self.df: dict = {}       # term -> this vault's files holding it (--all-vaults pools them)
         self.unindexed = None    # a large vault read (or not reached) without a usable index: build one there
 
     def to_json(self) -> dict:

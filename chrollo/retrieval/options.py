@@ -36,19 +36,23 @@ class SearchOptions:
     """
 
     __slots__ = ("limit", "context", "dir", "since", "until", "project", "harness", "peer", "peers", "now",
-                 "expand", "expander", "timeout", "cwd", "deadline", "all_vaults")
+                 "expand", "expander", "timeout", "cwd", "deadline", "all_vaults", "corpus")
 
     def __init__(self, *, limit: int = 10, context: int = 3, dir: str | os.PathLike | None = None,
                  since: str | dt.date | None = None, until: str | dt.date | None = None,
                  project: str | None = None, harness: str | None = None, peer: str | None = None,
                  peers: bool = True, now: dt.datetime | None = None, expand: str = "auto",
                  expander: Expander | None = None, timeout: float = 30.0,
-                 cwd: str | None = None, deadline: float | None = None, all_vaults: bool = False):
+                 cwd: str | None = None, deadline: float | None = None, all_vaults: bool = False,
+                 corpus: dict | None = None):
         self.limit, self.context, self.dir, self.since = limit, context, dir, since
         self.until, self.project = until, project
         self.harness, self.peer, self.peers, self.now = harness, peer, peers, now
         self.expand, self.expander, self.timeout = expand, expander, timeout
         self.cwd, self.deadline, self.all_vaults = cwd, deadline, all_vaults
+        # (the counts of the other vaults searched with this one, {"df": {term: files}, "files": n},
+        # added to this vault's in the terms' weights: --all-vaults' scores then compare)
+        self.corpus = corpus
 
     def resolve(self, start: float) -> "Scope":
         """The options checked (a usage error names the bad one) and resolved for a search
@@ -71,6 +75,7 @@ class SearchOptions:
         scope = Scope(folder, vault, self.limit, self.context, since, self.harness,
                       self.peers and self.peer is None, now, self.timeout, stop)
         scope.until = until
+        scope.corpus = self.corpus
         if self.project:
             from ..catalog import Filters
 
@@ -85,7 +90,7 @@ class Scope:
     what the index saw of the vault (chrollo/index/)."""
 
     __slots__ = ("folder", "vault", "limit", "context", "since", "until", "project", "harness",
-                 "include_peers", "now", "timeout", "stop", "fm_ends", "memo", "phrases")
+                 "include_peers", "now", "timeout", "stop", "fm_ends", "memo", "phrases", "corpus")
 
     def __init__(self, folder: str, vault: str, limit: int, context: int, since: dt.datetime | None,
                  harness: str | None, include_peers: bool, now: dt.datetime, timeout: float,
@@ -98,6 +103,7 @@ class Scope:
         self.until: dt.datetime | None = None  # turns up to then (since: from then)
         self.project = None   # a catalog.Filters holding --project's test, or None
         self.phrases = None   # the query's "quoted phrases": pipeline.Phrases, or None
+        self.corpus = None    # SearchOptions.corpus: other vaults' counts the weights include
 
     def out_of_time(self) -> bool:
         return self.stop is not None and time.monotonic() >= self.stop

@@ -72,14 +72,28 @@ def _all_vaults(query: str, opts: SearchOptions) -> SearchResult:
     one list, best first; each hit names its vault."""
     from ..vault import search_vaults
 
-    results = []
-    for name, folder in search_vaults(opts.cwd):
-        one = SearchOptions(**{k: getattr(opts, k) for k in SearchOptions.__slots__ if k != "all_vaults"})
-        one.dir = folder
-        r = search(query, one)
+    found = search_vaults(opts.cwd)
+
+    def one(folder: str, others: list) -> SearchResult:
+        o = SearchOptions(**{k: getattr(opts, k) for k in SearchOptions.__slots__ if k not in ("all_vaults", "corpus")})
+        o.dir = folder
+        if others:  # (weights from every vault's counts: one vault's scores compare with another's)
+            df: dict = {}
+            for r in others:
+                for t, d in r.df.items():
+                    df[t] = df.get(t, 0) + d
+            o.corpus = {"df": df, "files": sum(r.sessions for r in others)}
+        return search(query, o)
+
+    # The last vault (the global one, the largest) is searched once, with the others' counts
+    # from a first search of each; those are then searched again with all the counts.
+    first = [one(folder, []) for _name, folder in found[:-1]]
+    last = [one(found[-1][1], first)] if found else []
+    results = [one(folder, [r for j, r in enumerate(first) if j != i] + last)
+               for i, (_name, folder) in enumerate(found[:-1])] + last
+    for (name, _folder), r in zip(found, results):
         for h in r.hits:
             h.vault = name
-        results.append(r)
     if not results:
         from ..vault import require_dir, global_vault_path
 
@@ -128,7 +142,7 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
     the pass is repeated without it.
     """
     spec = ScanSpec(scope, result.warnings)
-    chosen = select.choose(q, scope, spec, lambda df, n: idf_of(df, n, q.terms, q.synonyms))
+    chosen = select.choose(q, scope, spec, lambda df, n: _idf(q, scope, df, n))
     if chosen is not None:
         return _run_selected(result, q, scope, spec, chosen)
     col = Collector(q, scope.fm_ends)
@@ -143,7 +157,7 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
     errors = sample.errors + err
     if not any("stopped after" in w for w in result.warnings):
         _unreadable(col, errors)
-    df, idf = _weights(col, sample, n_main, result)
+    df, idf = _weights(col, sample, n_main, result, scope)
     views: dict = {}
     result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
                        q.terms, scope.limit, scope.context, scope, scope.vault, views)
@@ -172,7 +186,8 @@ def _run_selected(result: SearchResult, q: Forms, scope: Scope, spec: ScanSpec, 
         spec.warnings.append(f"deadline: read {read} of the {len(chosen.paths)} best session files "
                              f"(of {chosen.n})")
     _unreadable(col, errors)
-    idf = idf_of(chosen.df, chosen.n, q.terms, q.synonyms)
+    idf = _idf(q, scope, chosen.df, chosen.n)
+    result.df = dict(zip(q.terms, chosen.df))
     if scope.memo.get("unindexed"):
         result.unindexed = scope.vault
     result.total_matches = col.total
@@ -203,15 +218,25 @@ def _batches(paths: list, growing: bool):
             size = min(2 * size, tuning.DEADLINE_MAX_BATCH)
 
 
-def _weights(col: Collector, sample: Sample, n_main: int, result: SearchResult) -> tuple:
-    """(document frequency, idf) of each term; the result's weights and sessions."""
+def _idf(q: Forms, scope: Scope, df: list, n: int):
+    """The terms' weights from this vault's counts, plus those of the vaults searched with it."""
+    extra = scope.corpus
+    if extra:
+        df = [d + extra["df"].get(t, 0) for d, t in zip(df, q.terms)]
+        n += extra["files"]
+    return idf_of(df, n, q.terms, q.synonyms)
+
+
+def _weights(col: Collector, sample: Sample, n_main: int, result: SearchResult, scope: Scope) -> tuple:
+    """(document frequency, idf) of each term; the result's weights, counts and sessions."""
     terms = col.q.terms
     n_files = max(n_main, col.files, 1)
     df = col.df()
     for i in range(len(terms)):
         if sample.common >> i & 1:  # listed in the sample only: its rate, scaled up
             df[i] = max(1, round(sample.df[i] * n_files / max(sample.files, 1)))
-    idf = idf_of(df, n_files, terms, col.q.synonyms)
+    idf = _idf(col.q, scope, df, n_files)
+    result.df = dict(zip(terms, df))
     result.total_matches = col.total
     result.weights = dict(zip(terms, idf))
     result.sessions = n_files
