@@ -72,9 +72,20 @@ def words_regex(words: list, parts: list = ()) -> str:
     (lowercase ASCII words) are matched case-sensitively where it matters: ``loadSettings``
     and ``load_settings`` hold "settings", ``reconfigure`` does not hold "config".
     """
+    from .textnorm import CJK_CLASS, folded_regex, is_cjk
+
+    cjk = sorted({w for w in words if is_cjk(w)}, key=lambda w: (-len(w), w))
+    words = [w for w in words if not is_cjk(w)]
+    if not words:  # (CJK bigrams only: every CJK run holding one; see textnorm)
+        return _cjk_runs_regex(cjk, CJK_CLASS)
     alt = "|".join(re.sub(r"([^\w\s])", r"\\\1", w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
     rx = rf"(?i:\b(?:{alt})\b)"
     ascii = all(w.isascii() for w in words)
+    if ascii:
+        # the same words spelled with accents or in full width (textnorm.folded_regex; the
+        # collector folds what these report back to the word)
+        rx += "".join(f"|{f}" for w in sorted(set(words), key=lambda w: (-len(w), w))
+                      if (f := folded_regex(w)))
     if parts:
         low = "|".join(sorted(set(parts), key=lambda w: (-len(w), w)))
         cap = "|".join(sorted({p[:1].upper() + p[1:] for p in parts}, key=lambda w: (-len(w), w)))
@@ -95,7 +106,14 @@ def words_regex(words: list, parts: list = ()) -> str:
             # can never match (\b between two non-word bytes) puts the regex past the limit:
             # compile ~4 ms, the same rows, full scans of 100 MB no slower (bench/rg_cost.py).
             rx += NO_FULL_DFA
-    return f"(?-u:{rx})" if ascii else rx
+    rx = f"(?-u:{rx})" if ascii else rx
+    return rx + "|" + _cjk_runs_regex(cjk, CJK_CLASS) if cjk else rx
+
+
+def _cjk_runs_regex(grams: list, cjk_class: str) -> str:
+    """Every CJK run holding one of ``grams``, reported whole (a run credits each gram it
+    holds: overlapping grams would be lost to rg's non-overlapping matches)."""
+    return f"[{cjk_class}]*(?:{'|'.join(map(re.escape, grams))})[{cjk_class}]*"
 
 
 def rows_after(rows: bytes, end: int) -> bytes:

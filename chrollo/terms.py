@@ -1,12 +1,16 @@
-"""Query terms: code-aware tokenising, lowercasing, stopwords.
+"""Query terms: code-aware tokenising, folding, stopwords.
 
 ``parseConfig`` → ``parseconfig``, ``parse``, ``config``; ``snake_case`` and ``kebab-case``
 likewise keep the whole identifier and its parts. Stopwords (NLTK's English list plus a few
-question words) and one-character tokens are dropped.
+question words) and one-character tokens are dropped. Terms are folded (:func:`textnorm.fold`:
+``ＡＰＩ`` is ``api``, ``Café`` is ``cafe``); a word is cut where CJK meets other letters, and a
+CJK run's terms are its bigrams (see :mod:`chrollo.textnorm`).
 """
 from __future__ import annotations
 
 import re
+
+from .textnorm import cjk_runs, fold, grams, grams_in, is_cjk, script_runs
 
 STOPWORDS = frozenset("""
 i me my myself we our ours ourselves you your yours yourself yourselves he him his himself
@@ -33,10 +37,20 @@ def _parts(ident: str) -> list[str]:
 
 
 def _words(query: str):
+    if not query.isascii():  # (NFKC first: ``ＡＰＩ`` is a word, ``¾`` is 3⁄4, no word)
+        import unicodedata
+
+        query = unicodedata.normalize("NFKC", query)
     for m in re.finditer(r"[\w.\-/]+", query, re.UNICODE):
-        word = m.group().strip(".-/_")
-        if word:
-            yield word, _parts(word)
+        for run in script_runs(m.group()):
+            word = run.strip(".-/_")
+            if not word:
+                continue
+            if is_cjk(word):  # (its bigrams, each a word of its own)
+                for g in grams(word):
+                    yield g, [g]
+            else:
+                yield word, _parts(word)
 
 
 def identifiers(query: str, terms: list | None = None) -> dict[str, tuple[list[str], list[str]]]:
@@ -50,10 +64,10 @@ def identifiers(query: str, terms: list | None = None) -> dict[str, tuple[list[s
     terms = set(query_terms(query) if terms is None else terms)
     out = {}
     for word, pieces in _words(query):
-        whole = word.lower()
+        whole = fold(word)
         if len(pieces) < 2 or whole not in terms:
             continue
-        low = [p.lower() for p in pieces]
+        low = [fold(p) for p in pieces]
         forms = ["".join(low), "_".join(low), "-".join(low)]
         if re.fullmatch(r"[\w\-]+", whole):
             aliases = [f for f in dict.fromkeys(forms) if f != whole]
@@ -68,8 +82,8 @@ def query_terms(query: str) -> list[str]:
     seen: dict[str, None] = {}
 
     def add(tok: str) -> None:
-        t = tok.lower()
-        if len(t) >= MIN_LEN and t not in STOPWORDS and t not in seen:
+        t = fold(tok)
+        if (len(t) >= MIN_LEN or is_cjk(t)) and t not in STOPWORDS and t not in seen:
             seen[t] = None
 
     for word, pieces in _words(query):
@@ -78,6 +92,23 @@ def query_terms(query: str) -> list[str]:
         for p in pieces:
             add(p)
     return list(seen)
+
+
+def spellings(query: str) -> dict:
+    """Term → the spellings the user gave it where they differ from the term by more than
+    case and width (``café`` for the term ``cafe``): the exact spelling ranks first
+    (rank.by_spelling)."""
+    import unicodedata
+
+    out: dict = {}
+    for word, _pieces in _words(query):
+        if word.isascii() or is_cjk(word):
+            continue
+        typed = unicodedata.normalize("NFKC", word).casefold()
+        term = fold(word)
+        if typed != term:
+            out.setdefault(term, set()).add(typed)
+    return out
 
 
 _VOWELS = set("aeiou")
@@ -158,6 +189,7 @@ class Forms:
                     self.mask[form] = m
                     self.inflected.add(form)
         self.ascii = all(f.isascii() for f in self.mask)
+        self.cjk = {f: m for f, m in self.mask.items() if is_cjk(f)}  # (bigrams: found inside runs)
         # (the parts of an identifier the query spelled out are query terms of their own already)
         n = len(terms)
         self.part: dict[str, int] = {}
@@ -182,11 +214,55 @@ class Forms:
         return {f: (terms[(m & -m).bit_length() - 1],) if f in self.inflected
                 else tuple(t for i, t in enumerate(terms) if m >> i & 1) for f, m in self.mask.items()}
 
-    def matcher(self, forms: list | None = None) -> "re.Pattern | None":
-        """A regex finding ``forms`` (default: every form) as whole words in any case, longest
-        first; None when there are none."""
+    def matcher(self, forms: list | None = None) -> "Matcher | None":
+        """What finds ``forms`` (default: every form) in a line, as ripgrep's regex does
+        (rg.words_regex): whole words in any case, longest first, in the folded line; CJK
+        bigrams inside CJK runs. None when there are none."""
         forms = list(self.mask) if forms is None else forms
         if not forms:
             return None
-        return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
-                          + r")(?!\w)", re.I)
+        return Matcher(forms)
+
+    def credit(self, text: str) -> int:
+        """The mask a match's text (as rg reported it) credits: its form's, or for a CJK run
+        every query bigram it holds; 0 if it is none of them."""
+        t = fold(text)
+        m = self.mask.get(t, 0)
+        if not m and self.cjk and not t.isascii():
+            for g in grams_in(t, self.cjk):
+                m |= self.cjk[g]
+        return m
+
+
+def whole_words(words: list) -> "re.Pattern | None":
+    """The one whole-word matcher: any of ``words``, longest first, in any case; ASCII words
+    bounded by ASCII word characters (as rg's ASCII mode reads them), others by any."""
+    ascii_words = [w for w in words if w.isascii()]
+    other = [w for w in words if not w.isascii()]
+    alt = []
+    if ascii_words:
+        alt.append(r"(?<![A-Za-z0-9_])(?:" + "|".join(map(re.escape, sorted(set(ascii_words), key=len, reverse=True)))
+                   + r")(?![A-Za-z0-9_])")
+    if other:
+        alt.append(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(set(other), key=len, reverse=True))) + r")(?!\w)")
+    return re.compile("|".join(alt), re.I) if alt else None
+
+
+class Matcher:
+    """Python's reading of rg.words_regex: ``findall(line)`` gives the forms found in the
+    folded line (textnorm.fold), as whole words — ASCII words by ASCII word boundaries, as
+    ripgrep's ASCII mode reads them (``请整理userInfo`` holds ``userinfo``) — and every CJK
+    bigram held by one of its CJK runs."""
+
+    def __init__(self, forms: list):
+        words = [f for f in forms if not is_cjk(f)]
+        self.cjk = frozenset(f for f in forms if is_cjk(f))
+        self.words = whole_words(words)
+
+    def findall(self, text: str) -> list:
+        t = fold(text)
+        out = self.words.findall(t) if self.words is not None else []
+        if self.cjk and not t.isascii():
+            for run in cjk_runs(t):
+                out += grams_in(run, self.cjk)
+        return out

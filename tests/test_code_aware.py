@@ -56,7 +56,8 @@ def test_a_part_ranks_below_a_whole_word_match_of_the_same_term(home, tmp_path):
 def test_the_regex_reports_whole_identifiers():
     rx = words_regex(["config"], ["config"])
     assert rx.startswith("(?-u:") and "[a-z0-9](?:Config)" in rx
-    assert words_regex(["config"]) == r"(?-u:(?i:\b(?:config)\b))"
+    # (then the same word spelled with accents or in full width: textnorm.folded_regex)
+    assert words_regex(["config"]).startswith(r"(?-u:(?i:\b(?:config)\b)|(?:\b[cC]|\B(?:Ç|ç")
 
 
 def test_the_part_regex_skips_rgs_full_dfa_and_matches_the_same(tmp_path):

@@ -23,6 +23,7 @@ from operator import or_
 from ..fileformat import FRONTMATTER_LINES, file_key, frontmatter_end
 from ..rg import rows_after
 from ..terms import Forms, _parts
+from ..textnorm import fold
 from . import tuning
 from .query import present
 
@@ -90,10 +91,11 @@ class Collector:
         return out
 
     def fold(self, rows: bytes) -> bytes:
-        """Lowercase rows (ASCII fast path; casefold when the query has other letters)."""
-        if self.q.ascii or rows.isascii():
+        """Rows as forms are spelled (textnorm.fold: lowercase — the ASCII fast path —, and for
+        other text NFKC, case folded, accents removed: what rg's folded alternatives found)."""
+        if rows.isascii():
             return rows.lower()
-        return rows.decode("utf-8", "replace").casefold().encode("utf-8")
+        return fold(rows.decode("utf-8", "replace")).encode("utf-8")
 
     def add(self, path: bytes, rows: bytes) -> None:
         """One file's rows (``LINE:match`` lines, in line order)."""
@@ -108,7 +110,7 @@ class Collector:
         counts = list(map(low.count, self.sfxs))
         n_big = max(counts, default=0)
         if n_big == 0:
-            if not self.q.part:
+            if not self.q.part and not self.q.cjk:
                 return  # only case variants we do not map (e.g. "ß" vs "SS"): ignore
             sfx_big, big = b"\n", 0  # identifiers only (or nothing we map, see below)
         else:
@@ -143,9 +145,12 @@ class Collector:
         masks: dict[bytes, int] = {}
         get = self.masks.get
         idents = False
+        cjk = self.q.cjk
         for r in filterfalse(bytes.isdigit, rows_l):
             ln, _, text = r.partition(b":")
             m = get(text)
+            if not m and cjk and not text.isascii():  # (a CJK run: each query bigram it holds)
+                m = self.q.credit(text.decode("utf-8", "replace"))
             if m:
                 masks[ln] = masks.get(ln, 0) | m
             elif text:

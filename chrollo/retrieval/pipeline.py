@@ -5,7 +5,7 @@ import gc
 import time
 
 from ..errors import ChrolloError
-from ..terms import Forms, identifiers, query_terms
+from ..terms import Forms, identifiers, query_terms, spellings
 from . import select, tuning
 from .collect import Collector
 from .dates import named_dates
@@ -13,7 +13,7 @@ from .deadline import scan_newest
 from .hits import SearchResult, emit
 from .options import Scope, SearchOptions
 from .query import forms_of, present
-from .rank import by_session, by_turn_length, idf_of, length_bounded, ranked, rescore, weight
+from .rank import by_session, by_spelling, by_turn_length, idf_of, length_bounded, ranked, rescore, weight
 from .scan import Sample, ScanSpec, sample_files, scan_indexed, scan_into, scan_sample
 
 
@@ -254,6 +254,8 @@ def _ranking(col: Collector, idf, scope: Scope, views: dict, query: str):
         out = by_session(out, col, idf, dates)
     if tuning.TURN_POWER:
         out = by_turn_length(out, views)
+    if tuning.FOLDED_WEIGHT < 1:
+        out = by_spelling(out, col.q, spellings(query), views)
     return out
 
 

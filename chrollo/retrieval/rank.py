@@ -184,6 +184,39 @@ def by_turn_length(ranked, views: dict):
     yield from heapq.merge(pool, ranked)
 
 
+def by_spelling(ranked, q, spelled: dict, views: dict):
+    """The best RERANK_POOL candidates whose line holds a query word only in another spelling
+    than the user's (``café`` for a search of ``cafe``, ``cafe`` for ``café``: found through
+    textnorm.fold) weighed by FOLDED_WEIGHT, re-sorted: the exact spelling ranks first. An
+    ASCII line of a query spelled in ASCII is exact by construction and is not looked at (an
+    English search is unchanged)."""
+    import unicodedata
+
+    from ..terms import whole_words
+    from ..textnorm import fold
+
+    about = q.about()
+    words = [f for f in about if not q.cjk.get(f)]
+    exact = [f for f in words if not any(t in spelled for t in about[f])]
+    exact += [s for ss in spelled.values() for s in ss]
+    if not words:
+        yield from ranked
+        return
+
+    as_typed, folded = whole_words(exact), whole_words(words)
+    pool = []
+    for neg, key, path, ln, m in islice(ranked, tuning.RERANK_POOL):
+        lines = lines_of(views, path)
+        line = lines[ln - 1] if lines and 0 < ln <= len(lines) else ""
+        if line and (spelled or not line.isascii()):
+            typed = unicodedata.normalize("NFKC", line).casefold()
+            if not (as_typed and as_typed.search(typed)) and folded.search(fold(line)):
+                neg *= tuning.FOLDED_WEIGHT
+        pool.append((neg, key, path, ln, m))
+    pool.sort()
+    yield from heapq.merge(pool, ranked)
+
+
 def length_bounded(ranked, views: dict):
     """``ranked`` with each line's score bounded by its length, still best first.
 

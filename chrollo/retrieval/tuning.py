@@ -93,6 +93,9 @@ NEIGHBOR_LINES = 8
 TURN_PIVOT = 6
 TURN_POWER = float(os.environ.get("CHROLLO_TURN_POWER", "0.2"))
 RERANK_POOL = 60
+# A line holding a query word only in another spelling than the user's (accents: ``café`` for
+# ``cafe``; textnorm.fold) weighs this much: the exact spelling first, the folded one still found.
+FOLDED_WEIGHT = 0.9
 # Session score (docs/ranking.md, "Sessions"): a question's words are often spread over a
 # session, not gathered on one line. A file's BM25 over the query terms (term frequency
 # saturating with SESSION_K1, no length normalisation), from the counts the one rg scan already
