@@ -74,6 +74,12 @@ def identifiers(query: str, terms: list | None = None) -> dict[str, tuple[list[s
         else:
             aliases = []  # paths and dotted names keep their exact spelling
         out[whole] = (aliases, [p for p in dict.fromkeys(low) if p in terms and p != whole])
+    # a word of another script keeps the spelling the user gave it too (rg matches it as
+    # written; folding strips Greek tonos or Cyrillic ё, which the text may well keep)
+    for term, typed in spellings(query).items():
+        if not term.isascii() and term in terms:
+            aliases, parts = out.get(term, ([], []))
+            out[term] = (aliases + sorted(typed - set(aliases)), parts)
     return out
 
 

@@ -163,10 +163,10 @@ def test_terms_are_the_old_tokenisers_exactly():
     checked = 0
     for n in range(3000):
         data = _soup(rng)
-        got, want = index_terms.terms_of(data), _old_terms_of(data)
+        got, want = index_terms.ascii_terms(data), _old_terms_of(data)
         assert got == want, (data, got ^ want)
         checked += len(want)
-    assert index_terms.terms_of(b"") == set() == _old_terms_of(b"")
+    assert index_terms.ascii_terms(b"") == set() == _old_terms_of(b"")
     assert checked > 50_000
 
 
@@ -177,12 +177,12 @@ def test_terms_of_a_file_too_large_to_tokenise_are_found_around_each_hit_exactly
     rng = random.Random(3003)
     for n in range(1500):
         data = _soup(rng)
-        full = index_terms.terms_of(data)
+        full = index_terms.ascii_terms(data)
         runs = sorted(rng.sample(sorted(full), min(len(full), rng.randint(1, 6))) if full else []) \
             + [b"zzq", b"config", b"server"]
         assert index_universe._terms_among(data, data.lower(), runs) == full & set(runs), data
     many = b" ".join(b"w%d" % i for i in range(50))
-    assert index_terms.terms_of(many, 49) is None and len(index_terms.terms_of(many, 50)) == 50
+    assert index_terms.ascii_terms(many, 49) is None and len(index_terms.ascii_terms(many, 50)) == 50
 
 
 @pytest.mark.parametrize("cache,chunk_terms", [(index_build.RUN_CACHE, index_build.CHUNK_TERMS), (5, index_build.CHUNK_TERMS),
@@ -237,9 +237,13 @@ def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeyp
 
 
 def test_forms_the_index_cannot_answer():
-    assert index_terms.form_terms("café") is None          # non-ASCII: rg's Unicode mode
     assert index_terms.form_terms("x" * 100) is None        # longer than any indexed term
+    assert index_terms.form_terms("连") is None              # a lone CJK character (bigrams are indexed)
     assert index_terms.form_terms("auth-service") == [b"auth", b"service"]
+    # and what it can since #47: text beyond ASCII (CJK bigrams, folded spellings, other scripts)
+    assert index_terms.form_terms("café") == [b"cafe"]
+    assert index_terms.form_terms("连接") == ["连接".encode()]
+    assert index_terms.form_terms("ёлка") == ["елка".encode()]
 
 
 def test_the_index_gives_frontmatter_ends_so_a_search_reads_no_head(home, tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from .. import homedir as _home
 
 from .store import (RACY_NS, db_path, drop_ids, fold_delta, fresh, merge, next_file_id, open_writer,
     pack_rows, read_file, rel_of, remove, size_of, stat_of, write_order)
-from .terms import MAX_FILE_RUNS, body_and_end, run_terms, runs_of
+from .terms import MAX_FILE_RUNS, body_and_end, run_terms, runs_of, unicode_terms
 from ..vaultfiles import walk
 
 
@@ -250,6 +250,11 @@ class _RunPosts(dict):
         if groups:
             out -= groups
             out.update(chain.from_iterable(groups))
+        if not data.isascii():  # (text beyond ASCII: CJK bigrams, folded spellings — see terms)
+            more = unicode_terms(data, MAX_FILE_RUNS)
+            if more is None:
+                return None
+            out.update(map(self._post, more))
         return out
 
 

@@ -22,10 +22,11 @@ from ..fileformat import file_key, name_time
 from ..vaultfiles import walk
 
 
-FORMAT = 7                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
+FORMAT = 8                   # (4: files.fm; 5: ids never reused, a rewritten file takes a new one;
                              # 6: a file's terms are its body's, after the frontmatter; 7: files
                              # read as rg reads them — UTF-16 transcoded, hidden *.md folders —
                              # and a file of more than MAX_FILE_RUNS distinct runs read directly;
+                             # 8: text beyond ASCII — CJK bigrams, folded spellings, other words;
                              # also bump when fileformat's FRONTMATTER_* limits change)
 RACY_NS = 200_000_000        # a file changed this close to being read is re-read (mtime ticks)
 READ_BUSY_MS = 50            # a search waits this long on a writer, then scans without the index
@@ -245,7 +246,7 @@ def pack_rows(postings: dict) -> list:
         ids = array("I")
         ids.fromlist(postings[t])  # (a third of array("I", a _Post)'s time: no generic sequence walk)
         blob = ids.tobytes()
-        rows.append((t.decode("ascii"), blob, zlib.crc32(blob)))
+        rows.append((t.decode("utf-8"), blob, zlib.crc32(blob)))
     return rows
 
 
@@ -259,7 +260,7 @@ def fold_delta(con) -> None:
     """Fold the delta rows into post (one new segment)."""
     by: dict = {}
     for t, i in con.execute("SELECT term, id FROM delta"):
-        by.setdefault(t.encode("ascii"), []).append(i)
+        by.setdefault(t.encode("utf-8"), []).append(i)
     merge(con, pack_rows(by))
     con.execute("DELETE FROM delta")
 
@@ -379,12 +380,12 @@ def read_postings(con, words: list) -> dict | None:
 
     blobs: dict = {}
     for i in range(0, len(words), 500):
-        chunk = [w.decode("ascii") for w in words[i:i + 500]]
+        chunk = [w.decode("utf-8") for w in words[i:i + 500]]
         q = ",".join("?" * len(chunk))
         for t, blob, crc in post_rows(con, chunk):
             if zlib.crc32(blob) != crc or len(blob) % 4:
                 return None
-            blobs.setdefault(t.encode("ascii"), []).append(blob)
+            blobs.setdefault(t.encode("utf-8"), []).append(blob)
         for t, fid in con.execute(f"SELECT term, id FROM delta WHERE term IN ({q})", chunk):
-            blobs.setdefault(t.encode("ascii"), []).append(array("I", (fid,)).tobytes())
+            blobs.setdefault(t.encode("utf-8"), []).append(array("I", (fid,)).tobytes())
     return blobs

@@ -96,8 +96,18 @@ def body_and_end(data: bytes) -> tuple:
 
 
 def terms_of(data: bytes, most: int | None = None) -> set | None:
-    """Every term a file's bytes hold (see the module doc), as ASCII bytes: :func:`run_terms`
-    of each of its runs; None when it has more than ``most`` distinct runs (see MAX_FILE_RUNS).
+    """Every term a file's bytes hold (see the module doc): :func:`ascii_terms`, and for text
+    beyond ASCII :func:`unicode_terms`; None past ``most`` distinct runs (see MAX_FILE_RUNS)."""
+    out = ascii_terms(data, most)
+    if out is not None and not data.isascii():
+        more = unicode_terms(data, most)
+        out = None if more is None else out | more
+    return out
+
+
+def ascii_terms(data: bytes, most: int | None = None) -> set | None:
+    """The terms of a file's ASCII runs, as ASCII bytes: :func:`run_terms` of each of its runs;
+    None when it has more than ``most`` distinct runs (see MAX_FILE_RUNS).
     (The work is done by C — a translate, a split and set operations over the distinct runs;
     Python computes only the pieces of the runs that have some. No cache: a capture's process
     reads one file; a build's workers use _RunPosts.)"""
@@ -119,6 +129,58 @@ def terms_of(data: bytes, most: int | None = None) -> set | None:
     return out
 
 
+_UWORD = re.compile(r"\w*[^\x00-\x7f]\w*")
+
+
+def unicode_terms(data: bytes, most: int | None = None) -> set | None:
+    """The terms of a file's text beyond ASCII (textnorm), as UTF-8 bytes: every bigram of its
+    CJK runs; the folded spellings rg's folded alternatives can find in a word with accented or
+    full-width letters (:func:`folded_spans`); a word of another script, folded. None past
+    ``most`` distinct words (see MAX_FILE_RUNS)."""
+    from ..textnorm import cjk_runs, fold, grams, is_cjk, script_runs
+
+    text = data.decode("utf-8", "replace")
+    out: set = set()
+    for run in set(cjk_runs(text)):
+        out.update(g.encode() for g in grams(run) if len(g) == 2)
+    words = set(_UWORD.findall(text))
+    if most is not None and len(words) > most:
+        return None
+    for word in words:
+        for part in script_runs(word):
+            if is_cjk(part):
+                continue
+            f = fold(part)
+            if f.isascii():
+                out.update(folded_spans(part))
+            elif len(b := f.encode()) <= MAX_TERM:
+                out.add(b)
+    return out
+
+
+def folded_spans(word: str) -> set:
+    r"""What rg's folded alternative of an ASCII form (textnorm.folded_regex) can match in
+    ``word`` (a maximal run of word characters), folded and lowercased — exactly, as the
+    selection needs what a file holds, not a superset. In ripgrep's ASCII mode the bytes of a
+    non-ASCII letter are not word characters, so a match starts at the word's start or just
+    after a non-ASCII letter (``\b`` before an ASCII letter, ``\B`` before another), ends at
+    the word's end or just before a non-ASCII letter, and each of its letters folds to one
+    ASCII letter or digit."""
+    from ..textnorm import fold
+
+    n = len(word)
+    starts = [0] + [i for i in range(1, n) if not word[i - 1].isascii()]
+    ends = {n, *(i for i in range(1, n) if not word[i].isascii())}
+    letters = [fold(c) for c in word]
+    ok = [len(c) == 1 and c.isascii() and c.isalnum() for c in letters]
+    out = set()
+    for s in starts:
+        for e in ends:
+            if e - s >= MIN_TERM and e - s <= MAX_TERM and all(ok[s:e]):
+                out.add("".join(letters[s:e]).encode())
+    return out
+
+
 def body_of(data: bytes, fm: int) -> bytes:
     """A file's bytes after the line ``fm`` its frontmatter ends on (what a file *holds*: its
     properties — a title, tags, the project — are not what was said; the search never counts
@@ -132,9 +194,18 @@ def body_of(data: bytes, fm: int) -> bytes:
 
 
 def form_terms(form: str) -> list | None:
-    """The terms a file must hold all of to match ``form`` (None: the index cannot tell)."""
-    if not form.isascii() or len(form) > MAX_TERM:
+    """The terms a file must hold all of to match ``form`` (None: the index cannot tell): an
+    ASCII form's runs; a CJK bigram itself; another word, folded (textnorm.fold)."""
+    if len(form) > MAX_TERM:
         return None
+    if not form.isascii():
+        from ..textnorm import fold, is_cjk
+
+        if is_cjk(form):
+            return [form.encode()] if len(form) == 2 else None  # (a lone character: not indexed)
+        form = fold(form)
+        if not form.isascii():
+            return [form.encode()] if len(form.encode()) <= MAX_TERM and form.isalnum() else None
     runs = [r.lower() for r in RUN.findall(form.encode("ascii")) if len(r) >= MIN_TERM]
     return runs or None
 

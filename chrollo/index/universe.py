@@ -125,9 +125,14 @@ def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: f
     from ..rg import rows_after, scan
 
     runs = {t for g in groups for need in g for t in need}
-    alt = "|".join(re.escape(r.decode("ascii")) for r in sorted(runs, key=lambda r: (-len(r), r)))
+    alt = "|".join(re.escape(r.decode("utf-8")) for r in sorted(runs, key=lambda r: (-len(r), r)))
     # (a run that is a term, or any run holding one: the pieces terms_of would take from it)
-    regex = rf"(?-u:(?i:\b(?:{alt})\b|[A-Za-z0-9_]*(?:{alt})[A-Za-z0-9_]*))"
+    # (and a run spelled with accents or in full width, as the search's folded alternatives
+    # find it: its folded spelling is the term, as unicode_terms takes it)
+    from ..textnorm import fold, folded_regex
+
+    folded = "".join(f"|{f}" for r in sorted(runs) if (f := folded_regex(r.decode("utf-8"))))
+    regex = rf"(?-u:(?i:\b(?:{alt})\b|[A-Za-z0-9_]*(?:{alt})[A-Za-z0-9_]*){folded})"
     extras, fm_head = [], {}
     for path, rows in scan([], paths, globs=globs, timeout=timeout, regex=regex):
         first = int(rows[:rows.index(b":")])
@@ -136,6 +141,8 @@ def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: f
         held = set()
         for text in {r.partition(b":")[2] for r in rows.split(b"\n")}:
             if text:
+                if not text.isascii():
+                    text = fold(text.decode("utf-8", "replace")).encode("utf-8")
                 held.update(t for t in run_terms(text) if t in runs)
         m = 0
         for i, g in enumerate(groups):

@@ -87,7 +87,7 @@ def _update_one(con, vb: bytes, rel: bytes) -> int:
         return 0
     fid = put_file(con, rel, row[0], got[1], fm)
     return con.executemany("INSERT OR IGNORE INTO delta VALUES (?, ?)",
-                           ((t.decode("ascii"), fid) for t in terms)).rowcount
+                           ((t.decode("utf-8"), fid) for t in terms)).rowcount
 
 
 def _relist_up(con, vb: bytes, drel: bytes) -> bool:
@@ -179,7 +179,7 @@ def forget(vault: str, contents: dict) -> None:
                 terms |= held
             drop_ids(con, sorted(ids))
             if ids:
-                _drop_from_postings(con, ids, sorted(t.decode("ascii") for t in terms))
+                _drop_from_postings(con, ids, sorted(t.decode("utf-8") for t in terms))
             gone = _unheld(con, terms)
             con.execute("COMMIT")
             checkpoint(con)
@@ -241,14 +241,14 @@ def _vacuum(vault: str, gone: list) -> None:
 
 def _unheld(con, terms: set) -> list:
     """The ``terms`` no row of the index holds any more (forgotten with nothing else holding them)."""
-    words = sorted(t.decode("ascii") for t in terms)
+    words = sorted(t.decode("utf-8") for t in terms)
     held = set()
     for i in range(0, len(words), 500):
         chunk = words[i:i + 500]
         held.update(t for (t,) in post_rows(con, chunk, "DISTINCT term"))
         q = ",".join("?" * len(chunk))
         held.update(t for (t,) in con.execute(f"SELECT DISTINCT term FROM delta WHERE term IN ({q})", chunk))
-    return [w.encode("ascii") for w in words if w not in held]
+    return [w.encode("utf-8") for w in words if w not in held]
 
 
 def _residue(vault: str, words: list) -> bool:
