@@ -94,7 +94,9 @@ def _append(line: str, conf: dict) -> None:
         finally:
             os.close(fd)
         oldest = head[10:29].decode("ascii", "replace") if head.startswith(b'{"time": "') else ""
-        if size > conf["max_mb"] * 1e6 or (oldest and oldest < _cutoff(conf["days"])):
+        # (the head is the oldest entry — a rewrite sorts them —, unless a clock set ahead wrote
+        # one from the future: then it is no bound, and a rewrite drops it)
+        if size > conf["max_mb"] * 1e6 or (oldest and (oldest < _cutoff(conf["days"]) or oldest > _cutoff(-1))):
             _rewrite(lambda e: True, conf)
     finally:
         os.close(lock)
@@ -119,17 +121,20 @@ def _rewrite(keep, conf: dict | None = None) -> int:
             lines = fh.read().splitlines()
     except OSError:
         return 0
-    cutoff = _cutoff(conf["days"])
+    cutoff, ahead = _cutoff(conf["days"]), _cutoff(-1)
     out = []
     for raw in lines:
         try:
             e = json.loads(raw)
         except ValueError:
             continue
-        if isinstance(e, dict) and str(e.get("time", "")) >= cutoff:
+        # (a receipt dated more than a day ahead was written by a clock set wrong: no age bound
+        # holds for it, so it goes with the old ones)
+        if isinstance(e, dict) and cutoff <= str(e.get("time", "")) <= ahead:
             e = keep(e)
             if e:
                 out.append(json.dumps(e if isinstance(e, dict) else json.loads(raw), ensure_ascii=False))
+    out.sort(key=lambda x: x[10:29] if x.startswith('{"time": "') else "")  # (oldest first: see _append)
     budget, total, start = conf["max_mb"] * 1e6 * 0.75, 0, len(out)
     for i in range(len(out) - 1, -1, -1):
         total += len(out[i].encode("utf-8")) + 1

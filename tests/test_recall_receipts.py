@@ -131,3 +131,23 @@ def test_why_explains_and_writes_nothing(home, vault):
     assert out["decision"].startswith("nothing injected") and out["block"] == ""
     text = run(["recall", "why", PROMPT], home).stdout
     assert "websocket" in text and "decision: injected 1 excerpt" in text and "→ injected" in text
+
+
+def test_a_receipt_dated_a_year_ahead_never_turns_age_pruning_off(home):
+    """#42: only the log's first line was read for its age; one receipt written by a clock set a
+    year ahead, at the head, kept every old receipt forever. Now the next receipt prunes the
+    old ones (and the one from the future, which no age bound holds)."""
+    from chrollo import receipts
+
+    from pathlib import Path
+
+    log = Path(receipts.log_path())
+    log.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"time": "2027-11-01T12:00:00", "harness": "claude-code", "session": "future",
+                         "prompt": "from the future", "excerpts": [], "chars": 0})]
+    lines += [json.dumps({"time": f"2025-0{m}-01T12:00:00", "harness": "claude-code", "session": f"old{m}",
+                          "prompt": "long ago", "excerpts": [], "chars": 0}) for m in range(1, 9)]
+    log.write_text("".join(x + "\n" for x in lines))
+    receipts.record("claude-code", "now0", "a prompt of today", {"hits": [], "decision": "nothing"})
+    kept = [json.loads(x)["session"] for x in log.read_text().splitlines()]
+    assert kept == ["now0"], kept
