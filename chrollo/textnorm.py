@@ -151,6 +151,36 @@ def variants_from_unicodedata() -> dict:
     return {k: "".join(sorted(v)) for k, v in out.items()}
 
 
+_ALTS: dict = {}
+
+
+def _byte_alternation(chars: str) -> str:
+    """``chars`` as ASCII-mode byte classes, grouped by their UTF-8 lead bytes (``é`` and ``è``:
+    ``\xC3[\xA8\xA9]``): a fifth of the regex the characters spelled out make, so a long
+    query's regex compiles as fast as before (rg compiles every alternative of every form)."""
+    got = _ALTS.get(chars)
+    if got is None:
+        groups: dict = {}
+        for ch in chars:
+            b = ch.encode("utf-8")
+            groups.setdefault(b[:-1], []).append(b[-1])
+        got = _ALTS[chars] = "|".join("".join(f"\\x{x:02X}" for x in lead) + _byte_class(sorted(last))
+                                      for lead, last in sorted(groups.items()))
+    return got
+
+
+def _byte_class(xs: list) -> str:
+    """Sorted bytes as a regex class of ranges (``[\x80-\x85\xA0-\xA5]``)."""
+    out, i = [], 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(f"\\x{xs[i]:02X}" + (f"-\\x{xs[j]:02X}" if j > i else ""))
+        i = j + 1
+    return "[" + "".join(out) + "]"
+
+
 def folded_regex(form: str) -> str | None:
     """A regex (ripgrep's ASCII mode, ``(?-u:…)`` around it) matching ``form`` — a lowercase
     ASCII word — spelled with accents or in full width, as a whole word; None if no letter
@@ -163,7 +193,7 @@ def folded_regex(form: str) -> str | None:
         return None  # (identifiers, paths and commands are not spelled with accents)
 
     def alts(c: str) -> str:
-        return "|".join(table.get(c, ""))
+        return _byte_alternation(table.get(c, ""))
 
     def plain(c: str) -> str:
         return f"[{c}{c.upper()}]" if c.isalpha() else c
