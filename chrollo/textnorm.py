@@ -54,7 +54,8 @@ def fold(text: str) -> str:
     if text.isascii():
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    # (accents go; kana's voicing marks stay — デ is not テ — and NFKC composes them again)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c) or c in "\u3099\u309a")
     return unicodedata.normalize("NFKC", bare).casefold()
 
 

@@ -238,11 +238,11 @@ def test_a_build_files_each_file_under_exactly_its_terms(home, tmp_path, monkeyp
 
 def test_forms_the_index_cannot_answer():
     assert index_terms.form_terms("x" * 100) is None        # longer than any indexed term
-    assert index_terms.form_terms("连") is None              # a lone CJK character (bigrams are indexed)
     assert index_terms.form_terms("auth-service") == [b"auth", b"service"]
     # and what it can since #47: text beyond ASCII (CJK bigrams, folded spellings, other scripts)
     assert index_terms.form_terms("café") == [b"cafe"]
-    assert index_terms.form_terms("连接") == ["连接".encode()]
+    assert index_terms.form_terms("连接") == ["连".encode(), "接".encode()]  # (CJK: characters, a superset)
+    assert index_terms.form_terms("连") == ["连".encode()]
     assert index_terms.form_terms("ёлка") == ["елка".encode()]
 
 

@@ -136,3 +136,16 @@ def test_the_fold_table_is_what_unicodedata_gives():
     from chrollo.textnorm import VARIANTS, variants_from_unicodedata
 
     assert VARIANTS == variants_from_unicodedata()
+
+
+def test_folding_keeps_kana_voicing_marks(home, vault):
+    """Accents go, but デ is not テ (dakuten and handakuten are combining marks too): データ and
+    テータ, バグ and ハク stay different words (found by the #47 dev set)."""
+    from chrollo.textnorm import fold
+
+    assert fold("データ プッシュ バグ") == "データ プッシュ バグ"
+    assert fold("Café") == "cafe"
+    assert hits(home, vault, "ヒープ")[:1] == ["u0000001-x"]
+    from chrollo.terms import query_terms
+
+    assert query_terms("ヒープ") == ["ヒー", "ープ"] and query_terms("ヒーフ") == ["ヒー", "ーフ"]

@@ -132,18 +132,32 @@ def ascii_terms(data: bytes, most: int | None = None) -> set | None:
 _UWORD = re.compile(r"\w*[^\x00-\x7f]\w*")
 
 
+def _cjk_out(text: str) -> str:
+    from ..textnorm import CJK_CLASS
+
+    global _CJK_SUB
+    if _CJK_SUB is None:
+        _CJK_SUB = re.compile(f"[{CJK_CLASS}]+")
+    return _CJK_SUB.sub(" ", text)
+
+
+_CJK_SUB = None
+
+
 def unicode_terms(data: bytes, most: int | None = None) -> set | None:
-    """The terms of a file's text beyond ASCII (textnorm), as UTF-8 bytes: every bigram of its
+    """The terms of a file's text beyond ASCII (textnorm), as UTF-8 bytes: every character of its
     CJK runs; the folded spellings rg's folded alternatives can find in a word with accented or
     full-width letters (:func:`folded_spans`); a word of another script, folded. None past
     ``most`` distinct words (see MAX_FILE_RUNS)."""
-    from ..textnorm import cjk_runs, fold, grams, is_cjk, script_runs
+    from ..textnorm import cjk_runs, fold, is_cjk, script_runs
 
     text = data.decode("utf-8", "replace")
-    out: set = set()
-    for run in set(cjk_runs(text)):
-        out.update(g.encode() for g in grams(run) if len(g) == 2)
-    words = set(_UWORD.findall(text))
+    runs = cjk_runs(text)
+    # (a CJK run's characters, each a term: a file holding a bigram holds both — a superset, as
+    # the read plans need, at a fraction of the bigrams' count; the selection, which needs exact
+    # terms, does not take CJK forms)
+    out: set = {c.encode() for c in set("".join(runs))}
+    words = set(_UWORD.findall(_cjk_out(text) if runs else text))
     if most is not None and len(words) > most:
         return None
     for word in words:
@@ -201,8 +215,8 @@ def form_terms(form: str) -> list | None:
     if not form.isascii():
         from ..textnorm import fold, is_cjk
 
-        if is_cjk(form):
-            return [form.encode()] if len(form) == 2 else None  # (a lone character: not indexed)
+        if is_cjk(form):  # (its characters: see unicode_terms)
+            return list(dict.fromkeys(c.encode() for c in form))
         form = fold(form)
         if not form.isascii():
             return [form.encode()] if len(form.encode()) <= MAX_TERM and form.isalnum() else None
