@@ -81,6 +81,11 @@ def grams(run: str) -> list:
     return list(dict.fromkeys(run[i:i + 2] for i in range(len(run) - 1)))
 
 
+def cjk_spaced(text: str) -> str:
+    """``text`` with each CJK run a space."""
+    return _runs().sub(" ", text)
+
+
 def cjk_runs(text: str) -> list:
     return _runs().findall(text) if not text.isascii() else []
 

@@ -129,19 +129,8 @@ def ascii_terms(data: bytes, most: int | None = None) -> set | None:
     return out
 
 
-_UWORD = re.compile(r"\w*[^\x00-\x7f]\w*")
-
-
-def _cjk_out(text: str) -> str:
-    from ..textnorm import CJK_CLASS
-
-    global _CJK_SUB
-    if _CJK_SUB is None:
-        _CJK_SUB = re.compile(f"[{CJK_CLASS}]+")
-    return _CJK_SUB.sub(" ", text)
-
-
-_CJK_SUB = None
+_UWORD = re.compile(r"\w*[^\W\x00-\x7f]\w*")  # (a word holding a non-ASCII word character)
+_WORD_TERMS: dict = {}  # word -> its terms (a build's files share most of their words)
 
 
 def unicode_terms(data: bytes, most: int | None = None) -> set | None:
@@ -149,26 +138,38 @@ def unicode_terms(data: bytes, most: int | None = None) -> set | None:
     CJK runs; the folded spellings rg's folded alternatives can find in a word with accented or
     full-width letters (:func:`folded_spans`); a word of another script, folded. None past
     ``most`` distinct words (see MAX_FILE_RUNS)."""
-    from ..textnorm import cjk_runs, fold, is_cjk, script_runs
+    from ..textnorm import cjk_spaced, fold, is_cjk, script_runs
 
     text = data.decode("utf-8", "replace")
-    runs = cjk_runs(text)
     # (a CJK run's characters, each a term: a file holding a bigram holds both — a superset, as
     # the read plans need, at a fraction of the bigrams' count; the selection, which needs exact
-    # terms, does not take CJK forms)
-    out: set = {c.encode() for c in set("".join(runs))}
-    words = set(_UWORD.findall(_cjk_out(text) if runs else text))
+    # terms, does not take CJK forms. Found among the text's distinct characters: set() is C)
+    cjk = [c for c in set(text) if c >= "\u1100" and is_cjk(c)]
+    out: set = {c.encode() for c in cjk}
+    # (the words holding a non-ASCII character, from the distinct whitespace-split tokens that
+    # hold one: str.split and a set are C; a regex over the whole text was a third of the time)
+    if cjk:
+        text = cjk_spaced(text)
+    tokens = {t for t in text.split() if not t.isascii()}
+    words = {w for t in tokens for w in _UWORD.findall(t)}
     if most is not None and len(words) > most:
         return None
     for word in words:
-        for part in script_runs(word):
-            if is_cjk(part):
-                continue
-            f = fold(part)
-            if f.isascii():
-                out.update(folded_spans(part))
-            elif len(b := f.encode()) <= MAX_TERM:
-                out.add(b)
+        got = _WORD_TERMS.get(word)
+        if got is None:
+            got = set()
+            for part in script_runs(word):
+                if is_cjk(part):
+                    continue
+                f = fold(part)
+                if f.isascii():
+                    got.update(folded_spans(part))
+                elif len(b := f.encode()) <= MAX_TERM:
+                    got.add(b)
+            if len(_WORD_TERMS) > 100_000:
+                _WORD_TERMS.clear()
+            _WORD_TERMS[word] = got
+        out |= got
     return out
 
 
