@@ -67,7 +67,7 @@ def read_turns(vault: str) -> list:
     for name in sorted(os.listdir(vault)):
         if not name.endswith(".md"):
             continue
-        lines = Path(vault, name).read_text(encoding="utf-8").split("\n")
+        lines = Path(vault, name).read_bytes().decode("utf-8").split("\n")  # rg's lines: \n only
         cur = None
         for i, ln in enumerate(lines, 1):
             if HEADER.match(ln):
@@ -83,7 +83,7 @@ def read_turns(vault: str) -> list:
 
 def newest_turn(vault: str):
     stamps = [m.group(1) for name in os.listdir(vault) if name.endswith(".md")
-              for m in map(HEADER.match, Path(vault, name).read_text(encoding="utf-8").split("\n")) if m]
+              for m in map(HEADER.match, Path(vault, name).read_bytes().decode("utf-8").split("\n")) if m]
     return dt.datetime.strptime(max(stamps), "%Y-%m-%d %H:%M:%S") if stamps else None
 
 

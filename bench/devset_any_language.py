@@ -158,7 +158,7 @@ def render(sid: str, cwd: str, turns: list, source: str) -> str:
              f"source: {yq(source)}", "chrollo_format: 1", "---", ""]
     for ts, role, text in turns:
         lines.append(f"[{ts.strftime('%Y-%m-%d %H:%M:%S')}] [{role}]")
-        body = text.replace("\x00", "\ufffd").split("\n")
+        body = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd").split("\n")
         if role == "Agent":
             lines += [("> " + b) if b.strip() else ">" for b in body]
         else:
