@@ -545,29 +545,33 @@ def _scrub(data: bytes, transform) -> tuple[bytes, list, bool]:
 def keep_forgotten(data: bytes) -> bytes:
     """``data`` (a session file's bytes) with every line a ``forget --lines`` pattern matches
     replaced as that forget would have (unchanged when no pattern is kept)."""
-    pats = privacy.rules().patterns()
-    if not pats:
-        return data
-
-    def transform(body: str) -> str:
-        return "\n".join(privacy.forget_line(ln) if any(p.search(ln) for p in pats) else ln
-                         for ln in body.split("\n"))
-    return scrub_bytes(data, transform)[0]
+    transform = _kept_lines()
+    return scrub_bytes(data, transform)[0] if transform else data
 
 
 def kept_name(name: str) -> str:
     """The name a session file taken later (import) is kept under: without its title slug
     (``DATE_TIME_id.md``) when the slug holds a line ``forget --lines`` removed — as that forget
     renamed the file it scrubbed — else ``name``."""
-    pats = privacy.rules().patterns()
-    if not pats:
+    transform = _kept_lines()
+    if not transform:
         return name
     from .fileformat import name_key
+
+    return (name_key(name) or name) if _name_holds(name, transform) else name
+
+
+def _kept_lines():
+    """The transform the kept ``forget --lines`` patterns make of a body (each matching line
+    replaced as that forget did), or None when none is kept."""
+    pats = privacy.rules().patterns()
+    if not pats:
+        return None
 
     def transform(body: str) -> str:
         return "\n".join(privacy.forget_line(ln) if any(p.search(ln) for p in pats) else ln
                          for ln in body.split("\n"))
-    return (name_key(name) or name) if _name_holds(name, transform) else name
+    return transform
 
 
 def _ids(meta: dict) -> tuple:
