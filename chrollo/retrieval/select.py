@@ -154,9 +154,11 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     """The files a search of a large vault reads (see the module doc), or None: the vault
     holds no more than SELECT_AFTER files, a form is one the index cannot answer (non-ASCII,
     too long), or — a search with a deadline — the vault has no usable index (the hook then
-    reads the newest sessions first). A complete search of a large vault without one gets the
-    same files from one rg pass over the vault, and says a build is due (``scope.memo``'s
-    "unindexed"). ``idf_of(df, n)``: the ranking's term weights."""
+    reads the newest sessions first). A complete search of a large vault without one, or with
+    one far behind it (more than DIRECT_SCAN_SHARE of its files to read directly), gets the
+    same files from one rg pass over the vault. Either way, and whenever more than
+    CATCHUP_SHARE of the files are not indexed as they are now, the search says a build is
+    due (``scope.memo``'s "unindexed"). ``idf_of(df, n)``: the ranking's term weights."""
     from ..index import available, enabled
     from .scan import _filtered, _unsearchable_names, large
 
@@ -181,9 +183,11 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     def indexed():
         return indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
                                 tuning.DIRECT_HOOK_BYTES if scope.stop is not None else None,
-                                least=tuning.SELECT_AFTER)
+                                least=tuning.SELECT_AFTER, direct_share=tuning.DIRECT_SCAN_SHARE)
 
     u = indexed() if has_index else None
+    if u is not None and u.direct > tuning.CATCHUP_SHARE * u.n:
+        scope.memo["unindexed"] = True  # (files another program wrote: have them indexed)
     if u is None:
         if scope.stop is not None:
             # (the index could not answer within a deadline — its order file or many files
