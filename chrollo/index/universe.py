@@ -48,6 +48,16 @@ class TermFiles:
         return out
 
 
+class Behind:
+    """:func:`indexed_universe`'s answer for an index too far behind its vault to use: ``n``,
+    the files in scope (counted by the folders' listings: the caller need not walk them)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+
 def _masks_of(groups: list, paths: list) -> list:
     """(path, terms mask) of each of ``paths`` that holds one of ``groups``' terms: read and
     tokenised as a build does (a worker's unit of work)."""
@@ -134,14 +144,14 @@ def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool 
                      direct_bytes: int | None = None, least: int = 0, direct_share: float | None = None):
     """The selection's view of ``folder`` from ``vault``'s index: the files it vouches for from
     their postings, every other file in scope read and tokenised (see :class:`TermFiles`). None
-    when the index cannot be used (none, locked, damaged, the folder not in it), with
-    ``direct_bytes`` when more than that would have to be read directly, with ``direct_share``
-    when more than that share of the files would (an index that far behind its vault costs
-    more than a walk of the folder: retrieval's tuning.DIRECT_SCAN_SHARE). A scope of no more
-    than ``least`` files gives a Universe of its size alone."""
+    when the index cannot be used (none, locked, damaged, the folder not in it) or, with
+    ``direct_bytes``, when more than that would have to be read directly; a :class:`Behind`
+    when more than ``direct_share`` of the files would (an index that far behind its vault
+    costs more than a walk of the folder: retrieval's tuning.DIRECT_SCAN_SHARE). A scope of
+    no more than ``least`` files gives a Universe of its size alone."""
     got = _read_index(vault, folder, groups, exclude_peers, unsearchable, memo, direct_bytes, least,
                       direct_share)
-    if got is None or isinstance(got, TermFiles):
+    if got is None or isinstance(got, (TermFiles, Behind)):
         return got
     scope, (ids, dirs, times, pos, dead, newer), blobs = got
     rels = {fid: (rel, did) for fid, rel, did in newer}
@@ -200,7 +210,7 @@ def _read_index(vault: str, folder: str, groups: list, exclude_peers: bool, unse
         if scope.files <= least:
             return TermFiles(scope.files, [], array("I"), array("d"), array("i"), [], dict)
         if direct_share is not None and len(scope.direct) > direct_share * scope.files:
-            return None  # (before the order file and the postings are read: they would not be used)
+            return Behind(scope.files)  # (before the order file and the postings are read: unused)
         order = read_order(con, vault, write=direct_bytes is None)
         if order is None:
             return None

@@ -170,7 +170,7 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     if not has_index and scope.stop is not None:
         return None
     from ..index.terms import term_groups
-    from ..index.universe import indexed_universe, scanned_universe
+    from ..index.universe import Behind, indexed_universe, scanned_universe
     from ..vaultfiles import walk
 
     groups = term_groups(_term_forms(q))
@@ -186,7 +186,11 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
                                 least=tuning.SELECT_AFTER, direct_share=tuning.DIRECT_SCAN_SHARE)
 
     u = indexed() if has_index else None
-    if u is not None and u.direct > tuning.CATCHUP_SHARE * u.n:
+    n = None
+    if isinstance(u, Behind):  # (its folders' listings counted the files: no walk for that)
+        n, u = u.n, None
+        scope.memo["unindexed"] = True
+    elif u is not None and u.direct > tuning.CATCHUP_SHARE * u.n:
         scope.memo["unindexed"] = True  # (files another program wrote: have them indexed)
     if u is None:
         if scope.stop is not None:
@@ -194,10 +198,11 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
             # to read directly: a build brings it up to date, see SearchResult.unindexed)
             scope.memo["unindexed"] = has_index
             return None
-        n = len(walk(folder, exclude, unsearchable))
+        if n is None:
+            n = len(walk(folder, exclude, unsearchable))
         if n <= tuning.SELECT_AFTER:
             return None
-        scope.memo["unindexed"] = use_index  # (a large vault without a usable index: build one)
+        scope.memo["unindexed"] = use_index  # (a large vault without a usable index, or far behind: build)
         u = scanned_universe(n, groups, [folder], tuple(spec.globs), scope.timeout)
     if u.n <= tuning.SELECT_AFTER:
         return None
