@@ -245,3 +245,20 @@ def test_every_index_state_gives_the_results_of_no_index_then_catches_up(grown, 
     assert indexed_files(vault) == 100
     for q in QUERIES:
         assert search_out(home, vault, q)[0] == want[q], (state, q, "caught up")
+
+
+def test_the_recall_hook_on_a_vault_grown_behind_its_index_leaves_one_catch_up_build(grown, home, tmp_path):
+    """The hook finds most of the vault missing from the index (its listing says so): it
+    answers as ever (exit 0, its reply) and leaves one build, which indexes every file."""
+    from hookkit import hook, ok
+
+    body = {"session_id": "5ca1e000-0000-4000-8000-000000000047", "hook_event_name": "UserPromptSubmit",
+            "cwd": str(tmp_path), "prompt": "what about the falcon quartz parser?",
+            "transcript_path": str(tmp_path / "none.jsonl")}
+    p = hook(home, "claude-code", "UserPromptSubmit", body, CHROLLO_MEMORIES_DIR=grown, CHROLLO_CAPTURE="off",
+             **KNOBS)
+    ok(p)
+    assert b"falcon" in p.stdout
+    done = wait_for_builds(home, 1)
+    assert len(done) == 1 and read_of(done[0]) == 80
+    assert indexed_files(grown) == 100

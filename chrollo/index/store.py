@@ -279,6 +279,19 @@ def unpack_ids(blob: bytes) -> array:
     return a
 
 
+def rows(vault: str) -> int | None:
+    """How many files ``vault``'s index has a row for (None: no usable index). One count."""
+    con = open_reader(vault)
+    if con is None:
+        return None
+    try:
+        return con.execute("SELECT count(*) FROM files").fetchone()[0]
+    except Exception:  # noqa: BLE001 — locked, damaged: no answer
+        return None
+    finally:
+        con.close()
+
+
 def status(vault: str) -> dict:
     """How much of ``vault`` is indexed: files indexed as they are now, files in the vault,
     the index's size (for doctor and stats)."""

@@ -150,6 +150,19 @@ def _term_forms(q) -> list:
                                + [f for f, m in q.part.items() if m >> (2 * n + i) & 1])) for i in range(n)]
 
 
+def _far_behind(vault: str, include_peers: bool) -> bool:
+    """(A search with a deadline.) Whether the vault's listing — cached, the hook reads it
+    anyway — holds more than DIRECT_SCAN_SHARE of files the index has no row for (another
+    program wrote them): the index's Scope would list the folder again to say as much, a
+    fifth of the hook's deadline at 25,000 files."""
+    from .. import listing as _listing
+    from ..index.store import rows
+
+    total = _listing.cached(vault, include_peers)[1]
+    held = rows(vault)
+    return held is not None and total - held > tuning.DIRECT_SCAN_SHARE * total
+
+
 def choose(q, scope, spec, idf_of) -> Selected | None:
     """The files a search of a large vault reads (see the module doc), or None: the vault
     holds no more than SELECT_AFTER files, a form is one the index cannot answer (non-ASCII,
@@ -168,6 +181,9 @@ def choose(q, scope, spec, idf_of) -> Selected | None:
     use_index = enabled()
     has_index = available(vault)
     if not has_index and scope.stop is not None:
+        return None
+    if has_index and scope.stop is not None and folder == vault and _far_behind(vault, scope.include_peers):
+        scope.memo["unindexed"] = True  # (have it caught up; the hook reads newest first meanwhile)
         return None
     from ..index.terms import term_groups
     from ..index.universe import Behind, indexed_universe, scanned_universe
