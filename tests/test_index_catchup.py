@@ -262,3 +262,24 @@ def test_the_recall_hook_on_a_vault_grown_behind_its_index_leaves_one_catch_up_b
     done = wait_for_builds(home, 1)
     assert len(done) == 1 and read_of(done[0]) == 80
     assert indexed_files(grown) == 100
+
+
+def test_a_complete_search_without_the_selection_also_asks_for_the_catch_up(grown, home, monkeypatch):
+    """The index's read plan (a search the selection leaves to it) reads the 80 new files
+    directly, as rg would, and says a build is due; an index in step says nothing."""
+    from chrollo import retrieval
+    from chrollo.retrieval import tuning
+
+    monkeypatch.setattr(tuning, "INDEX_MIN_FILES", 0)
+    monkeypatch.setattr(tuning, "SELECT_AFTER", 12)
+    monkeypatch.setattr(tuning, "SELECT_FILES", 0)  # (no selection: the plan's path)
+    monkeypatch.setenv("CHROLLO_INDEX", "1")
+    got = retrieval.search("falcon quartz", dir=str(grown))
+    assert got.unindexed == os.path.realpath(grown)
+    monkeypatch.setenv("CHROLLO_INDEX", "0")
+    assert retrieval.search("falcon quartz", dir=str(grown)).to_json() == got.to_json()
+    monkeypatch.setenv("CHROLLO_INDEX", "1")
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)  # (files changed within RACY_NS are read directly)
+    index_build.build(str(grown))
+    again = retrieval.search("falcon quartz", dir=str(grown))
+    assert again.unindexed is None and again.to_json() == got.to_json()
