@@ -78,11 +78,12 @@ def run_search(query: tuple, opts: dict) -> None:
     if opts["harness"] and not result.hits:
         _check_harness(opts["harness"])
     if result.unindexed:
-        from .index import after_search
+        from .index import after_search, held
         from .output import indexing_note
 
+        behind = held(result.unindexed)
         if after_search(result.unindexed):
-            say(indexing_note(result.unindexed))
+            say(indexing_note(result.unindexed, behind))
     if as_json:
         dump(result.to_json())
         warn(result.warnings)

@@ -537,8 +537,12 @@ def search_notes(result) -> list:
     return out
 
 
-def indexing_note(vault: str) -> str:
-    """`chrollo search`'s note when it started a background build of a large vault's index."""
+def indexing_note(vault: str, behind: bool = False) -> str:
+    """`chrollo search`'s note when it started a background build of a large vault's index
+    (``behind``: there is one, but many files are not in it as they are now)."""
+    if behind:
+        return (f"chrollo: the search index of {vault} is behind its files (written by another program "
+                "or since it was built; or unusable): it is being brought up to date in the background")
     return (f"chrollo: {vault} is large and has no search index yet: it is being built in the background "
             "(`chrollo index` shows it done); later searches read only the best sessions")
 

@@ -47,8 +47,11 @@ def available(vault: str) -> bool:
 
 def after_search(unindexed: str | None) -> bool:
     """A search (``chrollo search``, ``read_memory``, the recall hook) that had to read a
-    large vault without a usable index names it: start one detached build of it, unless one
-    is under way or indexes are off. Whether one was started."""
+    large vault without a usable index — none, damaged, or far behind the files (more than
+    retrieval's tuning.CATCHUP_SHARE of them read directly: another program wrote them) —
+    names it: start one detached build of it, unless one is under way (its ``.building``
+    lock is held; a killed build's lock went with it) or indexes are off. Whether one was
+    started."""
     if not unindexed or not enabled():
         return False
     from .build import build_in_background

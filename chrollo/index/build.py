@@ -366,7 +366,10 @@ def background_main(argv: list) -> int:
     """The process :func:`build_in_background` starts: it never fails loudly (errors are logged)."""
     try:
         os.nice(10)
-        build_alone(argv[0])
+        got = build_alone(argv[0])
+        if got is not None:  # (what a user — or a test — can see of a build nobody waits for)
+            _home.append_log("index", f"background build of {argv[0]}: read {got['read']} files "
+                                      f"of {got['files']} in {got['seconds']} s")
     except BaseException as e:  # noqa: BLE001 — nobody reads its output
         if not isinstance(e, KeyboardInterrupt):
             _home.append_log("index", f"background build of {argv[:1]} failed: {type(e).__name__}: {e}")

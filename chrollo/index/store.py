@@ -282,6 +282,28 @@ def unpack_ids(blob: bytes) -> array:
     return a
 
 
+def rows_if_moved(vault: str) -> int | None:
+    """How many files ``vault``'s index has a row for, if the vault's folder changed since the
+    index recorded its listing (a cheap first sign that another program added files); None
+    when it did not, or there is no usable index. A stat and two small queries."""
+    try:
+        mtime = os.stat(vault).st_mtime_ns
+    except OSError:
+        return None
+    con = open_reader(vault)
+    if con is None:
+        return None
+    try:
+        got = con.execute("SELECT mtime FROM dirs WHERE rel = x''").fetchone()
+        if got is not None and got[0] == mtime:
+            return None
+        return con.execute("SELECT count(*) FROM files").fetchone()[0]
+    except Exception:  # noqa: BLE001 — locked, damaged: no answer
+        return None
+    finally:
+        con.close()
+
+
 def status(vault: str) -> dict:
     """How much of ``vault`` is indexed: files indexed as they are now, files in the vault,
     the index's size (for doctor and stats)."""

@@ -28,13 +28,14 @@ class TermFiles:
     its name's time (fileformat.name_time); ``pos``: id -> its place in ``order``. ``extras``:
     the files in scope the index does not vouch for, each ``(terms mask, file key, path,
     time)``. ``paths(ids)``: {id: (file key, path)}, and their frontmatter ends into ``fm_ends``.
+    ``direct``: how many files in scope were read directly (the index could not vouch for them).
     """
 
-    __slots__ = ("n", "sets", "order", "times", "pos", "extras", "paths", "fm_ends")
+    __slots__ = ("n", "sets", "order", "times", "pos", "extras", "paths", "fm_ends", "direct")
 
-    def __init__(self, n: int, sets: list, order, times, pos, extras: list, paths):
+    def __init__(self, n: int, sets: list, order, times, pos, extras: list, paths, direct: int = 0):
         self.n, self.sets, self.order, self.times, self.pos = n, sets, order, times, pos
-        self.extras, self.paths = extras, paths
+        self.extras, self.paths, self.direct = extras, paths, direct
         self.fm_ends: dict = {}
 
     def df(self) -> list:
@@ -45,6 +46,16 @@ class TermFiles:
                 if m >> i & 1:
                     out[i] += 1
         return out
+
+
+class Behind:
+    """:func:`indexed_universe`'s answer for an index too far behind its vault to use: ``n``,
+    the files in scope (counted by the folders' listings: the caller need not walk them)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
 
 
 def _masks_of(groups: list, paths: list) -> list:
@@ -155,14 +166,17 @@ def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: f
 
 def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool = False,
                      unsearchable: frozenset = frozenset(), memo: dict | None = None,
-                     direct_bytes: int | None = None, least: int = 0):
+                     direct_bytes: int | None = None, least: int = 0, direct_share: float | None = None):
     """The selection's view of ``folder`` from ``vault``'s index: the files it vouches for from
     their postings, every other file in scope read and tokenised (see :class:`TermFiles`). None
     when the index cannot be used (none, locked, damaged, the folder not in it) or, with
-    ``direct_bytes``, when more than that would have to be read directly. A scope of no more
-    than ``least`` files gives a Universe of its size alone."""
-    got = _read_index(vault, folder, groups, exclude_peers, unsearchable, memo, direct_bytes, least)
-    if got is None or isinstance(got, TermFiles):
+    ``direct_bytes``, when more than that would have to be read directly; a :class:`Behind`
+    when more than ``direct_share`` of the files would (an index that far behind its vault
+    costs more than a walk of the folder: retrieval's tuning.DIRECT_SCAN_SHARE). A scope of
+    no more than ``least`` files gives a Universe of its size alone."""
+    got = _read_index(vault, folder, groups, exclude_peers, unsearchable, memo, direct_bytes, least,
+                      direct_share)
+    if got is None or isinstance(got, (TermFiles, Behind)):
         return got
     scope, (ids, dirs, times, pos, dead, newer), blobs = got
     rels = {fid: (rel, did) for fid, rel, did in newer}
@@ -193,16 +207,16 @@ def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool 
                 size += os.lstat(p).st_size
             except OSError:
                 pass
-        if size > direct_bytes:
-            return None
+            if size > direct_bytes:  # (no need to stat the rest: thousands of them, on the hook's clock)
+                return None
     extras += [_extra(p, m) for p, m in _direct_masks(direct, groups)]
-    u = TermFiles(scope.files, sets, ids, times, pos, extras, None)
+    u = TermFiles(scope.files, sets, ids, times, pos, extras, None, len(direct))
     u.paths = _paths_of(vault, scope.vb, u)
     return u
 
 
 def _read_index(vault: str, folder: str, groups: list, exclude_peers: bool, unsearchable: frozenset,
-                memo: dict | None, direct_bytes: int | None, least: int):
+                memo: dict | None, direct_bytes: int | None, least: int, direct_share: float | None):
     """(the folder's Scope, the order file's arrays, the groups' posting blobs) from the
     index; a TermFiles of the scope's size alone when it holds no more than ``least`` files;
     None when the index cannot answer (see :func:`indexed_universe`)."""
@@ -220,6 +234,8 @@ def _read_index(vault: str, folder: str, groups: list, exclude_peers: bool, unse
             return None
         if scope.files <= least:
             return TermFiles(scope.files, [], array("I"), array("d"), array("i"), [], dict)
+        if direct_share is not None and len(scope.direct) > direct_share * scope.files:
+            return Behind(scope.files)  # (before the order file and the postings are read: unused)
         order = read_order(con, vault, write=direct_bytes is None)
         if order is None:
             return None

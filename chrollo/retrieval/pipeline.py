@@ -152,8 +152,10 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
         n_main, err = scan_indexed(col, scope, spec)
     else:
         n_main, err, unreached = scan_newest(col, scope.folder, spec, scope.include_peers, scope.stop)
-        if unreached or scope.memo.get("unindexed"):
+        if unreached:
             result.unindexed = scope.vault
+    if scope.memo.get("unindexed"):
+        result.unindexed = scope.vault
     errors = sample.errors + err
     if not any("stopped after" in w for w in result.warnings):
         _unreadable(col, errors)

@@ -89,7 +89,8 @@ def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, lis
     reads only the files that may hold a form plus every file not indexed as it is now —
     the same rows as a walk of the folder, and the same count of files searched; without
     one (or when most files are candidates), rg walks the folder. Either way the index gives
-    the frontmatter ends of the files it vouches for (no head is read for those)."""
+    the frontmatter ends of the files it vouches for (no head is read for those); more than
+    CATCHUP_SHARE of them not indexed as they are now: a build is due (``scope.memo``)."""
     q, common, folder, vault = col.q, col.common, scope.folder, scope.vault
     forms, parts = q.forms(~common), q.part_forms(~common)
     plan = None
@@ -104,6 +105,8 @@ def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, lis
                           min_files=tuning.INDEX_MIN_FILES, scan_share=tuning.INDEX_SCAN_SHARE)
     if plan is not None:
         scope.fm_ends.update(plan.fm_ends)  # (the collector reads no head for these)
+        if plan.stale > tuning.CATCHUP_SHARE * plan.files:
+            scope.memo["unindexed"] = True  # (files another program wrote: have them indexed)
     if plan is None or plan.paths is None:
         return scan_into(col, forms, parts, [folder], spec)
     errors: list = []

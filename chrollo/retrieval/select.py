@@ -150,52 +150,88 @@ def _term_forms(q) -> list:
                                + [f for f, m in q.part.items() if m >> (2 * n + i) & 1])) for i in range(n)]
 
 
+def _far_behind(vault: str, include_peers: bool) -> bool:
+    """(A search with a deadline.) Whether the vault's folder moved since the index listed it
+    and its listing — cached, the hook reads it next — holds more than DIRECT_SCAN_SHARE of
+    files the index has no row for (another program wrote them): the index's Scope would list
+    the folder again to say as much, a fifth of the hook's deadline at 25,000 files."""
+    from ..index.store import rows_if_moved
+
+    held = rows_if_moved(vault)
+    if held is None:
+        return False  # (the folder as the index listed it — the usual case: no listing read)
+    from .. import listing as _listing
+
+    total = _listing.cached(vault, include_peers)[1]
+    return total - held > tuning.DIRECT_SCAN_SHARE * total
+
+
+def _universe(scope, spec, groups: list, has_index: bool):
+    """:func:`choose`'s view of the search's folder (a TermFiles): from the index; from one rg
+    pass when there is none usable or it is far behind (a complete search); None when a
+    search with a deadline cannot have it from the index, or the folder holds no more than
+    SELECT_AFTER files. Sets ``scope.memo``'s "unindexed" when a build is due."""
+    from ..index import enabled
+    from ..index.universe import Behind, indexed_universe, scanned_universe
+    from ..vaultfiles import walk
+    from .scan import _unsearchable_names
+
+    folder, vault = scope.folder, scope.vault
+    whole = scope.include_peers and folder == vault
+    exclude = not scope.include_peers and folder == vault
+    unsearchable = _unsearchable_names(vault) if whole else frozenset()
+    u = indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
+                         tuning.DIRECT_HOOK_BYTES if scope.stop is not None else None,
+                         least=tuning.SELECT_AFTER, direct_share=tuning.DIRECT_SCAN_SHARE) if has_index else None
+    n = None
+    if isinstance(u, Behind):  # (its folders' listings counted the files: no walk for that)
+        n, u = u.n, None
+        scope.memo["unindexed"] = True
+    elif u is not None and u.direct > tuning.CATCHUP_SHARE * u.n:
+        scope.memo["unindexed"] = True  # (files another program wrote: have them indexed)
+    if u is not None:
+        return u
+    if scope.stop is not None:
+        # (the index could not answer within a deadline — its order file or many files to
+        # read directly: a build brings it up to date, see SearchResult.unindexed)
+        scope.memo["unindexed"] = has_index
+        return None
+    if n is None:
+        n = len(walk(folder, exclude, unsearchable))
+    if n <= tuning.SELECT_AFTER:
+        return None
+    scope.memo["unindexed"] = enabled()  # (a large vault without a usable index, or far behind: build)
+    return scanned_universe(n, groups, [folder], tuple(spec.globs), scope.timeout)
+
+
 def choose(q, scope, spec, idf_of) -> Selected | None:
     """The files a search of a large vault reads (see the module doc), or None: the vault
     holds no more than SELECT_AFTER files, a form is one the index cannot answer (non-ASCII,
     too long), or — a search with a deadline — the vault has no usable index (the hook then
-    reads the newest sessions first). A complete search of a large vault without one gets the
-    same files from one rg pass over the vault, and says a build is due (``scope.memo``'s
-    "unindexed"). ``idf_of(df, n)``: the ranking's term weights."""
-    from ..index import available, enabled
-    from .scan import _filtered, _unsearchable_names, large
+    reads the newest sessions first). A complete search of a large vault without one, or with
+    one far behind it (more than DIRECT_SCAN_SHARE of its files to read directly), gets the
+    same files from one rg pass over the vault. Either way, and whenever more than
+    CATCHUP_SHARE of the files are not indexed as they are now, the search says a build is
+    due (``scope.memo``'s "unindexed"). ``idf_of(df, n)``: the ranking's term weights."""
+    from ..index import available
+    from .scan import _filtered, large
 
     folder, vault = scope.folder, scope.vault
     if not tuning.SELECT_FILES or not large(scope):
         return None  # (and the index's modules are not imported: a small vault's search needs none of them)
-    use_index = enabled()
     has_index = available(vault)
     if not has_index and scope.stop is not None:
         return None
+    if has_index and scope.stop is not None and folder == vault and _far_behind(vault, scope.include_peers):
+        scope.memo["unindexed"] = True  # (have it caught up; the hook reads newest first meanwhile)
+        return None
     from ..index.terms import term_groups
-    from ..index.universe import indexed_universe, scanned_universe
-    from ..vaultfiles import walk
 
     groups = term_groups(_term_forms(q))
     if groups is None:
         return None
-    whole = scope.include_peers and folder == vault
-    exclude = not scope.include_peers and folder == vault
-    unsearchable = _unsearchable_names(vault) if whole else frozenset()
-
-    def indexed():
-        return indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
-                                tuning.DIRECT_HOOK_BYTES if scope.stop is not None else None,
-                                least=tuning.SELECT_AFTER)
-
-    u = indexed() if has_index else None
-    if u is None:
-        if scope.stop is not None:
-            # (the index could not answer within a deadline — its order file or many files
-            # to read directly: a build brings it up to date, see SearchResult.unindexed)
-            scope.memo["unindexed"] = has_index
-            return None
-        n = len(walk(folder, exclude, unsearchable))
-        if n <= tuning.SELECT_AFTER:
-            return None
-        scope.memo["unindexed"] = use_index  # (a large vault without a usable index: build one)
-        u = scanned_universe(n, groups, [folder], tuple(spec.globs), scope.timeout)
-    if u.n <= tuning.SELECT_AFTER:
+    u = _universe(scope, spec, groups, has_index)
+    if u is None or u.n <= tuning.SELECT_AFTER:
         return None
     df = u.df()
     keep = (lambda p: not _filtered(p, spec)) if spec.filtering else None
