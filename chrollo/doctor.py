@@ -121,9 +121,8 @@ def _general() -> list:
 
 
 def _nearest_existing(path: str) -> str:
-    while not os.path.lexists(path) and os.path.dirname(path) != path:
-        path = os.path.dirname(path)
-    return path
+    """``path``, or its nearest ancestor that exists (the one walk up: homedir.walk_up)."""
+    return _vault.walk_up(path, os.path.lexists) or path
 
 
 def _index_check(vault: str) -> dict:

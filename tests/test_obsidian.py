@@ -476,7 +476,7 @@ def test_config_vault_puts_memory_inside_an_obsidian_vault(home, tmp_path):
     assert {h["path"] for h in out["hits"]} == {str(target / files[0])}
     p, out = run_json(["doctor", "--harness", "pi"], home, HOME=str(tmp_path))
     checks = {c["name"]: c for c in out["checks"]}
-    assert checks["vault"]["detail"].startswith(f"{target} (set by `chrollo config vault`; 1 session files")
+    assert checks["vault"]["detail"].startswith(f"{target} (set by `chrollo config vault`; 1 session file)")
     assert checks["obsidian"]["status"] == "ok" and "visible in the Obsidian vault" in checks["obsidian"]["detail"]
     p, out = run_json(["config", "vault", "--unset"], home)
     assert out["vault"] == str(home / "memories")
