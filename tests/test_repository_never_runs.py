@@ -119,6 +119,10 @@ def _payload(sid, cwd, event, **kw):
 
 
 def test_no_command_nor_mcp_tool_runs_what_a_folders_git_config_names(place, tmp_path):
+    """Every command that may ask who the folder's repository is — capture (creating the file,
+    with an exclusion by URL in force), import of a transcript from the folder, search,
+    sessions, forget, exclude, stats, read, init, recall, index, doctor, config, install and
+    uninstall, demo, mesh status — and both MCP tools, run from the hostile folder."""
     work, marks, env = place
     home = tmp_path / "home"
     vault = home / "memories"
@@ -137,7 +141,18 @@ def test_no_command_nor_mcp_tool_runs_what_a_folders_git_config_names(place, tmp
     captured = [f for f in vault.glob("*.md") if "6e6e0000" in f.name and f.name.endswith(SID.format(10)[:8] + ".md")]
     assert captured, sorted(f.name for f in vault.glob("*.md"))
 
-    for args in (["search", "lighthouse", "--project", work], ["sessions", "--project", work],
+    # import: a transcript whose cwd is the folder (its session files are created there too)
+    src = tmp_path / "claude" / "projects" / "-x"
+    src.mkdir(parents=True)
+    fixture = next((ROOT / "tests" / "fixtures" / "harness" / "transcripts" / "claude-code").rglob("*.jsonl"))
+    (src / fixture.name).write_text(fixture.read_text("utf-8").replace('"cwd":"/home/user/project"',
+                                                                      json.dumps({"cwd": str(work)})[1:-1]))
+    p = _run(["import", "claude-code", "--source", src.parent], home, work, env, bound=10)
+    assert p.returncode == 0 and any(str(work) in f.read_text() for f in vault.glob("*.md")), p.stderr
+    settings = tmp_path / "user" / "settings.json"
+    for args in (["config"], ["install", "claude-code", "--config", settings], ["uninstall", "claude-code", "--config", settings],
+                 ["demo", "--keep", tmp_path / "demo"], ["mesh", "status"],
+                 ["search", "lighthouse", "--project", work], ["sessions", "--project", work],
                  ["forget", "--project", work, "--dry-run"], ["exclude", "add", work], ["exclude", "list"],
                  ["exclude", "remove", work], ["stats"], ["read", SID.format(1)], ["init", "--list"],
                  ["recall", "log"], ["index"], ["search", "lighthouse"]):
