@@ -176,17 +176,11 @@ def open_lock(path) -> int:
 
 
 def iter_session_files(vault: "Path", peers: bool = True):
-    """Every ``*.md`` session file under the vault, sorted, symlinks skipped."""
+    """Every ``*.md`` session file under the vault, sorted — the files a search reads
+    (:func:`chrollo.vaultfiles.walk`, the one walk: symlinks and hidden folders skipped but
+    for a hidden folder named ``*.md``; ``peers``: with the peers' copies)."""
     from pathlib import Path
 
-    out = []
-    for root, dirs, files in os.walk(vault):
-        rootp = Path(root)
-        dirs[:] = sorted(d for d in dirs if not (rootp / d).is_symlink()
-                         and not d.startswith(".")
-                         and (peers or not (rootp == vault and d == PEERS)))
-        for f in sorted(files):
-            p = rootp / f
-            if f.endswith(".md") and not p.is_symlink():
-                out.append(p)
-    return out
+    from .vaultfiles import walk
+
+    return sorted(Path(os.fsdecode(p)) for p, _e in walk(os.fspath(vault), exclude_peers=not peers))

@@ -380,3 +380,23 @@ def test_config_turns_capture_redaction_on_and_off(home, tmp_path):
     assert f"{SECRET[:-4]}Zq9w" not in _texts(home) and "[REDACTED:" in _texts(home)
     assert run_json(["config", "redact-capture", "off"], home)[1] == {"redact-capture": "off"}
     assert run_json(["config", "nope"], home)[0].returncode == 2
+
+
+def test_forget_reaches_every_session_a_search_finds_even_in_a_hidden_md_folder(home, tmp_path):
+    """One walk of a vault's files (chrollo.vaultfiles): rg's `-g '*.md'` reads a hidden folder
+    named `*.md`, so search finds its sessions — and forget must reach them too (it walked on
+    its own and skipped every hidden folder)."""
+    from conftest import run_json, write_session
+
+    vault = home / "memories"
+    write_session(vault / ".notes.md", "h1dden00-x", "2026-10-01T10:00:00",
+                  [("user", "10:00:00", "the quokka deployment password rotation")])
+    write_session(vault, "v1s1ble0-x", "2026-10-02T10:00:00", [("user", "10:00:00", "plain session")])
+    p, out = run_json(["search", "quokka"], home)
+    assert [h["session_id"] for h in out["hits"]] == ["h1dden00-x"]
+    p, out = run_json(["forget", "h1dden00-x", "--yes"], home)
+    assert p.returncode == 0, p.stderr
+    assert [s["session_id"] for s in out["sessions"]] == ["h1dden00-x"]
+    assert not list((vault / ".notes.md").glob("*.md"))
+    p, out = run_json(["search", "quokka"], home)
+    assert out["hits"] == []
