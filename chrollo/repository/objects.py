@@ -17,8 +17,9 @@ falls back to the folder), never an exception or a hang. Stdlib only.
 from __future__ import annotations
 
 import os
-import stat
 import zlib
+
+from ..vault import open_regular
 
 MAX_OBJECT = 64 * 1024      # bytes a commit (or a delta base of one) may inflate to
 MAX_INDEX = 256 << 20       # bytes of a pack index read (one of ~9 M objects)
@@ -27,18 +28,6 @@ MAX_CHAIN = 64              # deltas followed to their base (git's default depth
 _READ = 1024                # bytes first read at an object's offset (a commit deflates to a few hundred)
 _COMMIT, _OFS_DELTA, _REF_DELTA = 1, 6, 7
 _IDX_MAGIC = b"\xfftOc\x00\x00\x00\x02"
-
-
-def _open_fd(path: str) -> int:
-    """A read-only fd on a regular file (no symlink, FIFO or device), or OSError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError("not a regular file")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _inflate(data: bytes, limit: int, partial: bool = False) -> bytes | None:
@@ -58,14 +47,11 @@ class _Pack:
 
     def __init__(self, idx_path: str, hash_len: int):
         self.hash_len = hash_len
-        fd = _open_fd(idx_path)
-        try:
-            size = os.fstat(fd).st_size
+        with open_regular(idx_path) as fh:
+            size = os.fstat(fh.fileno()).st_size
             if size > MAX_INDEX:
                 raise OSError("pack index too large")
-            data = os.pread(fd, size, 0)
-        finally:
-            os.close(fd)
+            data = fh.read(size)
         if data[:8] != _IDX_MAGIC or len(data) < 8 + 1024:
             raise OSError("not a version 2 pack index")
         self.count = int.from_bytes(data[8 + 1020:8 + 1024], "big")
@@ -77,7 +63,7 @@ class _Pack:
             raise OSError("pack index cut short")
         self.data = data
         self.pack_path = idx_path[:-4] + ".pack"
-        self.fd = None
+        self.fh = None
 
     def find(self, oid: bytes) -> int | None:
         """The offset of ``oid`` in the pack, or None."""
@@ -108,9 +94,9 @@ class _Pack:
         """(type, bytes) of the object at ``offset``, deltas resolved; None if anything is off."""
         if depth > MAX_CHAIN or offset < 12:
             return None
-        if self.fd is None:
-            self.fd = _open_fd(self.pack_path)
-        head = os.pread(self.fd, _READ, offset)
+        if self.fh is None:
+            self.fh = open_regular(self.pack_path)
+        head = os.pread(self.fh.fileno(), _READ, offset)
         if not head:
             return None
         byte = head[0]
@@ -147,7 +133,7 @@ class _Pack:
             return None
         # (deflate never grows data by more than a few bytes per 16 KB: what is read covers it)
         want = min(size, MAX_OBJECT) + 64
-        data = head[i:] + os.pread(self.fd, want, offset + len(head)) if want > len(head) - i else head[i:]
+        data = head[i:] + os.pread(self.fh.fileno(), want, offset + len(head)) if want > len(head) - i else head[i:]
         body = _inflate(data, MAX_OBJECT, partial=not whole)
         if body is None or (whole and len(body) != size):
             return None
@@ -159,9 +145,9 @@ class _Pack:
         return kind, body
 
     def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
 
 
 def _varint(data: bytes, i: int):
@@ -259,14 +245,11 @@ class Objects:
             return None
         hexed = oid.hex()
         try:
-            fd = _open_fd(os.path.join(self.dir, hexed[:2], hexed[2:]))
+            with open_regular(os.path.join(self.dir, hexed[:2], hexed[2:])) as fh:
+                raw = fh.read(MAX_OBJECT + 1024)
         except OSError:
-            fd = None
-        if fd is not None:
-            try:
-                raw = os.pread(fd, MAX_OBJECT + 1024, 0)
-            finally:
-                os.close(fd)
+            raw = None
+        if raw is not None:
             data = _inflate(raw, MAX_OBJECT, partial=True)  # (a long commit still gives its headers)
             if data is None:
                 return None
