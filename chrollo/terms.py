@@ -194,7 +194,6 @@ class Forms:
                 if form not in self.mask:
                     self.mask[form] = m
                     self.inflected.add(form)
-        self.ascii = all(f.isascii() for f in self.mask)
         self.cjk = {f: m for f, m in self.mask.items() if is_cjk(f)}  # (bigrams: found inside runs)
         # (the parts of an identifier the query spelled out are query terms of their own already)
         n = len(terms)
