@@ -84,6 +84,16 @@ def _mentions_chrollo(home: Path) -> list:
     return out
 
 
+def _only_declined(path: Path) -> bool:
+    """Whether chrollo is named in Claude Code's global config only as a declined plugin."""
+    try:
+        config = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    declined = config.pop("declinedPlugins", None)
+    return bool(declined) and "chrollo" in json.dumps(declined) and "chrollo" not in json.dumps(config)
+
+
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_the_harness_uninstall_removes_everything(make, world, harness):
     drv = make(harness, install=False)
@@ -94,6 +104,10 @@ def test_the_harness_uninstall_removes_everything(make, world, harness):
     # Gemini CLI 0.61 keeps the hash of every extension it ever installed in its signed integrity
     # store, and the folder the user said to trust stays trusted: its own records, loading nothing
     kept = {".gemini/extension_integrity.json", ".gemini/trustedFolders.json"}
+    # Claude Code 2.1.33x records an uninstalled plugin in .claude.json's declinedPlugins, so a
+    # plugin listing it as optional does not install it again: the user's choice, loading nothing
+    if _only_declined(world.home / ".claude.json"):
+        kept.add(".claude.json")
     assert [p for p in _mentions_chrollo(world.home) if p not in kept] == before
     assert drv.run("say: not captured after the package is gone").ok
     assert world.vault_files() == {}
