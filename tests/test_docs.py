@@ -22,45 +22,137 @@ def test_quickstart_is_two_commands_and_ci_runs_the_second():
     assert tests in ci.splitlines(), ".ci/run must run the README's test command verbatim"
 
 
-def test_every_command_and_search_option_is_documented():
-    for name, cmd in cli.commands.items():
-        assert f"`chrollo {name}" in README, f"command {name} missing from the README"
-        for p in cmd.params:
-            for opt in getattr(p, "opts", []):
-                if opt.startswith("--") and opt != "--help":
-                    assert opt in README, f"{name} {opt} missing from the README"
+# ----------------------------------------------------------------------------- docs/cli.md
+CLI_MD = (ROOT / "docs" / "cli.md").read_text("utf-8")
+
+
+def cli_commands() -> dict:
+    """{"mesh peers add": click command, …}: every command `chrollo --help` leads to (hidden ones
+    left out, as help leaves them out)."""
+    out = {}
+
+    def walk(cmd, path):
+        if path:
+            out[" ".join(path)] = cmd
+        for name, sub in getattr(cmd, "commands", {}).items():
+            if not sub.hidden:
+                walk(sub, path + [name])
+
+    walk(cli, [])
+    return out
+
+
+def cli_options(name: str, cmd) -> set:
+    """The options of one command as `chrollo NAME --help` lists them (`chrollo hook` is parsed
+    by chrollo/hook.py, not click: its options are those its own usage text names)."""
+    import click
+
+    opts = {o for p in cmd.params if isinstance(p, click.Option) and not p.hidden
+            for o in p.opts + p.secondary_opts}
+    if name == "hook":
+        from chrollo.hook import USAGE
+
+        opts |= set(re.findall(r"^\s+(--[a-z-]+)", USAGE, re.M))
+    return opts - {"--help"}
+
+
+def reference_sections(text: str = CLI_MD) -> dict:
+    """{"mesh peers add": the section's text}: docs/cli.md's sections, one per command, each under
+    a heading ``## `chrollo mesh peers add [HOST:PORT]` `` (the command's words, then its arguments)."""
+    out = {}
+    for heading, body in re.findall(r"^## `chrollo ([^`]*)`\n(.*?)(?=^## |\Z)", text, re.M | re.S):
+        words = []
+        for w in heading.split():
+            if not re.fullmatch(r"[a-z][a-z-]*", w):
+                break
+            words.append(w)
+        out[" ".join(words)] = body
+    return out
+
+
+def options_named(body: str, name: str | None = None) -> set:
+    """The options a section names: `--long` and `-x` words in its code spans, but for a span
+    that spells out another command (`chrollo stats --per week` in the section of `search`)."""
+    spans = " ".join(s for s in re.findall(r"`([^`]*)`", body)
+                     if name is None or not s.startswith("chrollo ") or s[8:].startswith(name))
+    return set(re.findall(r"(?<![\w/-])(--[a-z][a-z-]*|-[a-zA-Z])(?![\w-])", spans))
+
+
+def test_every_command_and_option_of_the_cli_is_in_the_reference():
+    """docs/cli.md has a section for every command `chrollo --help` leads to (walking click's
+    command tree), and each section names every option of its command."""
+    sections = reference_sections()
+    for name, cmd in cli_commands().items():
+        assert name in sections, f"`chrollo {name}` has no section in docs/cli.md"
+        missing = sorted(cli_options(name, cmd) - options_named(sections[name]))
+        assert missing == [], f"`chrollo {name}`: options missing from docs/cli.md: {missing}"
+
+
+def test_the_reference_documents_nothing_the_cli_lacks():
+    """Every section of docs/cli.md is a real command, and every option a section names is one
+    of that command's (an option renamed or removed in the code fails here)."""
+    commands = cli_commands()
+    for name, body in reference_sections().items():
+        assert name in commands, f"docs/cli.md documents `chrollo {name}`, which is not a command"
+        extra = sorted(options_named(body, name) - cli_options(name, commands[name]))
+        assert extra == [], f"docs/cli.md's `chrollo {name}` names options it does not take: {extra}"
+
+
+def commands_named(text: str) -> list:
+    """The `chrollo WORD [WORD]` commands a page's code spans and code blocks name."""
+    blocks = re.findall(r"^```[a-z]*\n(.*?)^```", text, re.M | re.S)
+    spans = re.findall(r"`([^`\n]+)`", re.sub(r"^```[a-z]*\n.*?^```", "", text, flags=re.M | re.S))
+    spans += [ln.strip() for b in blocks for ln in b.splitlines()]
+    spans = [s[2:] if s.startswith("$ ") else s for s in spans]
+    return [m.groups() for s in spans for m in [re.match(r"(?:\.venv/bin/)?chrollo ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?", s)] if m]
+
+
+def test_every_command_the_docs_name_exists():
+    """A `chrollo WORD …` in the README or any docs/ page names a real command (and
+    `chrollo mesh WORD`, `chrollo recall WORD`, `chrollo mesh peers WORD` a real subcommand)."""
+    commands = cli_commands()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for first, second in commands_named(page.read_text("utf-8")):
+            assert first in commands, f"{page.relative_to(ROOT)} names `chrollo {first}`: no such command"
+            if second and first in ("mesh", "recall"):
+                assert f"{first} {second}" in commands, f"{page.relative_to(ROOT)} names `chrollo {first} {second}`"
+
+
+def test_the_checks_see_an_undocumented_option_a_stale_one_and_a_command_that_is_not():
+    """The reference checks fail on a planted omission: an option dropped from a section, a
+    section naming an option the command lacks, a page naming a command there is not."""
+    sections = reference_sections(CLI_MD.replace("`--no-pager`", "`no pager`"))
+    assert "--no-pager" not in options_named(sections["read"])
+    sections = reference_sections(CLI_MD + "\n## `chrollo index`\n\n- `--fast` — none\n")
+    assert "--fast" in options_named(sections["index"]) - cli_options("index", cli_commands()["index"])
+    assert ("serach", None) in commands_named("run `chrollo serach QUERY`")
 
 
 def test_documented_error_kinds_exist_in_the_code():
-    kinds = set(re.findall(r"`([a-z_]+)`", README.split("Kinds:", 1)[1].split("\n\n", 1)[0]))
+    kinds = set(re.findall(r"`([a-z_]+)`", CLI_MD.split("Kinds:", 1)[1].split("\n\n", 1)[0]))
+    assert len(kinds) > 20
     src = "".join(p.read_text("utf-8") for p in (ROOT / "chrollo").rglob("*.py"))
     for k in kinds:
         assert f'"{k}"' in src, f"error kind {k} documented but never raised"
 
 
-def layout_entries() -> list:
-    """The paths the README's Layout block names (its first column)."""
-    block = README.split("## Layout", 1)[1].split("```", 2)[1]
+# ----------------------------------------------------------------------------- design.md's module map
+DESIGN = (ROOT / "docs" / "design.md").read_text("utf-8")
+
+
+def map_block(text: str = DESIGN) -> str:
+    return text.split("### Module map", 1)[1].split("```", 2)[1]
+
+
+def layout_entries(block: str | None = None) -> list:
+    """The paths docs/design.md's module map names (its first column)."""
+    block = map_block() if block is None else block
     return [ln.split()[0] for ln in block.splitlines() if ln.strip() and not ln.startswith(" ")]
 
 
-def test_the_layout_table_matches_the_tree():
-    named = layout_entries()
-    assert "chrollo/layout.py" in named and "tests/" in named
-    for entry in named:
-        assert (ROOT / entry).exists(), f"the README's Layout names {entry}, which is not in the tree"
-    modules = {f"chrollo/{p.name}" for p in (ROOT / "chrollo").glob("*.py") if p.name != "__init__.py"}
-    packages = {f"chrollo/{p.name}/" for p in (ROOT / "chrollo").iterdir() if (p / "__init__.py").exists()}
-    missing = sorted((modules | packages) - set(named))
-    assert missing == [], f"modules missing from the README's Layout: {missing}"
-    folders = {f"{p.name}/" for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")
-               and p.name not in ("chrollo", "build", "dist") and not p.name.endswith(".egg-info")}
-    assert sorted(folders - set(named)) == []
-
-
-def layout_row(entry: str) -> str:
-    """The Layout block's text for one entry (its first line and the indented lines under it)."""
-    block = README.split("## Layout", 1)[1].split("```", 2)[1]
+def layout_row(entry: str, block: str | None = None) -> str:
+    """The module map's text for one entry (its first line and the indented lines under it)."""
+    block = map_block() if block is None else block
     rows, current = {}, None
     for ln in block.splitlines():
         if ln.strip() and not ln.startswith(" "):
@@ -71,13 +163,43 @@ def layout_row(entry: str) -> str:
     return rows[entry]
 
 
-def test_the_mesh_and_harness_rows_name_each_of_their_modules():
-    """The two packages whose Layout row lists its modules list every one, by its file's name
-    (a module renamed — mesh/trust.py became mesh/manifests.py — is renamed there too)."""
-    for pkg in ("mesh", "harness", "index", "repository"):
-        row = layout_row(f"chrollo/{pkg}/")
-        files = sorted(p.stem for p in (ROOT / "chrollo" / pkg).glob("*.py") if p.stem != "__init__")
-        assert files and [f for f in files if not re.search(rf"\b{f}\b", row)] == [], pkg
+def unmapped_modules(block: str) -> list:
+    """Every module under chrollo/ the map does not name — a top-level module by its path in the
+    first column, a package by its folder there, a package's module by its name in the package's
+    row — and every entry of the map that is not in the tree."""
+    named = layout_entries(block)
+    missing = [e for e in named if not (ROOT / e).exists()]
+    pkg = ROOT / "chrollo"
+    for p in sorted(pkg.rglob("*.py")):
+        rel = p.relative_to(ROOT)
+        if p.parent == pkg:
+            if p.name != "__init__.py" and str(rel) not in named:
+                missing.append(str(rel))
+            continue
+        folder = f"{p.parent.relative_to(ROOT)}/"
+        if folder not in named:
+            missing.append(folder)
+        elif p.stem != "__init__" and not re.search(rf"\b{p.stem}\b", layout_row(folder, block)):
+            missing.append(str(rel))
+    return sorted(set(missing))
+
+
+def test_the_module_map_names_every_module():
+    """docs/design.md's module map names every module under chrollo/ (a package's modules in
+    its row: a module renamed — mesh/trust.py became mesh/manifests.py — is renamed there too)
+    and the repository's folders; nothing it names is missing from the tree."""
+    named = layout_entries()
+    assert "chrollo/layout.py" in named and "tests/" in named
+    assert unmapped_modules(map_block()) == []
+    folders = {f"{p.name}/" for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")
+               and p.name not in ("chrollo", "build", "dist") and not p.name.endswith(".egg-info")}
+    assert sorted(folders - set(named)) == []
+
+
+def test_the_module_map_check_sees_a_module_missing_and_a_stale_entry():
+    block = map_block()
+    assert unmapped_modules(block.replace("chrollo/sha256.py", "chrollo/sha256x.py")) == ["chrollo/sha256.py", "chrollo/sha256x.py"]
+    assert unmapped_modules(block.replace("(phrases: its", "(quotes: its")) == ["chrollo/retrieval/phrases.py"]
 
 
 def test_trust_names_one_thing_each():
@@ -100,9 +222,12 @@ def test_the_code_cites_the_design_in_the_repository():
     assert cited and set(cited) <= sections, set(cited) - sections
 
 
+MEMORY_MD = (ROOT / "docs" / "memory.md").read_text("utf-8")
+
+
 def _samples(section: str) -> dict:
-    """The README section's sample blocks by command: {"$ chrollo …": [output lines]}."""
-    text = README.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    """docs/memory.md's section's sample blocks by command: {"$ chrollo …": [output lines]}."""
+    text = MEMORY_MD.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
     out = {}
     for block in re.findall(r"```\n(\$ chrollo [^\n]*)\n(.*?)```", text, re.S):
         out[block[0]] = block[1].splitlines()
@@ -115,7 +240,7 @@ def _shown(lines: list) -> str:
 
 
 def test_the_look_at_your_memory_samples_are_real(tmp_path):
-    """Each view's sample in "Look at your memory" is what the real CLI prints, piped, on the
+    """Each view's sample in docs/memory.md's "Look at your memory" is what the real CLI prints, piped, on the
     bundled sample memory (a copy, in /home/me/.chrollo): sessions, read and recall why first,
     then two prompts through the real recall hook (one recalls, one does not) on 2026-10-26,
     then stats' chart and the recall log. A line "…" in a sample elides lines."""
@@ -153,9 +278,9 @@ def test_the_look_at_your_memory_samples_are_real(tmp_path):
                     {"session_id": "4c7d2e1a-9b3f-4d2e-8a1c-6f5e4d3c2b1a", "transcript_path": None,
                      "cwd": str(me / "payments"), "hook_event_name": "UserPromptSubmit", "prompt": text}))
         got = chrollo(shlex.split(cmd)[2:])
-        assert re.fullmatch(_shown(samples[cmd]), got), f"README's sample of `{cmd[2:]}` is not what it prints:\n{got}"
+        assert re.fullmatch(_shown(samples[cmd]), got), f"docs/memory.md's sample of `{cmd[2:]}` is not what it prints:\n{got}"
     # the stable schema of `sessions --json` the section shows: the keys the command prints
-    text = README.split("## Look at your memory", 1)[1].split("\n## ", 1)[0]
+    text = MEMORY_MD.split("## Look at your memory", 1)[1].split("\n## ", 1)[0]
     shown = json.loads(re.search(r"```json\n(\{.*?\})\n```", text, re.S).group(1).replace("…", ""))
     real = json.loads(chrollo(["sessions", "-n", "1", "--json"]))
     assert set(shown) == set(real) and set(shown["sessions"][0]) == set(real["sessions"][0])
