@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from chrollo.cli import cli
 from conftest import ROOT
 
@@ -284,3 +286,143 @@ def test_the_look_at_your_memory_samples_are_real(tmp_path):
     shown = json.loads(re.search(r"```json\n(\{.*?\})\n```", text, re.S).group(1).replace("…", ""))
     real = json.loads(chrollo(["sessions", "-n", "1", "--json"]))
     assert set(shown) == set(real) and set(shown["sessions"][0]) == set(real["sessions"][0])
+
+
+# ----------------------------------------------------------------------------- links
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+# the pages of measurements, whose scripts read the evaluation kit beside the checkout (not in
+# the repository: docs/benchmarks.md says so): the one path outside it they may name
+EVAL_KIT_PAGES = ("docs/benchmarks.md", "docs/ranking.md", "docs/devset-any-language.md", "docs/measurements/")
+
+
+def _prose(text: str) -> str:
+    """The text without code blocks and code spans (where a `[x](y)` is not a link)."""
+    return re.sub(r"`[^`\n]*`", "", re.sub(r"^```.*?^```", "", text, flags=re.M | re.S))
+
+
+def links_of(text: str) -> list:
+    """The targets of a page's markdown links."""
+    return re.findall(r"\]\(([^)\s]+)\)", _prose(text))
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", "")).replace(" ", "-")
+
+
+def anchors(page) -> set:
+    return {slug(h) for h in re.findall(r"^#{1,6} (.*)$", re.sub(r"^```.*?^```", "", page.read_text("utf-8"), flags=re.M | re.S), re.M)}
+
+
+def broken_links(page, text: str) -> list:
+    """Each link of ``text`` (the page's) that leaves the repository, names a file that is not
+    there, or an anchor its page does not have; and any other `../` path the text names."""
+    bad = []
+    for target in links_of(text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if ROOT not in dest.parents and dest != ROOT:
+            bad.append(f"{target}: outside the repository")
+        elif not dest.exists():
+            bad.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            bad.append(f"{target}: no heading #{anchor} in {dest.relative_to(ROOT)}")
+    rest = re.sub(r"\]\([^)\s]+\)", "]", text)
+    kit = str(page.relative_to(ROOT)).startswith(EVAL_KIT_PAGES)
+    bad += [f"names {m.group(0)}…: a path outside the repository" for m in re.finditer(r"\.\./[\w.-]*/?[\w.-]*", rest)
+            if not (kit and m.group(0).startswith("../shared/eval"))]
+    return bad
+
+
+def test_no_link_leaves_the_repository_and_every_link_resolves():
+    """README and docs/: every relative link names a file of the repository (and a heading of
+    it, with an anchor); no page points at a folder beside the checkout (`../shared/…`) that a
+    user does not have — but the measurement pages at the evaluation kit, said to be outside."""
+    for page in PAGES:
+        assert broken_links(page, page.read_text("utf-8")) == [], page.relative_to(ROOT)
+
+
+def test_the_link_check_sees_a_link_out_a_missing_page_and_a_missing_anchor():
+    page = ROOT / "docs" / "mesh.md"
+    assert len(broken_links(page, "see [the sketch](../../shared/DESIGN.md) and ../shared/x")) == 2
+    assert broken_links(page, "[a](nowhere.md)") == ["nowhere.md: no such file"]
+    assert broken_links(page, "[b](privacy.md#no-such-heading)")[0].startswith("privacy.md#no-such-heading: no heading")
+    assert broken_links(page, "[c](privacy.md#what-chrollo-keeps-and-where) [d](../tests/test_mesh.py)") == []
+
+
+def test_every_page_of_docs_is_reached_from_the_readme():
+    """The README's contents lead to every page under docs/ (directly or through a page it links)."""
+    seen, todo = set(), [ROOT / "README.md"]
+    while todo:
+        page = todo.pop()
+        if page in seen or page.suffix != ".md" or not page.exists():
+            continue
+        seen.add(page)
+        todo += [(page.parent / t.partition("#")[0]).resolve() for t in links_of(page.read_text("utf-8"))
+                 if not re.match(r"[a-z]+:", t) and t.partition("#")[0]]
+    assert sorted(str(p.relative_to(ROOT)) for p in PAGES if p not in seen) == []
+
+
+# ----------------------------------------------------------------------------- runnable examples
+def runnable_examples() -> list:
+    """[(page, vault, body)]: every example a page marks runnable — a ```console block right
+    after ``<!-- runnable -->`` (run on a copy of the bundled sample memory) or ``<!-- runnable:
+    empty vault -->``; in it ``$ chrollo …`` lines are commands, the lines after one its output."""
+    out = []
+    for page in PAGES:
+        for vault, body in re.findall(r"^<!-- runnable(?:: ([a-z ]+))? -->\n```console\n(.*?)^```",
+                                      page.read_text("utf-8"), re.M | re.S):
+            out.append((str(page.relative_to(ROOT)), vault or "sample", body))
+    return out
+
+
+def run_example(body: str, vault: str, tmp_path) -> None:
+    """Run an example's commands in order, offline, as a user in /home/me would (the real CLI,
+    piped, from the repository's root, on 2026-10-26): each exits 0 and prints what the example
+    shows ("…" alone on a line: any lines)."""
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    me = tmp_path / "me"
+    home = me / ".chrollo"
+    me.mkdir()
+    if vault == "sample":
+        shutil.copytree(ROOT / "chrollo" / "data" / "demo", home / "memories")
+    env = cli_env(home, HOME=me, CHROLLO_NOW="2026-10-26T12:00:00")
+    for k in ("COLUMNS", "LINES", "PAGER", "CHROLLO_PAGER"):
+        env.pop(k, None)
+    steps: list = []
+    for ln in body.splitlines():
+        if ln.startswith("$ "):
+            steps.append((ln[2:], []))
+        else:
+            assert steps, f"output before a command: {ln!r}"
+            steps[-1][1].append(ln)
+    assert steps
+    for cmd, shown in steps:
+        args = shlex.split(cmd)
+        assert args[0] in ("chrollo", ".venv/bin/chrollo"), f"not a chrollo command: {cmd}"
+        p = subprocess.run([sys.executable, "-m", "chrollo", *args[1:]], capture_output=True, text=True,
+                           cwd=ROOT, env=env, timeout=120)
+        assert p.returncode == 0, (cmd, p.stderr)
+        got = "".join(ln.rstrip() + "\n" for ln in p.stdout.replace(str(me), "/home/me").splitlines())
+        assert re.fullmatch(_shown(shown), got), f"`{cmd}` prints:\n{got}"
+
+
+@pytest.mark.parametrize("page,vault,body", runnable_examples(), ids=lambda v: v if v.endswith(".md") else "")
+def test_runnable_examples_run_offline_and_print_what_they_show(page, vault, body, tmp_path):
+    run_example(body, vault, tmp_path)
+
+
+def test_there_are_runnable_examples_and_a_stale_one_fails(tmp_path):
+    examples = runnable_examples()
+    assert {"README.md", "docs/cli.md", "docs/import.md"} <= {page for page, _, _ in examples}
+    page, vault, body = next(e for e in examples if e[0] == "README.md" and "\n  imported  2\n" in e[2])
+    with pytest.raises(AssertionError, match="prints"):
+        run_example(body.replace("\n  imported  2\n", "\n  imported  3\n"), vault, tmp_path)
