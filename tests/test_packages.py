@@ -264,7 +264,7 @@ def test_readme_install_commands_are_the_ones_the_e2e_suite_runs():
 # chrollo` would find nothing, or whatever someone else publishes under the name)
 TELLS_HOW = ("hooks/claude-code/bin/chrollo-hook", "chrollo/data/pi-extension.ts", "chrollo/packages.py",
              "chrollo/doctor.py", "hooks/claude-code/.claude-plugin/plugin.json", "hooks/codex/.codex-plugin/plugin.json",
-             "hooks/gemini/gemini-extension.json", "package.json", "README.md", "hooks/README.md")
+             "hooks/gemini/gemini-extension.json", "package.json", "README.md", "hooks/README.md", "docs/install.md")
 
 
 def test_every_install_hint_installs_from_chrollo_s_repository_and_says_it_alike():
