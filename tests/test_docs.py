@@ -1,4 +1,4 @@
-"""The README is checked against the real CLI and CI script."""
+"""The README and docs/ are checked against the real CLI, the tree, the CI script and themselves."""
 from __future__ import annotations
 
 import re
