@@ -3,7 +3,7 @@
 For each harness, three private worlds (tests/e2e/kit: fake model on 127.0.0.1, private HOME)
 run one-prompt sessions in turn: *bare* (no chrollo), *install* (hooks and the MCP tool as
 `chrollo install <harness>` leaves them) and *package* (the harness's own package of chrollo,
-installed with its own command: plugin, extension or pi package; see the README's *Install*).
+installed with its own command: plugin, extension or pi package; see docs/install.md's *Install*).
 The vaults fill as they go. Prints the median wall time of each, the overheads against bare,
 and each overhead as a ratio to a bare `rg` over the same vault, timed in the same loop.
 Codex's plugin system is turned on in all three worlds (the package needs it, and it costs

@@ -11,7 +11,7 @@ sessions copied with later dates up to --size), the instrument's own scoring (re
 injected excerpt quotes an evidence line; with --search, `chrollo search` hit@10); only
 `chrollo index --dir VAULT` runs before the questions (timed). recall_scale.py itself fires
 the questions at a vault that was never indexed: its first prompts then read the newest
-sessions and leave the build to the background (README *How search works*, item 8).
+sessions and leave the build to the background (docs/search-and-recall.md, *How search works*, item 8).
 """
 from __future__ import annotations
 

@@ -200,7 +200,7 @@ def stats(since, until, per, by, dir_, as_json):
 @click.option("--since", metavar="DATE", help="Only sessions started on or after DATE (2026-06-01, yesterday, 7d, 2w, 3m…).")
 @click.option("--until", metavar="DATE", help="Only sessions started on or before DATE.")
 @click.option("--dir", "dir_", metavar="PATH", help="List this memory folder instead of the vault.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the schema is in the README).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the schema is in docs/memory.md).")
 def sessions(limit, project, harness, peer, no_peers, since, until, dir_, as_json):
     """List sessions, newest first: started, id, harness, project, turns, size, origin
     (local or the peer it came from), title.

@@ -130,7 +130,7 @@ def _select(vault: Path, targets, lo, hi, project, report: Report) -> list:
 
         root, repo, claimed = _project_target(project) if project else (None, None, None)
         elsewhere = []
-        for p in files:  # (peers' copies too: they are sessions in your vault, README "Forget")
+        for p in files:  # (peers' copies too: they are sessions in your vault, docs/privacy.md "Forget")
             if p in chosen:
                 continue
             meta = metas[p]

@@ -195,8 +195,8 @@ def _verdict(trace: dict, hit, why: str) -> None:
 
 
 def _recallable(result):
-    """Peer hits only from peers whose recall switch is on (off by default: see the README's
-    mesh section), removed before the gates so a peer's line never sets the bar for ours."""
+    """Peer hits only from peers whose recall switch is on (off by default: see docs/mesh.md's
+    per-peer switches), removed before the gates so a peer's line never sets the bar for ours."""
     if any(h.peer for h in result.hits):
         on = {name for name, s in _vault.peer_switches().items() if s["recall"]}
         result.hits = [h for h in result.hits if not h.peer or h.peer in on]

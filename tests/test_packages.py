@@ -220,12 +220,12 @@ SUITE_ONLY = (("--enable", "plugins"), ("--consent",))
 
 
 def readme_package_commands() -> dict:
-    """{harness: ([install commands], [uninstall commands])} as the README's *Install* section
+    """{harness: ([install commands], [uninstall commands])} as docs/install.md's *Install* section
     types them (a block's lines after ``# remove:`` uninstall), the checkout for its placeholders."""
     import re
     import shlex
 
-    text = (ROOT / "README.md").read_text("utf-8")
+    text = (ROOT / "docs" / "install.md").read_text("utf-8")
     section = text[text.index("\n## Install\n"):text.index("\n## Hooking up a harness\n")]
     out = {}
     for block in re.findall(r"```bash\n(.*?)```", section, re.S):
@@ -248,7 +248,7 @@ def _as_user_types(cmd: list) -> list:
 
 
 def test_readme_install_commands_are_the_ones_the_e2e_suite_runs():
-    """Each harness's install and uninstall lines in the README are, word for word, what
+    """Each harness's install and uninstall lines in docs/install.md are, word for word, what
     tests/e2e/test_packages.py runs with the real harness (less the suite's own flags)."""
     from e2e.drivers import DRIVERS
 
@@ -264,7 +264,7 @@ def test_readme_install_commands_are_the_ones_the_e2e_suite_runs():
 # chrollo` would find nothing, or whatever someone else publishes under the name)
 TELLS_HOW = ("hooks/claude-code/bin/chrollo-hook", "chrollo/data/pi-extension.ts", "chrollo/packages.py",
              "chrollo/doctor.py", "hooks/claude-code/.claude-plugin/plugin.json", "hooks/codex/.codex-plugin/plugin.json",
-             "hooks/gemini/gemini-extension.json", "package.json", "README.md", "hooks/README.md")
+             "hooks/gemini/gemini-extension.json", "package.json", "README.md", "hooks/README.md", "docs/install.md")
 
 
 def test_every_install_hint_installs_from_chrollo_s_repository_and_says_it_alike():

@@ -244,7 +244,7 @@ def test_bundled_demo_vault_parses(tmp_path):
 
 def test_repository_is_written_after_cwd_and_the_readme_shows_the_writers_keys(home, tmp_path):
     """#34: the project's identity across machines (chrollo/repository.py) goes after ``cwd``;
-    the README's format example lists the keys the writer writes, in its order."""
+    the format example (docs/memory.md) lists the keys the writer writes, in its order."""
     import re
 
     from conftest import ROOT
@@ -254,7 +254,7 @@ def test_repository_is_written_after_cwd_and_the_readme_shows_the_writers_keys(h
     assert 'cwd: "/home/user/project"\nrepository: "github.com/acme/infra"\nmachine: "laptop"\n' in text
     assert 'project: "[[infra]]"\n' in text and '  - "infra"\n' in text  # the link: the repository's name
     written = re.findall(r"^(\w+):", text.split("---\n")[1], re.M)
-    example = (ROOT / "README.md").read_text("utf-8").split("## The session file format", 1)[1]
+    example = (ROOT / "docs" / "memory.md").read_text("utf-8").split("## The session file format", 1)[1]
     example = example.split("```markdown\n---\n", 1)[1].split("\n---\n", 1)[0]
     shown = re.findall(r"^(\w+):", example, re.M)
     assert "previous" in shown  # (the example's session has a previous one; this one has none)
