@@ -117,6 +117,13 @@ def spellings(query: str) -> dict:
     return out
 
 
+def beyond_ascii(query: str) -> bool:
+    """Whether a word of ``query`` is written beyond ASCII (after NFKC: full width ``ＡＰＩ`` is
+    ASCII, a curly apostrophe is no word): the queries whose ranking has the rules of
+    docs/design.md §5 "Ranking beyond ASCII" — an ASCII query's ranking never sees them."""
+    return not query.isascii() and any(not w.isascii() for w, _p in _words(query))
+
+
 _VOWELS = set("aeiou")
 
 

@@ -74,6 +74,12 @@ def is_cjk(run: str) -> bool:
     return bool(run) and not run.isascii() and _runs().fullmatch(run) is not None
 
 
+def has_hiragana(term: str) -> bool:
+    """Whether ``term`` (a CJK bigram or character) holds hiragana — in Japanese, mostly its
+    grammar: particles, endings, auxiliaries (rank.idf_of weighs such a term less)."""
+    return not term.isascii() and any("\u3041" <= c <= "\u309f" for c in term)
+
+
 def grams(run: str) -> list:
     """A CJK run's terms: its overlapping bigrams, in order, each once (a lone character: itself)."""
     if len(run) < 2:

@@ -19,11 +19,22 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
     ``(path bytes, DirEntry)``: hidden folders (see :func:`hidden`) and symlinks skipped,
     hidden ``*.md`` files kept (rg's ``-g '*.md'`` whitelists them). ``dirs`` gets each folder walked as
     ``(path bytes, its mtime_ns taken before it was listed, when)`` (see :func:`dir_stamp`)."""
-    out = []
-    stack = [(os.fsencode(folder), False)]
+    return list(files(os.fsencode(folder), exclude_peers, unsearchable, dirs))
+
+
+def files(folder, exclude_peers: bool = False, unsearchable: frozenset = frozenset(),
+          dirs: list | None = None):
+    """:func:`walk`'s files one by one as ``(path, DirEntry)``, paths of ``folder``'s type (str
+    or bytes), each folder read as it is reached (a caller that stops early — :func:`more_than`
+    — lists no further; a folder that fails mid-listing gives the files listed before and is
+    not in ``dirs``)."""
+    text = isinstance(folder, str)
+    md, peers = (".md", "peers") if text else (b".md", b"peers")
+    skip = hidden_name if text else hidden
+    stack = [(folder, False)]
     while stack:
         d, in_peers = stack.pop()
-        stamp = dir_stamp(d)
+        stamp = dir_stamp(d, follow=d is folder)  # (rg follows the folder it is given, not those below)
         if stamp is None:
             continue
         try:
@@ -31,24 +42,49 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
         except OSError:
             continue
         with it:
-            try:  # a folder can fail mid-listing (/proc's per-process folders: EINVAL)
-                entries = list(it)
-            except OSError:
-                continue
-        if dirs is not None:
-            dirs.append((d, *stamp))
-        for e in entries:
-            name = e.name
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    if hidden(name) or (exclude_peers and name == b"peers") \
-                            or (in_peers and os.fsdecode(name) in unsearchable):
-                        continue
-                    stack.append((e.path, name == b"peers"))
-                elif name.endswith(b".md") and e.is_file(follow_symlinks=False):
-                    out.append((e.path, e))
-            except OSError:
-                continue
+            while True:
+                try:
+                    e = next(it)
+                except StopIteration:
+                    if dirs is not None:
+                        dirs.append((d, *stamp))
+                    break
+                except OSError:  # a folder can fail mid-listing (/proc's per-process folders: EINVAL)
+                    break
+                name = e.name
+                try:
+                    if name.endswith(md) and e.is_file(follow_symlinks=False):
+                        yield e.path, e
+                    elif e.is_dir(follow_symlinks=False):
+                        if skip(name) or (exclude_peers and name == peers) \
+                                or (in_peers and os.fsdecode(name) in unsearchable):
+                            continue
+                        stack.append((e.path, name == peers))
+                except OSError:
+                    continue
+
+
+def more_than(folder: str, most: int) -> bool:
+    """Whether rg would read more than ``most`` files under ``folder`` (peers included)."""
+    for n, _f in enumerate(files(folder), 1):
+        if n > most:
+            return True
+    return False
+
+
+def keys(folder: str, exclude_peers: bool = False, dirs: dict | None = None) -> list:
+    """:func:`walk`'s files as sort keys (str): the file name — sessions are named by their
+    start time — and, below the top folder, ``name\\0relpath``. ``dirs`` gets each folder
+    walked, relative (``""`` the top), and its mtime_ns."""
+    cut = len(folder.rstrip("/")) + 1
+    walked: list | None = [] if dirs is not None else None
+    out = [p[cut:] for p, _e in files(folder, exclude_peers, dirs=walked)]
+    for i, rel in enumerate(out):
+        if "/" in rel:
+            out[i] = f"{rel[rel.rfind('/') + 1:]}\0{rel}"
+    if dirs is not None:
+        for d, mtime, _now in walked:
+            dirs[d[cut:]] = mtime
     return out
 
 
@@ -59,12 +95,17 @@ def hidden(name: bytes) -> bool:
     return name.startswith(b".") and not name.endswith(b".md")
 
 
-def dir_stamp(path: bytes):
+def hidden_name(name: str) -> bool:
+    """:func:`hidden` for a name as str."""
+    return name.startswith(".") and not name.endswith(".md")
+
+
+def dir_stamp(path: bytes, follow: bool = False):
     """(mtime_ns, now) of a folder, taken before it is listed: a name added, removed or renamed
-    in it later moves its mtime. None if it is not a folder (a symlink is not)."""
+    in it later moves its mtime. None if it is not a folder (a symlink is not, unless ``follow``)."""
     now = time.time_ns()
     try:
-        st = os.lstat(path)
+        st = os.stat(path) if follow else os.lstat(path)
     except OSError:
         return None
     if (st.st_mode & 0o170000) != 0o040000:

@@ -99,3 +99,44 @@ def test_forget_drops_the_cached_listings(vault, home):
     assert not secret.exists()
     assert not any("blue_binder" in p.read_text() for p in (home / "state" / "listing").iterdir() if p.is_file())
     assert secret.name not in names(vault)
+
+
+def rg_files(vault) -> set:
+    """The files chrollo's search reads: rg's own walk with its globs."""
+    import subprocess
+
+    from chrollo.rg import rg_path
+
+    out = subprocess.run([rg_path(), "--files", "-g", "*.md", str(vault)], capture_output=True, text=True).stdout
+    return {os.path.relpath(p, vault) for p in out.splitlines()}
+
+
+def test_the_hooks_listing_and_the_vaults_count_are_the_files_search_reads(vault, home):
+    """One walk of a vault's files (chrollo/vaultfiles.py): the recall hook's listing and the
+    count that decides whether a search selects its files saw neither the sessions inside a
+    hidden folder named ``*.md`` (rg's ``-g '*.md'`` whitelists it) nor a folder named
+    ``*.md`` as a folder — the hook never recalled what search finds there."""
+    from chrollo.retrieval import scan
+    from chrollo.retrieval.options import SearchOptions
+
+    hidden = vault / ".notes.md"
+    (hidden / "deeper").mkdir(parents=True)
+    (hidden / ".skipped").mkdir()
+    (vault / "plain.md").mkdir()
+    for i, where in enumerate([hidden, hidden, hidden / "deeper", vault / "plain.md"]):
+        write_session(where, f"hid0000{i}-x", f"2026-10-0{i + 1}T10:00:00",
+                      [("user", "10:00:00", f"the quokka migration plan number {i}")])
+    (hidden / ".skipped" / "s.md").write_text("[2026-10-09 10:00:00] [User]\nquokka\n")
+    (vault / "linked").symlink_to(hidden, target_is_directory=True)
+    want = rg_files(vault)
+    assert len(want) == 9
+    keys, total = listing.cached(str(vault), True)
+    assert {k.split("\0")[-1] for k in keys} == want and total == 9
+    scope = SearchOptions(dir=str(vault)).resolve(time.monotonic())
+    for most, more in ((8, True), (9, False)):
+        scope.memo.clear()
+        scan.tuning.SELECT_AFTER, old = most, scan.tuning.SELECT_AFTER
+        try:
+            assert scan.large(scope) is more, most
+        finally:
+            scan.tuning.SELECT_AFTER = old

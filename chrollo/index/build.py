@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import time
-from itertools import chain
+from collections import deque
+from itertools import chain, repeat
 
 from .. import homedir as _home
 
 from .store import (RACY_NS, db_path, drop_ids, fold_delta, fresh, merge, next_file_id, open_writer,
     pack_rows, read_file, rel_of, remove, size_of, stat_of, write_order)
-from .terms import MAX_FILE_RUNS, body_and_end, run_terms, runs_of, unicode_terms
+from .terms import MAX_FILE_RUNS, body_and_end, run_terms, runs_of, unicode_parts
 from ..vaultfiles import walk
 
 
@@ -220,6 +221,7 @@ class _RunPosts(dict):
     def __init__(self):
         super().__init__()
         self.groups, self.posts = set(), {}
+        self.chars = _CharPosts(self)  # CJK character (str) -> its _Post
 
     def __missing__(self, run: bytes):
         got = tuple(map(self._post, run_terms(run)))
@@ -250,12 +252,25 @@ class _RunPosts(dict):
         if groups:
             out -= groups
             out.update(chain.from_iterable(groups))
-        if not data.isascii():  # (text beyond ASCII: CJK bigrams, folded spellings — see terms)
-            more = unicode_terms(data, MAX_FILE_RUNS)
+        if not data.isascii():  # (text beyond ASCII: CJK characters, folded spellings — see terms)
+            more = unicode_parts(data, MAX_FILE_RUNS)
             if more is None:
                 return None
-            out.update(map(self._post, more))
+            out.update(map(self.chars.__getitem__, more[0]))
+            out.update(map(self._post, more[1]))
         return out
+
+
+class _CharPosts(dict):
+    """A CJK character (str) -> the _Post of its term (its UTF-8), ``runs``' (see _RunPosts)."""
+
+    def __init__(self, runs: _RunPosts):
+        super().__init__()
+        self.runs = runs
+
+    def __missing__(self, c: str) -> _Post:
+        got = self[c] = self.runs._post(c.encode())
+        return got
 
 
 _run_posts = _RunPosts()
@@ -276,6 +291,7 @@ def index_chunk(items: list) -> tuple:
         _run_posts.clear()                                      # file's set must be in ``groups``)
         _run_posts.groups.clear()
         posts.clear()
+        _run_posts.chars.clear()  # (its _Posts were posts')
     rows, nbytes, done = [], 0, len(items)
     for k, (fid, path, rel, did, _size) in enumerate(items):
         if k and len(posts) > CHUNK_TERMS:
@@ -298,13 +314,13 @@ def index_chunk(items: list) -> tuple:
             rows.append((fid, rel, did, 0, 0, 0, 0, seen, -1, None))
             continue
         rows.append((fid, rel, did, *stat_of(st), seen, 1 if st.st_ctime_ns < seen - RACY_NS else 0, fm))
-        for ids in got:
-            ids.append(fid)
+        deque(map(list.append, got, repeat(fid)), 0)  # (each ids.append(fid), in C)
     packed = pack_rows({ids.term: ids for ids in filter(None, posts.values())})
     if len(posts) > RUN_CACHE:  # (not held while the parent writes them)
         _run_posts.clear()
         _run_posts.groups.clear()
         posts.clear()
+        _run_posts.chars.clear()  # (its _Posts were posts')
     return rows, packed, nbytes, sum(item[-1] for item in items[:done]), items[done:]
 
 

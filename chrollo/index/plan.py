@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from .scope import Scope
-from .store import open_reader, read_postings, unpack_ids
+from .store import count_ids, open_reader, read_postings, unpack_ids
 from .terms import needed_terms
 
 
@@ -86,7 +86,7 @@ def candidate_ids(con, need: list, groups: list | None = None, most: int | None 
     blobs = read_postings(con, sorted({t for ts in need for t in ts}))
     if blobs is None:
         return None  # a damaged row: not to be trusted
-    size = {t: sum(map(len, bs)) // 4 for t, bs in blobs.items()}
+    size = {t: sum(map(count_ids, bs)) for t, bs in blobs.items()}
     found: dict = {}
 
     def ids_of(t: bytes) -> set:

@@ -130,6 +130,7 @@ def ascii_terms(data: bytes, most: int | None = None) -> set | None:
 
 
 _UWORD = re.compile(r"\w*[^\W\x00-\x7f]\w*")  # (a word holding a non-ASCII word character)
+_ULETTER = re.compile(r"[^\W\x00-\x7f]")
 _WORD_TERMS: dict = {}  # word -> its terms (a build's files share most of their words)
 
 
@@ -138,19 +139,36 @@ def unicode_terms(data: bytes, most: int | None = None) -> set | None:
     CJK runs; the folded spellings rg's folded alternatives can find in a word with accented or
     full-width letters (:func:`folded_spans`); a word of another script, folded. None past
     ``most`` distinct words (see MAX_FILE_RUNS)."""
-    from ..textnorm import cjk_spaced, fold, is_cjk, script_runs
+    got = unicode_parts(data, most)
+    if got is None:
+        return None
+    cjk, out = got
+    if cjk:
+        out.update("\n".join(cjk).encode().split(b"\n"))
+    return out
+
+
+def unicode_parts(data: bytes, most: int | None = None) -> tuple | None:
+    """:func:`unicode_terms` as (its CJK characters, a str of them each once; its other terms,
+    a set of bytes) — a build maps the characters to postings without encoding each."""
+    from ..textnorm import cjk_runs, cjk_spaced, fold, is_cjk, script_runs
 
     text = data.decode("utf-8", "replace")
-    # (a CJK run's characters, each a term: a file holding a bigram holds both — a superset, as
-    # the read plans need, at a fraction of the bigrams' count; the selection, which needs exact
-    # terms, does not take CJK forms. Found among the text's distinct characters: set() is C)
-    cjk = [c for c in set(text) if c >= "\u1100" and is_cjk(c)]
-    out: set = {c.encode() for c in cjk}
-    # (the words holding a non-ASCII character, from the distinct whitespace-split tokens that
-    # hold one: str.split and a set are C; a regex over the whole text was a third of the time)
-    if cjk:
-        text = cjk_spaced(text)
+    # (from the text's distinct characters — set() is C, and a file holds a few thousand:
+    # a CJK run's characters, each a term: a file holding a bigram holds both — a superset, as
+    # the read plans need, at a fraction of the bigrams' count; the selection, which needs
+    # exact terms, does not take CJK forms)
+    distinct = "".join(set(text))
+    cjk = "".join(cjk_runs(distinct))
+    out: set = set()
+    # (the words holding a non-ASCII letter that is not CJK — none in most CJK text, then
+    # nothing more to read — from the distinct whitespace-split tokens that hold one: str.split
+    # and a set are C; a regex over the whole text was a third of the time)
+    if not _ULETTER.search(cjk_spaced(distinct) if cjk else distinct):
+        return cjk, out
     tokens = {t for t in text.split() if not t.isascii()}
+    if cjk:
+        tokens = cjk_spaced(" ".join(tokens)).split()
     words = {w for t in tokens for w in _UWORD.findall(t)}
     if most is not None and len(words) > most:
         return None
@@ -170,7 +188,7 @@ def unicode_terms(data: bytes, most: int | None = None) -> set | None:
                 _WORD_TERMS.clear()
             _WORD_TERMS[word] = got
         out |= got
-    return out
+    return cjk, out
 
 
 def folded_spans(word: str) -> set:

@@ -254,7 +254,9 @@ def _term_sets(groups: list, blobs: dict) -> list:
     def ids_of(t: bytes) -> set:
         got = found.get(t)
         if got is None:
-            got = found[t] = set(unpack_ids(b"".join(blobs.get(t, ()))))
+            got = found[t] = set()
+            for b in blobs.get(t, ()):
+                got.update(unpack_ids(b))
         return got
 
     sets = []

@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 import re
 import time
-from array import array
 
 from .. import homedir as _home
 
 from .store import (RACY_NS, READ_BUSY_MS, WRITE_BUSY_MS, checkpoint, compatible, connect, db_path, drop_ids,
-    fold_delta, post_rows, put_file, read_file, rel_of, remove, size_of, unpack_ids)
+    fold_delta, pack_ids, post_rows, put_file, read_file, rel_of, remove, size_of, unpack_ids)
 from .terms import MAX_FILE_RUNS, body_and_end, terms_of
 from ..vaultfiles import folder_listing, walk
 
@@ -201,14 +200,14 @@ def _drop_from_postings(con, ids: set, words: list) -> None:
         chunk = words[i:i + 500]
         rows = []
         for t, seg, blob in post_rows(con, chunk, "term, seg, ids").fetchall():
-            left = array("I", (x for x in unpack_ids(blob) if x not in ids))
+            left = [x for x in unpack_ids(blob) if x not in ids]
             if len(left) <= DEAD_CHECK:  # (ids of files gone by other means count for nothing)
                 live = sorted(set(left))
                 q2 = ",".join("?" * len(live))
                 live = {r[0] for r in con.execute(f"SELECT id FROM files WHERE id IN ({q2})", live)}
-                left = array("I", (x for x in left if x in live))
+                left = [x for x in left if x in live]
             if left:
-                b = left.tobytes()
+                b = pack_ids(left)
                 rows.append((t, seg, b, zlib.crc32(b)))
             else:
                 con.execute("DELETE FROM post WHERE term = ? AND seg = ?", (t, seg))

@@ -58,10 +58,13 @@ class SearchResult:
         return out
 
 
-def emit(ranked, terms: list, limit: int, context: int, scope, vault: str, views: dict) -> list:
+def emit(ranked, terms: list, limit: int, context: int, scope, vault: str, views: dict,
+         distinct: bool = False) -> list:
     """Turn ranked candidates into hits: validate anchors (in --since/--until, holding a
-    quoted phrase), cap per file, merge windows."""
+    quoted phrase), cap per file, merge windows; ``distinct``: no anchor line repeats a better
+    hit's word for word (tuning: a query beyond ASCII)."""
     per_file: dict[bytes, list] = {}
+    shown: set = set()
     hits: list[Hit] = []
     since_s = scope.since.strftime("%Y-%m-%d %H:%M:%S") if scope.since else None
     until_s = scope.until.strftime("%Y-%m-%d %H:%M:%S") if scope.until else None
@@ -81,6 +84,10 @@ def emit(ranked, terms: list, limit: int, context: int, scope, vault: str, views
             continue
         if phrase is not None and not phrase.search(v.lines[ln - 1]):
             continue  # the query's "quoted phrase" is not on this line
+        if distinct:
+            if v.lines[ln - 1] in shown:
+                continue  # a copy (an export restating its prompts) shows nothing new
+            shown.add(v.lines[ln - 1])
         taken.append(ln)
         spath = os.fsdecode(path)
         hits.append(Hit(path=spath, line=ln, score=round(-neg, 4), date=stamp,

@@ -5,7 +5,7 @@ import gc
 import time
 
 from ..errors import ChrolloError
-from ..terms import Forms, identifiers, query_terms, spellings
+from ..terms import Forms, beyond_ascii, identifiers, query_terms, spellings
 from . import select, tuning
 from .collect import Collector
 from .dates import named_dates
@@ -162,7 +162,8 @@ def run(result: SearchResult, q: Forms, scope: Scope, shortcut: bool = True) -> 
     df, idf = _weights(col, sample, n_main, result, scope)
     views: dict = {}
     result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
-                       q.terms, scope.limit, scope.context, scope, scope.vault, views)
+                       q.terms, scope.limit, scope.context, scope, scope.vault, views,
+                       distinct=beyond_ascii(result.query))
     if sample.common and _shortcut_may_miss(result, col, idf, sample.common, scope.limit):
         del result.warnings[:]
         return run(result, q, scope, shortcut=False)
@@ -197,7 +198,8 @@ def _run_selected(result: SearchResult, q: Forms, scope: Scope, spec: ScanSpec, 
     result.sessions = chosen.n
     views: dict = {}
     result.hits = emit(length_bounded(_ranking(col, idf, scope, views, result.query), views),
-                       q.terms, scope.limit, scope.context, scope, scope.vault, views)
+                       q.terms, scope.limit, scope.context, scope, scope.vault, views,
+                       distinct=beyond_ascii(result.query))
     return chosen.df
 
 
@@ -254,10 +256,11 @@ def _ranking(col: Collector, idf, scope: Scope, views: dict, query: str):
     dates = named_dates(query) if tuning.DATE_WEIGHT else []
     if tuning.SESSION_WEIGHT or dates:
         out = by_session(out, col, idf, dates)
+    size = tuning.POOL if beyond_ascii(query) else tuning.RERANK_POOL  # (tuning: a query beyond ASCII)
     if tuning.TURN_POWER:
-        out = by_turn_length(out, views)
+        out = by_turn_length(out, views, size)
     if tuning.FOLDED_WEIGHT < 1:
-        out = by_spelling(out, col.q, spellings(query), views)
+        out = by_spelling(out, col.q, spellings(query), views, size)
     return out
 
 

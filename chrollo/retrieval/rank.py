@@ -25,6 +25,7 @@ from itertools import islice
 
 from . import tuning
 from ..fileformat import NAME_EPOCH, name_time
+from ..textnorm import has_hiragana
 from .collect import Collector
 from .dates import on_dates
 from .query import present
@@ -44,6 +45,8 @@ def idf_of(df: list, n_files: int, terms: list, synonyms: dict) -> Idf:
     idf = Idf(math.log(1.0 + n_files / d) if d else 0.0 for d in df)
     for i, t in enumerate(terms):
         idf[i] *= synonyms.get(t, 1.0)
+        if not t.isascii() and has_hiragana(t):  # (Japanese grammar, see HIRAGANA_WEIGHT)
+            idf[i] *= tuning.HIRAGANA_WEIGHT
     idf.near = [0.0 if t in synonyms else w * tuning.NEIGHBOR_WEIGHT for t, w in zip(terms, idf)]
     idf.exact = sum(1 << i for i, t in enumerate(terms) if t not in synonyms)
     return idf
@@ -169,13 +172,13 @@ def _session_factor(col: Collector, path: bytes, idf: list, best: float) -> floa
     return (1 + tuning.SESSION_WEIGHT * score / best) / (1 + tuning.SESSION_WEIGHT)
 
 
-def by_turn_length(ranked, views: dict):
-    """The best RERANK_POOL candidates weighed by the length of their turn (see TURN_POWER),
-    re-sorted; the rest follow as they come (a weight only lowers a score, so a candidate
-    beyond the pool is merged in where it belongs)."""
+def by_turn_length(ranked, views: dict, size: int = 0):
+    """The best ``size`` (default RERANK_POOL) candidates weighed by the length of their turn
+    (see TURN_POWER), re-sorted; the rest follow as they come, unweighed (a bound on the
+    files read: a candidate beyond the pool keeps its full score)."""
     pivot, power = tuning.TURN_PIVOT, tuning.TURN_POWER
     pool = []
-    for neg, key, path, ln, m in islice(ranked, tuning.RERANK_POOL):
+    for neg, key, path, ln, m in islice(ranked, size or tuning.RERANK_POOL):
         v = view_of(views, path)
         if v is not None and (tl := v.turn_lines(ln)) > pivot:
             neg *= (pivot / tl) ** power
@@ -184,8 +187,8 @@ def by_turn_length(ranked, views: dict):
     yield from heapq.merge(pool, ranked)
 
 
-def by_spelling(ranked, q, spelled: dict, views: dict):
-    """The best RERANK_POOL candidates whose line holds a query word only in another spelling
+def by_spelling(ranked, q, spelled: dict, views: dict, size: int = 0):
+    """The best ``size`` (default RERANK_POOL) candidates whose line holds a query word only in another spelling
     than the user's (``café`` for a search of ``cafe``, ``cafe`` for ``café``: found through
     textnorm.fold) weighed by FOLDED_WEIGHT, re-sorted: the exact spelling ranks first. An
     ASCII line of a query spelled in ASCII is exact by construction and is not looked at (an
@@ -205,7 +208,7 @@ def by_spelling(ranked, q, spelled: dict, views: dict):
 
     as_typed, folded = whole_words(exact), whole_words(words)
     pool = []
-    for neg, key, path, ln, m in islice(ranked, tuning.RERANK_POOL):
+    for neg, key, path, ln, m in islice(ranked, size or tuning.RERANK_POOL):
         lines = lines_of(views, path)
         line = lines[ln - 1] if lines and 0 < ln <= len(lines) else ""
         if line and (spelled or not line.isascii()):

@@ -15,6 +15,7 @@ from .. import rg as _rg
 from .. import vault as _vault
 from ..fileformat import read_frontmatter
 from ..index import available
+from ..vaultfiles import more_than
 from . import tuning
 from .collect import Collector
 from .options import Scope
@@ -57,31 +58,13 @@ def _unsearchable_names(vault: str) -> frozenset:
 
 
 def large(scope) -> bool:
-    """Whether the search's folder may hold more than SELECT_AFTER session files (counted
-    once per search: a listing of at most SELECT_AFTER + 1 entries). A smaller one is read
+    """Whether the search's folder holds more than SELECT_AFTER session files (counted once
+    per search by the one walk, vaultfiles.more_than: it stops at SELECT_AFTER + 1). A smaller one is read
     whole, without its index — the index costs it more than it saves (docs/index.md)."""
     got = scope.memo.get("large")
     if got is None:
-        got = scope.memo["large"] = _more_entries_than(scope.folder, tuning.SELECT_AFTER)
+        got = scope.memo["large"] = more_than(scope.folder, tuning.SELECT_AFTER)
     return got
-
-
-def _more_entries_than(folder: str, most: int) -> bool:
-    """Whether ``folder`` and its subfolders hold more than ``most`` entries (a cheap upper
-    bound of the session files in it: nothing is stat'ed)."""
-    seen, stack = 0, [folder]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for e in it:
-                    seen += 1
-                    if seen > most:
-                        return True
-                    if not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-        except OSError:
-            continue
-    return False
 
 
 def scan_indexed(col: Collector, scope: Scope, spec: ScanSpec) -> tuple[int, list]:

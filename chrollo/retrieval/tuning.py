@@ -103,6 +103,18 @@ NEIGHBOR_LINES = 8
 TURN_PIVOT = 6
 TURN_POWER = float(os.environ.get("CHROLLO_TURN_POWER", "0.2"))
 RERANK_POOL = 60
+# A query beyond ASCII (terms.beyond_ascii: CJK, accented words) — found on the any-language
+# dev set (docs/devset-any-language.md: its misses were Japanese answers in a few sessions of
+# thousands of lines, unlike the English dev sets; their --json stays byte-identical):
+# * a CJK bigram holding hiragana (Japanese grammar: particles, endings — `どう`, `した`, `を選`)
+#   weighs HIRAGANA_WEIGHT: a prior where the idf cannot tell (a vault of few sessions; 0.3 and
+#   0.5 measured the same, 0.7 lost a question);
+# * the turn-length and spelling weights re-weigh POOL candidates, not RERANK_POOL: a CJK
+#   question is one term per bigram, its candidates spread over many masks, and a candidate
+#   beyond the pool keeps its full score;
+# * a hit whose anchor line repeats a better hit's word for word is left out (an export
+#   restating its prompts filled the top ten with copies of one line).
+HIRAGANA_WEIGHT = 0.5
 # A line holding a query word only in another spelling than the user's (accents: ``café`` for
 # ``cafe``; textnorm.fold) weighs this much: the exact spelling first, the folded one still found.
 FOLDED_WEIGHT = 0.9
