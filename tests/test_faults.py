@@ -181,3 +181,38 @@ def test_index_on_a_full_disk_is_a_clear_error_and_the_next_index_works(home, tm
                                preexec_fn=small_files, timeout=120)
         assert human.returncode == 1 and "could not be written" in human.stderr and "Traceback" not in human.stderr
     _search_finds(home, vault)
+
+
+def test_a_forget_killed_midway_is_completed_by_the_next_forget(home, tmp_path):
+    """What a `forget --lines` killed midway leaves — a file scrubbed but not yet renamed (its
+    title holds the marker, its name the forgotten word), a rename cut between its link and
+    unlink (two names), the links to it not yet following, a temporary file of the dead
+    process — is completed by the next forget: the vault ends as an uninterrupted one leaves it."""
+    import shutil
+
+    from conftest import write_session
+
+    vault = tmp_path / "vault"
+    for i in range(3):  # format 2: each name holds its title's words; b and c link to the one before
+        write_session(vault, f"{'abc'[i] * 8}-0000-4000-8000-000000000000", f"2026-05-0{i + 1}T10:00:00",
+                      [("user", "10:00:00", f"refund race {i}"), ("agent", "10:00:05", "lock it")],
+                      cwd="/home/user/project", fmt=2)
+    first = sorted(vault.iterdir())
+    whole = tmp_path / "whole"
+    shutil.copytree(vault, whole)
+    assert run(["forget", "--lines", "refund", "--yes", "--dir", whole], home).returncode == 0
+    done = {p.name: p.read_bytes() for p in whole.iterdir()}
+    renamed = sorted(done)
+    assert [p.name[:17] for p in first] == [n[:17] for n in renamed] and all("refund" not in n for n in renamed)
+    # the first file scrubbed, its rename not made; the second renamed as far as its link
+    def unfollowed(name):  # (its bytes as the whole forget leaves them, its link to the first as it was)
+        return done[name].replace(f"[[{renamed[0][:-3]}]]".encode(), f"[[{first[0].stem}]]".encode())
+    first[0].write_bytes(unfollowed(renamed[0]))
+    first[1].write_bytes(unfollowed(renamed[1]))
+    os.link(first[1], vault / renamed[1])
+    (vault / f".{first[2].name}.forget.999999999.tmp").write_bytes(b"half")
+    p = run(["forget", "--lines", "refund", "--yes", "--dir", vault, "--json"], home)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    got = {q.name: q.read_bytes() for q in vault.iterdir()}
+    assert sorted(got) == sorted(done), p.stdout
+    assert [n for n in got if got[n] != done[n]] == [], p.stdout
