@@ -216,3 +216,49 @@ def test_a_forget_killed_midway_is_completed_by_the_next_forget(home, tmp_path):
     got = {q.name: q.read_bytes() for q in vault.iterdir()}
     assert sorted(got) == sorted(done), p.stdout
     assert [n for n in got if got[n] != done[n]] == [], p.stdout
+
+
+# (redaction's pool starts above POOL_MIN_BYTES, publishing redacts a batch per BATCH_BYTES:
+# both scaled down so a small vault is redacted by worker processes, batch after batch)
+_SMALL_REDACT = ("import sys; from chrollo import redact; redact.POOL_MIN_BYTES = 0; "
+                 "from chrollo.mesh import manifests; manifests.BATCH_BYTES = 1 << 20; "
+                 "from chrollo.entry import main; sys.argv[0] = 'chrollo'; main()")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2, reason="Linux /proc, 2+ cores")
+def test_ctrl_c_during_a_redacting_mesh_sync_stops_it_cleanly(home, tmp_path):
+    """Ctrl-C (SIGINT to the group) while `mesh sync` redacts what it publishes on every core:
+    it ends within seconds, no worker's traceback, no worker left (one would hold the publish
+    lock it inherited), and the next sync works."""
+    vault = home / "memories"
+    vault.parent.mkdir(parents=True)
+    _vault(tmp_path).rename(vault)
+    assert run(["mesh", "init", "--name", "fuzz"], home).returncode == 0
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for k in range(6):
+        proc = subprocess.Popen([sys.executable, "-c", _SMALL_REDACT, "mesh", "sync", "--folder", str(shared)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(home),
+                                cwd=str(tmp_path), start_new_session=True)
+        _midway(home, vault, proc, k)
+        assert proc.poll() is not None or _children_of(proc.pid), f"try {k}: no redaction worker started"
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            _out, err = proc.communicate(timeout=8)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            pytest.fail(f"try {k}: the interrupted sync hung")
+        assert b"Traceback" not in err, (k, err.decode()[-2000:])
+        assert _group_gone(proc.pid), f"try {k}: a worker of the sync outlived it"
+        from chrollo import layout
+        from chrollo.vault import open_lock
+        import fcntl
+
+        fd = open_lock(layout.mesh_publish_lock(str(home)))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (free: nobody holds it)
+        finally:
+            os.close(fd)
+    p = run(["mesh", "sync", "--folder", shared], home)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
