@@ -554,6 +554,87 @@ def test_long_commands_stopped_by_a_signal_leave_nothing_broken(sb):
     _faults(sb)
 
 
+def capture(sb: Sandbox, env: dict, event: str, text: str, fsize: int | None = None):
+    """One codex hook call of the fault session (a prompt, or an answer: a turn)."""
+    body = {"session_id": "019f0000-full-4000-8000-000000000001", "transcript_path": None, "cwd": str(sb.project),
+            "hook_event_name": event, **({"prompt": text} if event == "UserPromptSubmit" else
+                                         {"last_assistant_message": text})}
+    return fk.spawn_in(["hook", event, "--harness", "codex"], dict(env, **({"FUZZ_FSIZE": str(fsize)} if fsize is not None else {})),
+                       sb.project, "here", stdin=json.dumps(body).encode())
+
+
+FULL = {"capture": None, "import": "import", "index": "index", **{k: k for k in FORGETS}}  # kind -> fault kind
+
+
+@budget(12, cap=4)
+@given(kind=st.sampled_from(sorted(FULL)), room=st.sampled_from([0, 1, 512, 4096, 65536, 1 << 20]),
+       size=st.integers(1, 40))
+def _full_disk(sb, kind, room, size):
+    """A command on a full disk (no file may grow past ``room`` bytes): a clear error or done,
+    exit 0/1 (a hook 0, silent), no traceback, nothing half-written; with room again the next
+    run catches up — what an uninterrupted run leaves, search answering as the scan."""
+    fault = FULL[kind]
+    code, base = outcome(sb, fault, "codex") if fault else (0, {})
+    fresh(sb, FAULT_NOW)
+    sb._clean = None
+    env = dict(sb.env(), CHROLLO_NOW=FAULT_NOW)
+    if fault:
+        prepare(sb, fault, env)
+    before = leaves(sb, "import")
+    answer = "full disk answer " * size * 200
+    if kind == "capture":
+        assert capture(sb, env, "UserPromptSubmit", "the full disk question").code == 0
+        r = capture(sb, env, "Stop", answer, room)
+        args = ["hook", "Stop"]
+    else:
+        args = fault_command(sb, fault, "codex") + (["--json"] if kind != "index" else ["--json"])
+        r = fk.spawn_in(args, dict(env, FUZZ_FSIZE=str(room)), sb.project, "here")
+    counted(f"full disk {kind}")
+    what = f"chrollo {args!r} with files limited to {room} bytes: {r!r}"
+    assert "Traceback" not in r.err, what
+    if kind == "capture":
+        assert r.code == 0 and r.out.strip() == "", what
+    else:
+        assert r.code in (0, 1), what
+        if r.code == 1:
+            assert set(json.loads(r.out)["error"]) == {"kind", "message", "hint"}, what
+    log = sb.home / "logs" / "hooks.log"
+    logged = log.read_text("utf-8", "replace") if log.exists() else ""
+    assert "Traceback" not in logged, f"{what}\n--- hooks.log\n{logged[-3000:]}"
+    now = leaves(sb, "import")  # nothing half-written: each file as it was or whole
+    hidden = [k for k in now if k.rpartition("/")[2].startswith(".")]
+    assert not hidden, f"{what}: {hidden}"
+    if fault in FORGETS:
+        assert not forget_halves(now, before, base), what
+    # with room again, the next run catches up
+    if kind == "capture":
+        assert capture(sb, env, "UserPromptSubmit", "the question after").code == 0
+        assert capture(sb, env, "Stop", "the answer after").code == 0
+        from chrollo.session import read_session
+
+        mine = [p for p in sb.vault.glob("*.md") if "019f0000" in p.name]
+        assert len(mine) == 1, what
+        texts = [t.text for t in read_session(mine[0]).turns]
+        assert "the answer after" in texts[-1] and "the question after" in texts[-2], (what, texts[-4:])
+        return
+    again = spawn(fault_command(sb, fault, "codex"), env, sb.project)
+    assert again.code == code and "Traceback" not in again.err, f"{what}; then: {again!r}"
+    from chrollo.index.build import building
+
+    assert not building(str(sb.vault))
+    if fault != "index":
+        got = leaves(sb, fault)
+        differ = sorted(k for k in set(got) | set(base) if got.get(k) != base.get(k))
+        assert not differ, f"{what}: {differ[:5]} differ from a run with room"
+    hits = [spawn(["search", "refund", "race", "-n", "50", "--json"], dict(env, CHROLLO_INDEX=flag), sb.project).out
+            for flag in ("1", "0")]
+    assert json.loads(hits[0]).get("hits") == json.loads(hits[1]).get("hits") is not None, what
+
+
+def test_commands_on_a_full_disk_fail_clearly_and_the_next_run_catches_up(sb):
+    _full_disk(sb)
+
+
 @budget(40, cap=5)
 @given(data=st.data(), mode=st.sampled_from(["deleted", "read-only"]))
 def _odd_cwd(sb, data, mode):
