@@ -115,15 +115,20 @@ def _check_harness(name: str) -> None:
                          "`chrollo import jsonl --as NAME`).", kind="bad_harness")
 
 
+def disk_full(e: OSError) -> bool:
+    """Whether the system refused a write for want of room (a full disk, a quota, a size limit)."""
+    import errno
+
+    return e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
 def os_error(e: OSError) -> ChrolloError:
     """The system refused a file the user named (too long a name, a folder, …): os_error, exit 1."""
     import os
 
-    import errno
-
     named = isinstance(e.filename, (str, bytes))
     what = f": {os.fsdecode(e.filename)}" if named else ""
-    if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+    if disk_full(e):
         hint = "The disk is full (or a quota or file size limit was reached): free some space and try again."
     elif named:
         hint = "Check the path you gave (it may be too long, a folder, or not readable)."

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 from pathlib import Path
 
 from . import clock as _clock
@@ -75,6 +76,7 @@ def forget(targets=(), since: str | None = None, until: str | None = None, proje
         from . import traces
 
         _relink(vault, [Path(x["path"]) for x in report.sessions], report)
+        _rename(report)
         from .changes import drop as drop_changes
         from .listing import drop
 
@@ -432,26 +434,83 @@ def _forget_secrets(vault: Path, files, report: Report) -> None:
 
 
 def _scrub_all(files: list, transform, report: Report) -> None:
+    """Each file scrubbed (locked, atomic); the renames its title asks for planned in
+    ``report.renamed`` — made by :func:`_rename` once the links to them follow (a forget
+    killed midway leaves links and names the next forget completes)."""
     from .obsidian import forget_slug
+
+    _sweep({p.parent for p in files})
     for p in files:
         sid = read_frontmatter(p).get("session_id")
         locks = _locks(sid) if isinstance(sid, str) and sid else []
         with _Held(locks):
             hit, title = _scrub_file(p, transform, report.dry_run, report.vault)
-            # a changed title's words leave the file name too (format 2) — only a file this
-            # forget changed, and only if its title changed or its name holds what was forgotten:
-            # a title edited by hand is no reason to rename a file (#44)
-            if hit and not report.dry_run and (title or _name_holds(p.name, transform)):
-                new = forget_slug(p)
-                if new is not None:
-                    report.renamed[str(p)] = str(new)
-                    p = new
-            if hit and not report.dry_run:
+            new = None
+            if not report.dry_run:
+                # a changed title's words leave the file name too (format 2) — only a file this
+                # forget changed, and only if its title changed or its name holds what was forgotten:
+                # a title edited by hand is no reason to rename a file (#44); or a file whose title
+                # holds a forget's marker but not its name yet (a forget killed before renaming it)
+                taken = set(report.renamed.values())
+                new = forget_slug(p, taken) if hit and (title or _name_holds(p.name, transform)) else \
+                    forget_slug(p, taken, marks=_MARKS) if not hit else None
+            if new is not None:
+                report.renamed[str(p)] = str(new)
+                if os.path.lexists(new):  # (a rename cut after its link: the old name goes now,
+                    os.unlink(p)          # before a rewrite of either name parts them)
+            elif hit and not report.dry_run:
                 from .index.update import update
 
                 update(str(report.vault), [p])
         if hit:
-            report.lines.append({"path": str(p), "lines": hit})
+            report.lines.append({"path": str(new or p), "lines": hit})
+
+
+_MARKS = (privacy.MARKER, "[REDACTED:")  # what --lines and --secrets (redact.Redactor) write in a title
+
+
+def _rename(report: Report) -> None:
+    """The planned renames made (after :func:`_relink`), each indexed under its new name."""
+    from .index.update import update
+    from .obsidian import rename_forgotten
+
+    for old, new in list(report.renamed.items()):
+        sid = read_frontmatter(Path(old if os.path.lexists(old) else new)).get("session_id")
+        with _Held(_locks(sid) if isinstance(sid, str) and sid else []):  # (as a writer appends)
+            try:
+                done = rename_forgotten(old, new) if os.path.lexists(old) else os.path.lexists(new)
+            except OSError:
+                done = False
+        if done:
+            update(str(report.vault), [old, new])
+        else:
+            del report.renamed[old]
+
+
+def _sweep(folders) -> None:
+    """Temporary files a forget killed while writing left (a dead process's): removed."""
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            m = _TMP_RE.match(name)
+            if m and not _alive(int(m.group(1))):
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except OSError:
+                    pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _name_holds(name: str, transform) -> bool:
@@ -494,9 +553,10 @@ def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> tuple[list,
 
 def _write(path: Path, out: bytes) -> None:
     """``path``'s content replaced by ``out``, atomically (a temp file beside it, renamed)."""
-    tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")
-    wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
+    tmp = path.with_name(f".{path.name}.forget.{os.getpid()}.tmp")  # (its form: _TMP_RE)
+    wfd = -1
     try:
+        wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _vault.FILE_MODE)
         view = memoryview(out)
         while view:
             view = view[os.write(wfd, view):]
@@ -509,6 +569,9 @@ def _write(path: Path, out: bytes) -> None:
             os.close(wfd)
         if tmp.exists():
             os.unlink(tmp)
+
+
+_TMP_RE = re.compile(r"^\..+\.forget\.(\d+)\.tmp$")
 
 
 def scrub_bytes(data: bytes, transform) -> tuple[bytes, list]:

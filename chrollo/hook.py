@@ -289,6 +289,11 @@ def _log_error(harness, event, what: str, e: BaseException) -> None:
     from .errors import ChrolloError
 
     line = f"{what + ' ' if what else ''}error: "
+    if isinstance(e, OSError):
+        from .console import disk_full, os_error
+
+        if disk_full(e):  # (the machine's state, not chrollo's bug)
+            e = os_error(e)
     if isinstance(e, ChrolloError):
         line += f"{e.kind}: {e.message}" + (f" ({e.hint})" if e.hint else "")
     else:

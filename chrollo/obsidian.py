@@ -313,9 +313,12 @@ def forget_title(lines: list, body: int, transform) -> list:
     return hit
 
 
-def forget_slug(path):
-    """After a forget, a session file whose title no longer gives the slug in its name is
-    renamed without it (``DATE_TIME_id.md``); returns the new path, or None."""
+def forget_slug(path, taken: set = frozenset(), marks: tuple = ()):
+    """After a forget, the name a session file whose title no longer gives the slug in its
+    name is to be renamed to (``DATE_TIME_id.md``, or ``…-N.md`` when that is another file's
+    or in ``taken``), or None. With ``marked``, only a title holding a forget's own marker
+    counts: a rename a killed forget had not made yet, never a title edited by hand (#44).
+    (A name already linked to this file, a rename cut between its link and unlink, is the one.)"""
     from pathlib import Path
 
     p = Path(path)
@@ -326,12 +329,27 @@ def forget_slug(path):
     title = read_frontmatter(p).get("title")
     if not isinstance(title, str) or slug(title) == slug_:
         return None
+    if marks and not any(mark in title for mark in marks):
+        return None
     for n in range(1, 1000):
         new = p.with_name(f"{m.group(1)}_{m.group(2)}_{ident}{'' if n == 1 else f'-{n}'}.md")
-        try:
-            os.link(p, new)  # (never over another file)
-        except FileExistsError:
+        if str(new) in taken:
             continue
-        os.unlink(p)
-        return new
+        try:
+            if not os.path.lexists(new) or os.path.samefile(p, new):
+                return new
+        except OSError:
+            continue
     return None
+
+
+def rename_forgotten(old, new) -> bool:
+    """``old`` renamed ``new`` (see :func:`forget_slug`), never over another file: a link,
+    then the old name goes (a link already made by a forget killed in between is kept)."""
+    try:
+        os.link(old, new)
+    except FileExistsError:
+        if not os.path.samefile(old, new):
+            return False
+    os.unlink(old)
+    return True

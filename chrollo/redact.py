@@ -413,9 +413,6 @@ class Redactor:
         self._automaton = None
         self.cache = cache
         self._db = None
-        # what a worker process needs to make the same rules (no cache: the parent keeps it)
-        self.spec = {"extra": dict(extra or {}), "disable": list(disable), "use_detect_secrets": use_detect_secrets,
-                     "rule_sets": rule_sets}
 
     @classmethod
     def from_config(cls, home: str) -> "Redactor":
@@ -615,20 +612,21 @@ def _redact_raw(redactor: "Redactor", data: bytes) -> bytes:
 
 
 POOL_MIN_BYTES = 32 << 20  # less to redact than this: a pool's start-up (up to ~0.3 s a worker) costs more than it saves
-_worker: "Redactor | None" = None
 
 
 class Pool:
     """Processes redacting with the same rules as a :class:`Redactor`, one per core (at most
-    4), started when :meth:`map` is first given enough work; never on a single core."""
+    4), forked (:mod:`chrollo.workers`: Ctrl-C kills them, none prints a traceback or keeps
+    an inherited lock) each time :meth:`start` is given enough work; never on a single core."""
 
     def __init__(self, redactor: "Redactor"):
-        self.spec, self.ex = redactor.spec, None
+        self.redactor, self.live, self.used = redactor, [], False
         self.workers = min(os.cpu_count() or 1, 4)
 
     @property
     def running(self) -> bool:
-        return self.ex is not None
+        """Whether workers were started (the caller then keeps a batch going while it reads)."""
+        return self.used
 
     def map(self, datas: list) -> list | None:
         """The redacted bytes of each (in order; None where nothing changed), or None when
@@ -636,53 +634,44 @@ class Pool:
         return self.gather(self.start(datas))
 
     def start(self, datas: list):
-        """Hand ``datas`` to the workers (started now if need be); :meth:`gather` the result."""
-        if self.workers < 2:
-            return None
-        if self.ex is None:
-            import multiprocessing
-            import threading
-            from concurrent.futures import ProcessPoolExecutor
+        """Hand ``datas`` to workers forked now; :meth:`gather` the result. None (redacted in
+        this process) on one core, or from a process of several threads (the LAN server
+        publishes from one of its threads: a fork copies locks other threads may hold)."""
+        import threading
 
-            # fork (no start-up: the workers have every module already) from a process of one
-            # thread (`mesh sync`); spawn from one of several (the LAN server publishes from one
-            # of its threads, and a fork copies locks other threads may hold)
-            method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
-                else "spawn"
-            self.ex = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method),
-                                          initializer=_start_worker, initargs=(self.spec,))
-        try:
-            return self.ex.map(_worker_redact, datas, chunksize=max(1, len(datas) // (self.workers * 4)))
-        except Exception:  # noqa: BLE001 — a broken pool: redacted here instead
+        from .workers import Running
+
+        if self.workers < 2 or threading.active_count() > 1:
             return None
+        redactor = self.redactor
+        run = Running(lambda data: _worker_redact(redactor, data), datas, self.workers)
+        self.live.append(run)
+        self.used = True
+        return run
 
     def gather(self, started) -> list | None:
         if started is None:
             return None
         try:
-            return list(started)
+            return started.ordered()
         except Exception:  # noqa: BLE001 — a worker that died (memory, a signal): redacted here instead
-            self.__exit__()
             self.workers = 1
             return None
+        finally:
+            started.close()
+            self.live.remove(started)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        if self.ex is not None:
-            self.ex.shutdown()
-            self.ex = None
+        while self.live:  # (started, never gathered: an error or Ctrl-C on the way)
+            self.live.pop().close()
 
 
-def _start_worker(spec: dict) -> None:
-    global _worker
-    _worker = Redactor(**spec)
-
-
-def _worker_redact(data: bytes) -> bytes | None:
+def _worker_redact(redactor: "Redactor", data: bytes) -> bytes | None:
     """The redacted bytes, or None when they are data's (nothing pickled back for nothing)."""
-    out = _redact_raw(_worker, data)
+    out = _redact_raw(redactor, data)
     return None if out is data else out
 
 

@@ -70,7 +70,7 @@ def stats(dir: str | None = None, since=None, until=None, per: str | None = None
     if bars > MAX_BARS:
         raise UsageError(f"{lo.date()} .. {hi.date()} is {bars:,} bars per {per}: at most {MAX_BARS:,}",
                          "Use --per week, or narrow --since / --until." if per == "day"
-                         else "Narrow --since / --until.", kind="bad_date")
+                         else "Narrow --since / --until.", kind="too_many_bars")
     first_day, last_day = lo.date().isoformat(), hi.date().isoformat()
     days: dict = {}  # day -> Counter(by key)
     root = Path(os.path.expanduser(dir)).resolve() if dir else _vault.memories_dir()

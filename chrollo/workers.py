@@ -1,8 +1,9 @@
-"""Forked worker processes for a CPU-bound map (an index build's tokenising, a search's masks).
+"""Forked worker processes for a CPU-bound map (an index build's tokenising, a search's masks,
+publishing's redaction).
 
-A plain ``os.fork`` per worker and one pipe back — not ``multiprocessing.Pool``, whose
-``terminate`` could wait forever on a queue lock a worker held when Ctrl-C reached it (the
-parent then kept the index's write lock), and whose workers each printed a traceback for it.
+A plain ``os.fork`` per worker and one pipe back — not ``multiprocessing.Pool`` nor a
+``ProcessPoolExecutor``: a pool's ``terminate`` could wait forever on a queue lock a worker held when Ctrl-C reached it (the
+parent then kept the index's write lock), and its workers each printed a traceback for it.
 Here a worker ignores SIGINT (the parent alone answers Ctrl-C), dies with its parent (Linux:
 PR_SET_PDEATHSIG, so a build killed with SIGKILL leaves no orphan holding an inherited lock),
 and a parent that stops early for any reason kills its workers and reaps them before going on.
@@ -22,20 +23,52 @@ def imap_unordered(fn, items: list, workers: int):
     """``fn(item)`` for each of ``items`` in ``workers`` forked processes, results as they come
     (in no set order). An exception in a worker is raised here; leaving the loop early (an
     exception, Ctrl-C, ``close()``) kills the workers and waits for them."""
-    kids: list = []  # (pid, read end)
-    parent = os.getpid()
+    run = Running(fn, items, workers)
     try:
-        for k in range(workers):
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # (never returns)
-                os.close(r)
-                for _, other in kids:
-                    os.close(other)  # (a sibling's pipe: its reader must be the parent alone)
-                _child(fn, items[k::workers], w, parent)
-            os.close(w)
-            kids.append((pid, r))
-        live = {r for _pid, r in kids}
+        for _i, got in run.results():
+            yield got
+    finally:
+        run.close()
+
+
+def map_ordered(fn, items: list, workers: int) -> list:
+    """``[fn(item) for item in items]``, worked out as :func:`imap_unordered` does."""
+    run = Running(fn, items, workers)
+    try:
+        return run.ordered()
+    finally:
+        run.close()
+
+
+class Running:
+    """``fn`` over ``items`` in ``workers`` processes forked now (the caller goes on meanwhile:
+    publishing reads the next files while these are redacted); :meth:`ordered` or
+    :meth:`results` gives what they made, :meth:`close` — always called, ``finally`` — kills
+    and reaps them, whatever they were doing."""
+
+    def __init__(self, fn, items: list, workers: int):
+        self.kids: list = []  # (pid, read end)
+        self.n = len(items)
+        parent = os.getpid()
+        pairs = list(enumerate(items))
+        try:
+            for k in range(workers):
+                r, w = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # (never returns)
+                    os.close(r)
+                    for _, other in self.kids:
+                        os.close(other)  # (a sibling's pipe: its reader must be the parent alone)
+                    _child(lambda pair: (pair[0], fn(pair[1])), pairs[k::workers], w, parent)
+                os.close(w)
+                self.kids.append((pid, r))
+        except BaseException:
+            self.close()
+            raise
+
+    def results(self):
+        """(index in ``items``, result) pairs as they come; a worker's exception raised here."""
+        live = {r for _pid, r in self.kids}
         while live:
             for r in select.select(list(live), [], [])[0]:
                 # (a worker writes a result whole once it has it: reading it blocks briefly)
@@ -47,7 +80,14 @@ def imap_unordered(fn, items: list, workers: int):
                 if not ok:
                     raise got
                 yield got
-    finally:
+
+    def ordered(self) -> list:
+        """Every result, in the order of ``items`` (a worker that died without one: KeyError)."""
+        got = dict(self.results())
+        return [got[i] for i in range(self.n)]
+
+    def close(self) -> None:
+        kids, self.kids = self.kids, []
         for pid, r in kids:
             os.close(r)
             try:
@@ -56,12 +96,6 @@ def imap_unordered(fn, items: list, workers: int):
                 pass
         for pid, _r in kids:
             _reap(pid)
-
-
-def map_ordered(fn, items: list, workers: int) -> list:
-    """``[fn(item) for item in items]``, worked out as :func:`imap_unordered` does."""
-    got = dict(imap_unordered(lambda pair: (pair[0], fn(pair[1])), list(enumerate(items)), workers))
-    return [got[i] for i in range(len(items))]
 
 
 def _read(fd: int, n: int) -> bytes:

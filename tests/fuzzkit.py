@@ -398,7 +398,8 @@ def known(args: list, r: Result) -> str | None:
 
 # The runner every fault run goes through: chrollo's front door, with the index's worker pool
 # scaled down so the sandbox's small vault is tokenised by forked workers too, and optionally
-# from a working folder deleted (or made read-only) just before the command starts.
+# from a working folder deleted (or made read-only) just before the command starts, and with a
+# file size limit (FUZZ_FSIZE: RLIMIT_FSIZE stands in for a full disk where a tmpfs needs root).
 # (A signal is sent only once it says it is about to call main — FUZZ_READY_FD: before, it
 # would interrupt Python's start-up and the import of the console script's own module, whose
 # tracebacks chrollo cannot catch.)
@@ -411,6 +412,9 @@ FAULT_RUNNER = (
     "    os.makedirs(where, exist_ok=True); os.chdir(where); os.rmdir(where)\n"
     "elif mode == 'here':\n"
     "    os.chdir(where)\n"
+    "fsize = os.environ.pop('FUZZ_FSIZE', None)\n"
+    "if fsize:  # (a full disk: every write past this size fails, EFBIG as ENOSPC)\n"
+    "    import resource; resource.setrlimit(resource.RLIMIT_FSIZE, (int(fsize), int(fsize)))\n"
     "sys.argv = ['chrollo'] + sys.argv[3:]\n"
     "from chrollo.entry import main\n"
     "ready = os.environ.pop('FUZZ_READY_FD', None)\n"
@@ -488,14 +492,14 @@ def run_stopped(args: list, env: dict, cwd: Path, sig: int, after: float, wait: 
 
 
 def spawn_in(args: list, env: dict, where: Path, mode: str, prefix: list | None = None,
-             timeout: float = 60) -> Result:
+             timeout: float = 60, stdin: bytes = b"") -> Result:
     """``chrollo args`` as a process from the folder ``where``: "deleted" just before it starts,
     or "here" (as it is: a read-only one, say)."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("CHROLLO_")}
     full.update(env, PYTHONPATH=str(ROOT))
     argv = [*(prefix or []), sys.executable, "-c", FAULT_RUNNER, str(where), mode, *[os.fsencode(a) for a in args]]
     try:
-        p = subprocess.run(argv, capture_output=True, env=full, cwd=ROOT, timeout=timeout)
+        p = subprocess.run(argv, input=stdin, capture_output=True, env=full, cwd=ROOT, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         return Result("timeout", (e.stdout or b"").decode("utf-8", "replace"),
                       (e.stderr or b"").decode("utf-8", "replace"), None)

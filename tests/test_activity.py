@@ -203,7 +203,8 @@ def test_a_range_ending_at_year_9999_gives_buckets_not_an_overflow(home, tmp_pat
 
 def test_a_range_of_too_many_bars_is_a_usage_error_at_once(home, tmp_path):
     """#44: 1970..9999 per day was 2.9 million bars (94 s, 272 MB of JSON): past MAX_BARS
-    it is a usage error naming --per week and a narrower range, before any counting."""
+    it is a usage error of its own kind (`too_many_bars`: the dates are good, the range is too
+    long for --per) naming --per week and a narrower range, before any counting."""
     import time
 
     from chrollo.vaultstats import MAX_BARS
@@ -211,11 +212,13 @@ def test_a_range_of_too_many_bars_is_a_usage_error_at_once(home, tmp_path):
     vault = _vault(tmp_path)
     t0 = time.monotonic()
     r, err = run_json(["stats", "--dir", vault, "--since", "1970-01-01", "--until", "9999-12-01", "--per", "day"], home)
-    assert r.returncode == 2 and err["error"]["kind"] == "bad_date", r.stdout
+    assert r.returncode == 2 and err["error"]["kind"] == "too_many_bars", r.stdout
     assert "--per week" in err["error"]["message"] + err["error"].get("hint", "")
     assert time.monotonic() - t0 < 10
     r, err = run_json(["stats", "--dir", vault, "--since", "1970-01-01", "--until", "9999-12-01"], home)
-    assert r.returncode == 2 and err["error"]["kind"] == "bad_date"
+    assert r.returncode == 2 and err["error"]["kind"] == "too_many_bars"
+    human = run(["stats", "--dir", vault, "--since", "1970-01-01", "--until", "9999-12-01"], home)
+    assert human.returncode == 2 and "at most 5,000" in human.stderr and "Traceback" not in human.stderr
     # a long range that fits is still every bar, zeros too
     r, out = run_json(["stats", "--dir", vault, "--since", "1970-01-01"], home)
     assert r.returncode == 0 and len(out["activity"]["series"]) <= MAX_BARS

@@ -181,3 +181,84 @@ def test_index_on_a_full_disk_is_a_clear_error_and_the_next_index_works(home, tm
                                preexec_fn=small_files, timeout=120)
         assert human.returncode == 1 and "could not be written" in human.stderr and "Traceback" not in human.stderr
     _search_finds(home, vault)
+
+
+def test_a_forget_killed_midway_is_completed_by_the_next_forget(home, tmp_path):
+    """What a `forget --lines` killed midway leaves — a file scrubbed but not yet renamed (its
+    title holds the marker, its name the forgotten word), a rename cut between its link and
+    unlink (two names), the links to it not yet following, a temporary file of the dead
+    process — is completed by the next forget: the vault ends as an uninterrupted one leaves it."""
+    import shutil
+
+    from conftest import write_session
+
+    vault = tmp_path / "vault"
+    for i in range(3):  # format 2: each name holds its title's words; b and c link to the one before
+        write_session(vault, f"{'abc'[i] * 8}-0000-4000-8000-000000000000", f"2026-05-0{i + 1}T10:00:00",
+                      [("user", "10:00:00", f"refund race {i}"), ("agent", "10:00:05", "lock it")],
+                      cwd="/home/user/project", fmt=2)
+    first = sorted(vault.iterdir())
+    whole = tmp_path / "whole"
+    shutil.copytree(vault, whole)
+    assert run(["forget", "--lines", "refund", "--yes", "--dir", whole], home).returncode == 0
+    done = {p.name: p.read_bytes() for p in whole.iterdir()}
+    renamed = sorted(done)
+    assert [p.name[:17] for p in first] == [n[:17] for n in renamed] and all("refund" not in n for n in renamed)
+    # the first file scrubbed, its rename not made; the second renamed as far as its link
+    def unfollowed(name):  # (its bytes as the whole forget leaves them, its link to the first as it was)
+        return done[name].replace(f"[[{renamed[0][:-3]}]]".encode(), f"[[{first[0].stem}]]".encode())
+    first[0].write_bytes(unfollowed(renamed[0]))
+    first[1].write_bytes(unfollowed(renamed[1]))
+    os.link(first[1], vault / renamed[1])
+    (vault / f".{first[2].name}.forget.999999999.tmp").write_bytes(b"half")
+    p = run(["forget", "--lines", "refund", "--yes", "--dir", vault, "--json"], home)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    got = {q.name: q.read_bytes() for q in vault.iterdir()}
+    assert sorted(got) == sorted(done), p.stdout
+    assert [n for n in got if got[n] != done[n]] == [], p.stdout
+
+
+# (redaction's pool starts above POOL_MIN_BYTES, publishing redacts a batch per BATCH_BYTES:
+# both scaled down so a small vault is redacted by worker processes, batch after batch)
+_SMALL_REDACT = ("import sys; from chrollo import redact; redact.POOL_MIN_BYTES = 0; "
+                 "from chrollo.mesh import manifests; manifests.BATCH_BYTES = 1 << 20; "
+                 "from chrollo.entry import main; sys.argv[0] = 'chrollo'; main()")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2, reason="Linux /proc, 2+ cores")
+def test_ctrl_c_during_a_redacting_mesh_sync_stops_it_cleanly(home, tmp_path):
+    """Ctrl-C (SIGINT to the group) while `mesh sync` redacts what it publishes on every core:
+    it ends within seconds, no worker's traceback, no worker left (one would hold the publish
+    lock it inherited), and the next sync works."""
+    vault = home / "memories"
+    vault.parent.mkdir(parents=True)
+    _vault(tmp_path).rename(vault)
+    assert run(["mesh", "init", "--name", "fuzz"], home).returncode == 0
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for k in range(6):
+        proc = subprocess.Popen([sys.executable, "-c", _SMALL_REDACT, "mesh", "sync", "--folder", str(shared)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(home),
+                                cwd=str(tmp_path), start_new_session=True)
+        _midway(home, vault, proc, k)
+        assert proc.poll() is not None or _children_of(proc.pid), f"try {k}: no redaction worker started"
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            _out, err = proc.communicate(timeout=8)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            pytest.fail(f"try {k}: the interrupted sync hung")
+        assert b"Traceback" not in err, (k, err.decode()[-2000:])
+        assert _group_gone(proc.pid), f"try {k}: a worker of the sync outlived it"
+        from chrollo import layout
+        from chrollo.vault import open_lock
+        import fcntl
+
+        fd = open_lock(layout.mesh_publish_lock(str(home)))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (free: nobody holds it)
+        finally:
+            os.close(fd)
+    p = run(["mesh", "sync", "--folder", shared], home)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -415,7 +416,34 @@ def transcripts(sb: Sandbox) -> Path:
     return src
 
 
+FORGETS = {  # (what a forget of the fault runs is asked to do) -> its arguments
+    "lines": ["forget", "--lines", "refund", "--yes"],  # scrubs 160 files, renames the format-2 ones
+    "range": ["forget", "--since", "2026-05-03", "--until", "2026-05-25", "--yes"],  # deletes ~120 sessions
+    "secrets": ["forget", "--secrets", "--yes"],
+}
+
+
+def forgettable(sb: Sandbox) -> None:
+    """160 more sessions in the vault (half format 2: the title, and so the name, holds
+    "refund"; a key to find), and an index of it all — a forget of them takes long enough to
+    be interrupted midway. Built once outside the sandbox, copied in."""
+    from conftest import write_session
+
+    src = sb.tmp / "forgettable"
+    if not src.exists():
+        for i in range(160):
+            write_session(src, f"f0{i:06d}-0000-4000-8000-{i:012d}", f"2026-05-{1 + i % 28:02d}T11:{i % 60:02d}:00", [
+                ("user", "11:00:00", f"refund race {i} with sk_live_51H8{i:04d}bbbbccccddddeeee"),
+                ("agent", "11:00:20", [f"note {i}: lock the refund", "nothing else"])],
+                cwd=str(sb.live / "project"), fmt=1 + i % 2)
+    for p in src.iterdir():
+        shutil.copy2(p, sb.vault / p.name)
+    assert spawn(["index"], dict(sb.env(), CHROLLO_NOW=FAULT_NOW), sb.project).code == 0
+
+
 def fault_command(sb: Sandbox, kind: str, harness: str) -> list:
+    if kind in FORGETS:
+        return FORGETS[kind]
     if kind == "index":
         return ["index", "--rebuild"]
     if kind == "import":
@@ -436,8 +464,7 @@ def outcome(sb: Sandbox, kind: str, harness: str) -> dict:
         sb.reset()
         sb._clean = None  # (the next example starts from the template again)
         env = dict(sb.env(), CHROLLO_NOW=FAULT_NOW)
-        if kind == "mesh":
-            assert spawn(["mesh", "init", "--name", "fuzz"], env, sb.project).code == 0
+        prepare(sb, kind, env)
         r = spawn(fault_command(sb, kind, harness), env, sb.project)
         assert r.code in (0, 1) and "Traceback" not in r.err, r  # (1: the sandbox's odd gemini settings)
         BASELINE[key] = r.code, leaves(sb, kind)
@@ -447,26 +474,34 @@ def outcome(sb: Sandbox, kind: str, harness: str) -> dict:
 BASELINE: dict = {}
 
 
+def prepare(sb: Sandbox, kind: str, env: dict) -> None:
+    """What a command of ``kind`` starts from, beyond the sandbox."""
+    if kind == "mesh":
+        assert spawn(["mesh", "init", "--name", "fuzz"], env, sb.project).code == 0
+    if kind in FORGETS:
+        forgettable(sb)
+
+
 def leaves(sb: Sandbox, kind: str) -> dict:
-    if kind == "import":
-        return {p.relative_to(sb.vault).as_posix(): p.read_bytes() for p in sb.vault.rglob("*.md")
-                if p.is_file() and not p.is_symlink()}
+    if kind == "import" or kind in FORGETS:  # (every file, a hidden temporary one too)
+        return {p.relative_to(sb.vault).as_posix(): p.read_bytes() for p in sb.vault.rglob("*")
+                if p.is_file() and not p.is_symlink() and "/.chrollo-index" not in p.as_posix()}
     if kind == "install":
         user = sb.live / "user"
         return {p.relative_to(user).as_posix(): p.read_bytes() for p in user.rglob("*") if p.is_file()}
     return {}
 
 
-@budget(12, cap=4)
-@given(kind=st.sampled_from(["index", "import", "install", "mesh"]), harness=st.sampled_from(HARNESSES),
+@budget(16, cap=4)
+@given(kind=st.sampled_from(["index", "import", "install", "mesh", *FORGETS]), harness=st.sampled_from(HARNESSES),
        sig=st.sampled_from(sorted(SIGNALS)), after=st.floats(0.01, 1.5))
 def _faults(sb, kind, harness, sig, after):
     code, base = outcome(sb, kind, harness)
     fresh(sb, FAULT_NOW)
     sb._clean = None  # (an interrupted run may leave what reset's fingerprint cannot see)
     env = dict(sb.env(), CHROLLO_NOW=FAULT_NOW)
-    if kind == "mesh":
-        assert spawn(["mesh", "init", "--name", "fuzz"], env, sb.project).code == 0
+    prepare(sb, kind, env)
+    before = leaves(sb, kind)
     args = fault_command(sb, kind, harness)
     stopped = fk.run_stopped(args, env, sb.project, SIGNALS[sig], after)
     counted(f"fault {kind} {sig}")
@@ -474,16 +509,21 @@ def _faults(sb, kind, harness, sig, after):
     assert stopped.seconds is not None, f"{what}: it hung"
     assert not stopped.orphans, f"{what}: a process of it outlived it"
     assert "Traceback" not in stopped.err, f"{what}: a traceback"
+    if kind in FORGETS:  # each session forgotten whole or left as it was: never half of it
+        half = forget_halves(leaves(sb, kind), before, base)
+        assert not half, f"{what}: half-forgotten: {half[:5]}"
     again = spawn(args, env, sb.project)  # the next command of its kind works …
     assert again.code == code and "Traceback" not in again.err, f"{what}; then: {again!r}"
-    if kind == "index":  # … takes no lock left held, and the index answers as the scan does
+    if kind == "index" or kind in FORGETS:  # … takes no lock left held, the index answers as the scan does
         from chrollo.index.build import building
 
         assert not building(str(sb.vault))
-        hits = [spawn(["search", "refund", "race", "--json"], dict(env, CHROLLO_INDEX=flag), sb.project).out
-                for flag in ("1", "0")]
-        assert json.loads(hits[0])["hits"] == json.loads(hits[1])["hits"], what
-    else:  # … and leaves what an uninterrupted one does (nothing half-written)
+        for q in (["refund", "race"], ["lock", "the"], ["note"]):
+            hits = [spawn(["search", *q, "-n", "50", "--json"], dict(env, CHROLLO_INDEX=flag), sb.project).out
+                    for flag in ("1", "0")]
+            assert json.loads(hits[0]).get("hits") == json.loads(hits[1]).get("hits") is not None, \
+                f"{what}: search {q} differs: {hits[0][:1000]} / {hits[1][:1000]}"
+    if kind != "index":  # … and leaves what an uninterrupted one does (nothing half-written)
         got = leaves(sb, kind)
         differ = sorted(k for k in set(got) | set(base) if got.get(k) != base.get(k))
         assert not differ, f"{what}: {differ[:5]} differ from an uninterrupted run's, e.g. " \
@@ -491,9 +531,108 @@ def _faults(sb, kind, harness, sig, after):
     assert sb.snapshot_outside() == sb.outside_before, what
 
 
+def forget_halves(now: dict, before: dict, done: dict) -> list:
+    """The files of an interrupted forget whose bytes are neither as they were nor as a whole
+    forget leaves them — under any name, and its links to other files aside: a rename and
+    the links that follow it may lag (the next forget makes them); hidden temporary files
+    aside (a SIGKILL leaves one; the next forget removes it)."""
+    import re
+
+    def ident(name):  # (folder, start and id prefix: what a rename keeps)
+        head, _, tail = name.rpartition("/")
+        return head, tail[:17], tail.rsplit("_", 1)[-1]
+
+    def unlinked(data):
+        return re.sub(rb"(?m)^(previous|parent): .*$", b"", data)
+    whole = {ident(k): unlinked(v) for k, v in done.items()}
+    return [name for name, data in now.items() if not name.rpartition("/")[2].startswith(".")
+            and before.get(name) != data and whole.get(ident(name)) != unlinked(data)]
+
+
 @pytest.mark.skipif(not fk.sys.platform.startswith("linux"), reason="Linux /proc")
 def test_long_commands_stopped_by_a_signal_leave_nothing_broken(sb):
     _faults(sb)
+
+
+def capture(sb: Sandbox, env: dict, event: str, text: str, fsize: int | None = None):
+    """One codex hook call of the fault session (a prompt, or an answer: a turn)."""
+    body = {"session_id": "019f0000-full-4000-8000-000000000001", "transcript_path": None, "cwd": str(sb.project),
+            "hook_event_name": event, **({"prompt": text} if event == "UserPromptSubmit" else
+                                         {"last_assistant_message": text})}
+    return fk.spawn_in(["hook", event, "--harness", "codex"], dict(env, **({"FUZZ_FSIZE": str(fsize)} if fsize is not None else {})),
+                       sb.project, "here", stdin=json.dumps(body).encode())
+
+
+FULL = {"capture": None, "import": "import", "index": "index", **{k: k for k in FORGETS}}  # kind -> fault kind
+
+
+@budget(12, cap=4)
+@given(kind=st.sampled_from(sorted(FULL)), room=st.sampled_from([0, 1, 512, 4096, 65536, 1 << 20]),
+       size=st.integers(1, 40))
+def _full_disk(sb, kind, room, size):
+    """A command on a full disk (no file may grow past ``room`` bytes): a clear error or done,
+    exit 0/1 (a hook 0, silent), no traceback, nothing half-written; with room again the next
+    run catches up — what an uninterrupted run leaves, search answering as the scan."""
+    fault = FULL[kind]
+    code, base = outcome(sb, fault, "codex") if fault else (0, {})
+    fresh(sb, FAULT_NOW)
+    sb._clean = None
+    env = dict(sb.env(), CHROLLO_NOW=FAULT_NOW)
+    if fault:
+        prepare(sb, fault, env)
+    before = leaves(sb, "import")
+    answer = "full disk answer " * size * 200
+    if kind == "capture":
+        assert capture(sb, env, "UserPromptSubmit", "the full disk question").code == 0
+        r = capture(sb, env, "Stop", answer, room)
+        args = ["hook", "Stop"]
+    else:
+        args = fault_command(sb, fault, "codex") + (["--json"] if kind != "index" else ["--json"])
+        r = fk.spawn_in(args, dict(env, FUZZ_FSIZE=str(room)), sb.project, "here")
+    counted(f"full disk {kind}")
+    what = f"chrollo {args!r} with files limited to {room} bytes: {r!r}"
+    assert "Traceback" not in r.err, what
+    if kind == "capture":
+        assert r.code == 0 and r.out.strip() == "", what
+    else:
+        assert r.code in (0, 1), what
+        if r.code == 1:
+            assert set(json.loads(r.out)["error"]) == {"kind", "message", "hint"}, what
+    log = sb.home / "logs" / "hooks.log"
+    logged = log.read_text("utf-8", "replace") if log.exists() else ""
+    assert "Traceback" not in logged, f"{what}\n--- hooks.log\n{logged[-3000:]}"
+    now = leaves(sb, "import")  # nothing half-written: each file as it was or whole
+    hidden = [k for k in now if k.rpartition("/")[2].startswith(".")]
+    assert not hidden, f"{what}: {hidden}"
+    if fault in FORGETS:
+        assert not forget_halves(now, before, base), what
+    # with room again, the next run catches up
+    if kind == "capture":
+        assert capture(sb, env, "UserPromptSubmit", "the question after").code == 0
+        assert capture(sb, env, "Stop", "the answer after").code == 0
+        from chrollo.session import read_session
+
+        mine = [p for p in sb.vault.glob("*.md") if "019f0000" in p.name]
+        assert len(mine) == 1, what
+        texts = [t.text for t in read_session(mine[0]).turns]
+        assert "the answer after" in texts[-1] and "the question after" in texts[-2], (what, texts[-4:])
+        return
+    again = spawn(fault_command(sb, fault, "codex"), env, sb.project)
+    assert again.code == code and "Traceback" not in again.err, f"{what}; then: {again!r}"
+    from chrollo.index.build import building
+
+    assert not building(str(sb.vault))
+    if fault != "index":
+        got = leaves(sb, fault)
+        differ = sorted(k for k in set(got) | set(base) if got.get(k) != base.get(k))
+        assert not differ, f"{what}: {differ[:5]} differ from a run with room"
+    hits = [spawn(["search", "refund", "race", "-n", "50", "--json"], dict(env, CHROLLO_INDEX=flag), sb.project).out
+            for flag in ("1", "0")]
+    assert json.loads(hits[0]).get("hits") == json.loads(hits[1]).get("hits") is not None, what
+
+
+def test_commands_on_a_full_disk_fail_clearly_and_the_next_run_catches_up(sb):
+    _full_disk(sb)
 
 
 @budget(40, cap=5)

@@ -259,6 +259,31 @@ def test_full_disk_is_survived(home, tmp_path):
         assert p.stdout == b""
 
 
+def test_a_full_disk_during_capture_is_logged_as_one_line_not_a_traceback(home, tmp_path):
+    """#44 (fuzzer): a turn too big for the disk's room (files may not grow past 4 KiB; the
+    log's line fits) — the hook exits 0 silently and logs the full disk as chrollo names it,
+    one line with its hint, not a traceback (kept for chrollo's own bugs)."""
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    ups = payload("codex", "UserPromptSubmit", tmp_path, transcript_path=None)
+    stop = payload("codex", "Stop", tmp_path, transcript_path=None, last_assistant_message="a long answer " * 2000)
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    for body in (ups, stop):
+        p = subprocess.run([sys.executable, "-m", "chrollo", "hook", "--harness", "codex"],
+                           input=json.dumps(body).encode(), capture_output=True,
+                           env=cli_env(home), preexec_fn=limited, timeout=60)
+        ok(p)
+        assert p.stdout == b""
+    logged = (home / "logs" / "hooks.log").read_text()
+    assert "os_error" in logged and "disk is full" in logged and "Traceback" not in logged, logged
+
+
 def test_recall_survives_a_capture_that_cannot_write(home, make_session):
     """state/ read-only: capture fails (logged), the prompt still gets its memory."""
     prefix = without_root_bypass()
