@@ -225,6 +225,7 @@ def main() -> int:
     ap.add_argument("--gate-set", action="append", default=[], metavar="NAME=VALUE", help="a chrollo.recall constant")
     ap.add_argument("--no-fts5", action="store_true")
     ap.add_argument("--no-gate", action="store_true")
+    ap.add_argument("--no-index", action="store_true", help="search without the vault's index (results are the same; the hook's deadline reach is not)")
     ap.add_argument("--max-questions", type=int, default=0)
     ap.add_argument("--out-json")
     ap.add_argument("--features", action="store_true", help="keep each search's hits and the gate's trace in --out-json")
@@ -246,6 +247,9 @@ def main() -> int:
     for kv in a.gate_set:
         k, v = kv.split("=", 1)
         setattr(rc, k, type(getattr(rc, k))(eval(v)))
+    if not a.no_index:  # (a real vault has its index: the hook builds it in the background)
+        subprocess.run([sys.executable, "-m", "chrollo", "index", "--dir", str(vault)], check=True,
+                       stdout=subprocess.DEVNULL)
     rows = []
     db = None if a.no_fts5 else fts5_db(vault, home)
     for i, q in enumerate(questions):
