@@ -59,7 +59,9 @@ def _search(query: str, options: SearchOptions | None, **fields) -> SearchResult
         scope.phrases = phrases.find(query, scope.folder, ScanSpec(scope, []).globs, scope.timeout)
     df = run(result, forms_of(terms, idents), scope)
     wanting = {t for t, d in zip(terms, df) if d == 0}  # found nowhere
-    if opts.expand == "auto" and opts.expander is None:  # an acronym is searched with its words, and back
+    if opts.expand == "auto" and opts.expander is None and opts.deadline is None:
+        # an acronym is searched with its words, and back (a second pass: not in the recall
+        # hook's 0.4 s, whose gate weighs only the user's own words anyway)
         from ..thesaurus import acronym_terms
 
         wanting |= set(acronym_terms(terms))
