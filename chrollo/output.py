@@ -414,11 +414,24 @@ def receipt_lines(rows: list) -> list:
         what = (f"{n} excerpt{'s' * (n != 1)}, {e.get('chars', 0)} chars" if n else "nothing injected")
         prompt = f"  “{e['prompt']}”" if e.get("prompt") else ""
         out.append(("bold", f"{head} · {what}{prompt}"))
+        if isinstance(e.get("signals"), dict):
+            out.append(("dim", "    " + signal_text(e["signals"])))
         for x in e.get("excerpts") or []:
             if isinstance(x, dict):
                 out.append(("", f"    {_home_short(str(x.get('path')))}:{x.get('line')}  "
                                 f"(lines {x.get('start')}-{x.get('end')}, {x.get('chars')} chars)"))
     return out
+
+
+def signal_text(s: dict) -> str:
+    """The recall gate's signals in one line (recall.signals): what decided an injection."""
+    try:
+        tying = int(s.get("tying", 0))
+        return (f"coverage {float(s.get('coverage', 0)):.0%} ({float(s.get('needed', 0)):.0%} needed) · "
+                f"{plural(tying, 'session')} tying · expected in {float(s.get('chance', 0)):.3g} by chance · "
+                f"runner-up {float(s.get('runner_up', 0)):.0%}")
+    except (TypeError, ValueError):  # (a hand-edited log: say so, do not fail)
+        return "signals unreadable"
 
 
 def receipt_notes(enabled: bool, rows: list, log: str) -> list:
@@ -442,6 +455,8 @@ def why_lines(trace: dict) -> list:
         if trace.get("needed") is not None:
             out.append(("dim", f"a passage must hold {trace['needed']:.0%} of the weight; the best holds "
                                f"{trace.get('best', 0):.0%}"))
+        if trace.get("signals"):
+            out.append(("dim", "signals: " + signal_text(trace["signals"])))
     hits = trace.get("hits") or []
     if hits:
         out.append(("bold", "hits, in search order:"))

@@ -20,8 +20,15 @@ on every prompt, and a wrong memory is worse than none; the agent can always sea
 4. never a hit from the live session (its own file, or its subagents'); lines already
    injected in this session (``state/recall/``) are cut from a passage, and a passage whose
    hit line was already shown is dropped — no passage twice;
-5. whole passages, best first, while they fit the character budget of the preset
+5. the evidence is specific (:func:`signals`): nothing is injected when TIE_SESSIONS or more
+   sessions score within TIE_RATIO of the best candidate *and* the best line's terms are
+   common enough together to be expected in CHANCE_MAX sessions by chance — a prompt many
+   sessions answer alike is not about one memory;
+6. whole passages, best first, while they fit the character budget of the preset
    (small 2,000 / 2 · medium 6,000 / 4 · large 9,000 / 6 — under Claude Code's 10,000 cap).
+
+The receipt (``recall log``, ``recall why``) keeps the signals that decided: coverage and the
+share needed, sessions tying, chance, the runner-up session's score relative to the best.
 
 The block is fenced and labelled so neither the model nor chrollo's own capture mistakes it
 for the conversation: the first line is :data:`chrollo.fileformat.RECALL_HEADER`.
@@ -48,6 +55,9 @@ MIN_LINE_SHARE = 0.1       # share of the query's weight on an injected hit's li
 UNSEEN_DF = 0.5            # a term found nowhere weighs as if half a session held it
 COMMON_SHARE = 0.67        # a term in more than 67% of the sessions is common: never a match alone
 COMMON_MIN_SESSIONS = 5    # … in a vault of at least this many (in 1 or 2 sessions every word is in most)
+TIE_RATIO = 0.9            # a session ties with the best candidate when its best hit scores this share of it
+TIE_SESSIONS = 5           # … this many sessions tying (the best's own included) is "many" (docs/pooled.md)
+CHANCE_MAX = 1.0           # … and silent only when the best line's terms are expected in this many sessions by chance
 MAX_QUERY = 1000           # characters of the prompt searched (a pasted log is not a query)
 LINE_CHARS = 400           # one injected line at most
 MAX_LINES = 24             # lines of one excerpt at most
@@ -129,7 +139,7 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
     trace.update(query=query, budget={"chars": chars, "excerpts": max_hits})
     spent = time.monotonic() - started if started is not None else 0.0
     try:
-        result = search(query, SearchOptions(limit=max_hits + 3, context=3, dir=vault, cwd=cwd, timeout=SEARCH_TIMEOUT,
+        result = search(query, SearchOptions(limit=max(max_hits + 3, TIE_SESSIONS + 2), context=3, dir=vault, cwd=cwd, timeout=SEARCH_TIMEOUT,
                                              deadline=max(MIN_DEADLINE, DEADLINE - spent)))
     except Exception as e:  # no vault yet, rg missing…: no memory, but the prompt goes on
         from .errors import ChrolloError
@@ -263,15 +273,46 @@ def about_prompt(result, session_id: str, trace: dict | None = None) -> list:
             row.update(passage_share=round(share, 3), verdict="candidate")
             cands.append(p)
     trace["best"] = round(best, 3)
+    sig = trace["signals"] = signals(result, w, cands, session_id)
+    sig.update(coverage=round(best, 3), needed=round(needed_share(len(w)), 3))
     if not cands or best < needed_share(len(w)):
         trace["decision"] = ("nothing injected: no hit holds enough of the prompt's terms" if not cands else
                              f"nothing injected: the best passage holds {best:.0%} of the prompt's weight, "
                              f"{needed_share(len(w)):.0%} needed")
-        for row in trace["hits"]:
-            if row["verdict"] == "candidate":
-                row["verdict"] = "candidate (the prompt is not about it)"
-        return []
-    return cands
+    elif sig["tying"] >= TIE_SESSIONS and sig["chance"] >= CHANCE_MAX:
+        trace["decision"] = (f"nothing injected: {sig['tying']} sessions tie for the best hit and its words are "
+                             f"expected together in {sig['chance']:.3g} sessions by chance (not specific)")
+    else:
+        return cands
+    for row in trace["hits"]:
+        if row["verdict"] == "candidate":
+            row["verdict"] = "candidate (the prompt is not about it)"
+    return []
+
+
+def signals(result, w: dict, cands: list, session_id: str) -> dict:
+    """How specific the best candidate (the first in search order) is to the prompt.
+
+    ``tying``: sessions (the live one left out) whose best hit scores at least TIE_RATIO of
+    the best candidate's; ``chance``: the sessions expected to hold all of its line's terms
+    if words fell independently, N × Π df/N (df from each term's weight, ln(1 + N/df));
+    ``runner_up``: the best other session's score ÷ the candidate's. Zeros without one."""
+    if not cands:
+        return {"tying": 0, "chance": 0.0, "runner_up": 0.0}
+    top = cands[0].hit
+    n = max(1, result.sessions)
+    chance = float(n)
+    for t in {t for t in top.terms if t in w}:
+        x = result.weights.get(t) or w[t]
+        chance *= min(1.0, 1 / math.expm1(x)) if x > 0 else 1.0
+    best: dict = {}
+    for h in result.hits:
+        if h.session_id and (h.session_id == session_id or h.session_id.startswith(session_id + ":")):
+            continue
+        best.setdefault(h.path, h.score)
+    other = max((sc for p, sc in best.items() if p != top.path), default=0.0)
+    return {"tying": sum(1 for sc in best.values() if sc >= TIE_RATIO * top.score),
+            "chance": round(chance, 4), "runner_up": round(other / top.score, 3) if top.score else 0.0}
 
 
 def _forms(result):

@@ -74,6 +74,8 @@ def record(harness: str, session: str, prompt, trace: dict) -> None:
         entry = {"time": now().isoformat(timespec="seconds"), "harness": harness, "session": session,
                  "prompt": words,
                  "excerpts": excerpts, "chars": trace.get("chars", 0) if excerpts else 0}
+        if trace.get("signals"):  # (numbers only: what the gate decided by)
+            entry["signals"] = trace["signals"]
         _append(json.dumps(entry, ensure_ascii=False) + "\n", conf)
     except Exception:  # noqa: BLE001 — see the docstring
         pass

@@ -127,12 +127,22 @@ def beyond_ascii(query: str) -> bool:
 _VOWELS = set("aeiou")
 
 
+def _doubles(b: str) -> bool:
+    """Whether ``b`` may double its last consonant before -ed/-ing (stop → stopped, commit →
+    committed): one vowel before one final consonant that is not w, x or y. English doubles
+    only under a stressed last syllable (visit → visited), which spelling cannot tell: both
+    forms are matched, the wrong one is no word and matches nothing."""
+    return (len(b) >= 3 and b[-1] not in _VOWELS and b[-1] not in "wxy" and b[-2] in _VOWELS
+            and b[-3] not in _VOWELS)
+
+
 def inflections(term: str) -> list:
     """Other inflected forms of an English word (plural, -ed, -ing).
 
     Deliberately shallow — no stemmer: "adopt" → adopts, adopted, adopting; "stories" →
-    story, storied; irregular forms (make/made) are out of reach. Only alphabetic ASCII
-    terms of 4+ letters get forms; identifiers and short words stay exact.
+    story, storied; "stop" → stopped, stopping; "travel" → travelled and traveled; "potato" →
+    potatoes; irregular forms (make/made) are out of reach. Only alphabetic ASCII terms of
+    4+ letters get forms; identifiers and short words stay exact.
     """
     if len(term) < 4 or not term.isalpha() or not term.isascii():
         return []
@@ -141,33 +151,43 @@ def inflections(term: str) -> list:
         bases.add(term[:-3] + "y")
     elif term.endswith(("ses", "xes", "zes", "ches", "shes")):
         bases.add(term[:-2])
+    elif term.endswith("oes") and term[-4] not in _VOWELS:
+        bases.add(term[:-2])  # potatoes -> potato
     elif term.endswith("s") and not term.endswith(("ss", "us", "is")):
         bases.add(term[:-1])
     elif term.endswith("ing") and len(term) > 5:
-        stem = term[:-3]
-        bases.update({stem, stem + "e"})
-        if stem[-1] == stem[-2] and stem[-1] not in "lsz":
-            bases = {stem[:-1]}  # running -> run
+        bases.update(_stems(term[:-3]))
     elif term.endswith("ied"):
         bases.add(term[:-3] + "y")
     elif term.endswith("ed") and len(term) > 4:
-        stem = term[:-2]
-        bases.update({stem, stem + "e"})
-        if stem[-1] == stem[-2] and stem[-1] not in "lsz":
-            bases = {stem[:-1]}
+        bases.update(_stems(term[:-2]))
     bases = {b for b in bases if len(b) >= 3} or {term}
     out = []
     for b in sorted(bases):
         out.append(b)
         if b.endswith("y") and b[-2] not in _VOWELS:
             out += [b[:-1] + "ies", b[:-1] + "ied", b + "ing"]
+        elif b.endswith("ee"):
+            out += [b + "s", b + "d", b + "ing"]
         elif b.endswith("e"):
             out += [b + "s", b + "d", b[:-1] + "ing"]
-        elif b.endswith(("s", "x", "z", "ch", "sh")):
+        elif b.endswith(("s", "x", "z", "ch", "sh")) or (b.endswith("o") and b[-2] not in _VOWELS):
             out += [b + "es", b + "ed", b + "ing"]
         else:
             out += [b + "s", b + "ed", b + "ing"]
+        if _doubles(b) or (b.endswith("l") and len(b) >= 5 and b[-2] in _VOWELS and b[-3] not in _VOWELS):
+            out += [b + b[-1] + "ed", b + b[-1] + "ing"]  # stopped; British travelled
     return [f for f in dict.fromkeys(out) if f != term]
+
+
+def _stems(stem: str) -> set:
+    """The bases of an -ed/-ing form's ``stem``: bake(d), paint(ed), stopp(ed) → stop, and
+    travell(ed) → travel as well as call(ed) → call."""
+    if len(stem) >= 2 and stem[-1] == stem[-2] and stem[-1] not in _VOWELS:
+        if stem[-1] not in "lsz":
+            return {stem[:-1]}  # running -> run
+        return {stem, stem[:-1]} if stem[-1] == "l" and len(stem) >= 6 else {stem}
+    return {stem, stem + "e"}
 
 
 class Forms:

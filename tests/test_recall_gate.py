@@ -200,3 +200,33 @@ def test_passage_window_keeps_the_matched_lines(home, make_session):
     assert "returned 503" in text
     block = text.split("```\n")[1]
     assert block.count("\n") <= R.MAX_LINES
+
+
+def test_many_sessions_tying_on_everyday_words_inject_nothing(home, make_session):
+    # (issue 43: in a large vault of related sessions, a prompt many sessions answer alike is
+    # not about one memory — the gate says nothing, and the receipt says why)
+    v = home / "memories"
+    for i in range(12):  # in 60% of the sessions: not "common" (67%), yet nothing singles one out
+        chat(v, make_session, i, [("user", f"we changed the trip plan again, version {i}"), ("agent", "Noted.")])
+    for i in range(12, 20):
+        chat(v, make_session, i, [("user", f"dinner plans for friday number {i}"), ("agent", "Pizza sounds good.")])
+    trace: dict = {}
+    assert R.recall("how did we change the trip plan?", SID, vault=str(v), trace=trace) == ""
+    s = trace["signals"]
+    assert s["tying"] >= R.TIE_SESSIONS and s["chance"] >= R.CHANCE_MAX
+    assert "sessions tie" in trace["decision"]
+
+
+def test_one_specific_session_among_related_ones_injects(home, make_session):
+    v = home / "memories"
+    chat(v, make_session, 0, [("user", "we changed the trip plan: the walrus museum on day two"),
+                              ("agent", "Noted, the walrus museum is on day two.")])
+    for i in range(1, 9):
+        chat(v, make_session, i, [("user", f"the trip was fun, photo album {i}"),
+                                  ("agent", "Lovely photos.")])
+    trace: dict = {}
+    text = R.recall("when is the walrus museum in our trip plan?", SID, vault=str(v), trace=trace)
+    assert "walrus museum on day two" in text
+    s = trace["signals"]
+    assert s["tying"] < R.TIE_SESSIONS and s["chance"] < R.CHANCE_MAX
+    assert s["coverage"] >= s["needed"]

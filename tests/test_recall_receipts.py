@@ -50,7 +50,7 @@ def test_every_injection_is_logged_owner_only(home, vault):
     lines = [json.loads(x) for x in log_file(home).read_text().splitlines()]
     assert len(lines) == 3  # every prompt seen; only the injection carries the prompt's words
     first = lines[0]
-    assert set(first) == {"time", "harness", "session", "prompt", "excerpts", "chars"}
+    assert set(first) == {"time", "harness", "session", "prompt", "excerpts", "chars", "signals"}
     assert (first["time"], first["harness"], first["session"]) == ("2026-11-01T12:00:00", "claude-code", SID)
     assert first["prompt"] == "how did we fix the flaky websocket reconnect test in the billing…"
     assert first["excerpts"][0]["path"].endswith("2026-09-01_100000_past0001.md")
@@ -71,6 +71,24 @@ def test_every_injection_is_logged_owner_only(home, vault):
     assert {k: st["recall"][k] for k in ("prompts", "injections", "share")} == \
         {"prompts": 3, "injections": 1, "share": 0.333}
     assert [d for d in st["recall"]["series"] if d["prompts"]] == [{"start": "2026-11-01", "prompts": 3, "injections": 1}]
+
+
+def test_the_receipt_keeps_the_signals_that_decided(home, vault):
+    # (issue 43: a user sees why something was or was not injected — numbers, never words)
+    ask(home)
+    ask(home, "thanks", sid="other000-1")
+    ask(home, "what is the capital of mongolia these days", sid="other000-2")
+    lines = [json.loads(x) for x in log_file(home).read_text().splitlines()]
+    s = lines[0]["signals"]
+    assert set(s) == {"coverage", "needed", "tying", "chance", "runner_up"} and s["coverage"] >= s["needed"]
+    assert s["tying"] == 1 and s["chance"] < 1
+    assert "signals" not in lines[1]  # not searched: nothing decided
+    assert lines[2]["signals"]["coverage"] < lines[2]["signals"]["needed"]  # why nothing was injected
+    text = run(["recall", "log", "--all"], home).stdout
+    assert "coverage" in text and "session tying" in text and "by chance" in text
+    r, out = run_json(["recall", "why", PROMPT], home)
+    assert out["signals"] == s
+    assert "1 session tying" in run(["recall", "why", PROMPT], home).stdout
 
 
 def test_off_with_one_setting(home, vault):

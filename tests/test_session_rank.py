@@ -139,3 +139,27 @@ def test_a_session_keeps_up_to_eight_hits_while_they_outscore_other_sessions(hom
     write_session(v, "bbbb1111-other", "2026-10-01T10:00:00", chat(["the kiln is in the shed"]))
     hits = search("kiln glazed pot cracked", dir=v, expand="never", context=0).hits
     assert [("aaaa1111" in h.path) for h in hits] == [True] * 8 + [False]
+
+
+def _broad_vault(tmp_path, others: int):
+    v = tmp_path / f"broad{others}"
+    write_session(v, "aaaa2222-best", "2026-09-01T10:00:00",
+                  chat([f"the kiln firing number {i} cracked a glazed pot" for i in range(6)]))
+    write_session(v, "bbbb2222-next", "2026-09-02T10:00:00",
+                  chat([f"kiln day {i}: one glazed pot came out" for i in range(6)]))
+    for j in range(others):
+        write_session(v, f"c{j}c{j}2222-once", f"2026-09-1{j}T10:00:00", chat(["the kiln fired a pot"]))
+    return v
+
+
+def test_past_the_tenth_hit_a_long_list_names_more_sessions(home, tmp_path):
+    # (issue 43: read_memory's 50 hits named ~17 sessions where FTS5's named ~31)
+    hits = search("kiln glazed pot cracked", dir=_broad_vault(tmp_path, 4), expand="never", context=0, limit=16).hits
+    who = [h.path.rsplit("_", 1)[-1][:4] for h in hits]
+    assert who[:10] == ["aaaa"] * 6 + ["bbbb"] * 4  # the first ten as before
+    assert set(who[10:14]) == {"c0c0", "c1c1", "c2c2", "c3c3"} and who[14:] == ["bbbb"] * 2
+
+
+def test_when_few_sessions_match_their_further_lines_still_fill_the_list(home, tmp_path):
+    hits = search("kiln glazed pot cracked", dir=_broad_vault(tmp_path, 0), expand="never", context=0, limit=16).hits
+    assert [h.path.rsplit("_", 1)[-1][:4] for h in hits] == ["aaaa"] * 6 + ["bbbb"] * 6

@@ -37,6 +37,29 @@ def test_inflections(word, forms):
     assert forms <= set(inflections(word)) and word not in inflections(word)
 
 
+@pytest.mark.parametrize("word,forms", [
+    ("stop", {"stopped", "stopping", "stops"}),       # a short vowel before one consonant doubles it
+    ("plan", {"planned", "planning", "plans"}),
+    ("chat", {"chatted", "chatting"}),
+    ("commit", {"committed", "committing"}),
+    ("stopped", {"stop", "stops", "stopping"}),
+    ("travel", {"traveled", "travelled", "travelling", "traveling"}),  # British spelling too
+    ("travelling", {"travel", "travels", "travelled", "traveled"}),
+    ("cancelled", {"cancel", "cancels", "canceling", "cancelling"}),
+    ("potato", {"potatoes"}),                          # -o after a consonant takes -es
+    ("potatoes", {"potato"}),
+    ("agree", {"agreeing", "agreed", "agrees"}),       # -ee keeps both e's before -ing
+])
+def test_inflections_of_doubled_consonants_and_other_regular_forms(word, forms):
+    assert forms <= set(inflections(word))
+
+
+@pytest.mark.parametrize("word,not_form", [("show", "showwed"), ("relax", "relaxxed"), ("called", "cal"),
+                                          ("feel", "feelled"), ("stay", "stayyed"), ("call", "callled")])
+def test_no_doubling_where_english_does_not_double(word, not_form):
+    assert not_form not in inflections(word)
+
+
 @pytest.mark.parametrize("word", ["api", "db", "parse_config", "v2.1", "東京", "bus"])
 def test_no_inflections_for_short_words_identifiers_or_non_ascii(word):
     assert inflections(word) == []

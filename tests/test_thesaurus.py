@@ -158,3 +158,34 @@ def test_load_time_is_small():
     thesaurus.load()
     assert thesaurus._words  # loaded (the time itself is measured in bench/, not asserted)
     assert time.perf_counter() - t < 5
+
+
+def _acronym_vault(home, lines: list):
+    """The answer (the first line) in the oldest session, six newer ones sharing a word of the query."""
+    from conftest import write_session
+
+    v = home / "acro"
+    for i, text in enumerate(lines):
+        write_session(v, f"{i:04x}acro-0000", f"2026-0{1 + i}-01T10:00:00",
+                      [("user", "10:00:00", text), ("agent", "10:00:30", "Good to know.")])
+    return v
+
+
+@pytest.mark.parametrize("query,answer,others", [
+    ("which CS classes am I taking", "my computer science classes start monday",
+     ["yoga classes on tuesdays", "the cooking classes were fun", "dance classes again", "art classes are full",
+      "swimming classes for the kids", "pottery classes downtown"]),
+    ("when did I get the computer science degree", "I finally got my CS degree in 2019",
+     ["a degree of freedom", "it was 30 degree heat", "a degree in history", "third degree burns",
+      "to some degree yes", "a master's degree maybe"]),
+])
+def test_an_acronym_finds_its_words_and_back(home, query, answer, others):
+    v = _acronym_vault(home, [answer, *others])
+    hits = search(query, dir=v, limit=3, context=0).hits
+    assert answer in hits[0].context[0]["text"]
+
+
+def test_acronym_terms():
+    assert thesaurus.acronym_terms(["cs", "degree"]) == {"cs": ["computer", "science"]}
+    assert thesaurus.acronym_terms(["computer", "science", "degree"]) == {"computer": ["cs"]}
+    assert thesaurus.acronym_terms(["walrus"]) == {}

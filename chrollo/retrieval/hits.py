@@ -62,42 +62,61 @@ def emit(ranked, terms: list, limit: int, context: int, scope, vault: str, views
          distinct: bool = False) -> list:
     """Turn ranked candidates into hits: validate anchors (in --since/--until, holding a
     quoted phrase), cap per file, merge windows; ``distinct``: no anchor line repeats a better
-    hit's word for word (tuning: a query beyond ASCII)."""
+    hit's word for word (tuning: a query beyond ASCII). Past the first BROAD_AFTER hits a file's
+    hits beyond BROAD_PER_FILE wait until no other session has one (a long list names more
+    sessions; when few sessions match, their further lines still fill it)."""
     per_file: dict[bytes, list] = {}
-    shown: set = set()
     hits: list[Hit] = []
+    waiting: list = []
+    shown = set() if distinct else None
     since_s = scope.since.strftime("%Y-%m-%d %H:%M:%S") if scope.since else None
     until_s = scope.until.strftime("%Y-%m-%d %H:%M:%S") if scope.until else None
     phrase = scope.phrases.line if scope.phrases is not None else None
     reach = tuning.MERGE_FACTOR * context
-    for neg, key, path, ln, m in ranked:
+    for cand in ranked:
+        neg, key, path, ln, m = cand
         taken = per_file.setdefault(path, [])
         # (merging counts lines, blank or not, as it always did: a line -C now shows past
         # blank lines stays a hit of its own, and hits stay what the evaluations measure)
         if len(taken) >= tuning.HITS_PER_FILE or any(abs(ln - t) <= reach for t in taken):
             continue  # at most HITS_PER_FILE per file; a line within a hit's ±reach lines merges into it
-        v = view_of(views, path)
-        if v is None or not v.can_anchor(ln):
-            continue  # tool lines, headers and frontmatter are context, never anchors
-        stamp = v.stamp(ln)
-        if stamp and ((since_s and stamp < since_s) or (until_s and stamp > until_s)):
+        if len(hits) >= tuning.BROAD_AFTER and len(taken) >= tuning.BROAD_PER_FILE:
+            waiting.append(cand)
             continue
-        if phrase is not None and not phrase.search(v.lines[ln - 1]):
-            continue  # the query's "quoted phrase" is not on this line
-        if distinct:
-            if v.lines[ln - 1] in shown:
-                continue  # a copy (an export restating its prompts) shows nothing new
-            shown.add(v.lines[ln - 1])
-        taken.append(ln)
-        spath = os.fsdecode(path)
-        hits.append(Hit(path=spath, line=ln, score=round(-neg, 4), date=stamp,
-                        session_id=_str(v.meta.get("session_id")), harness=_str(v.meta.get("harness")),
-                        peer=_vault.peer_of(spath, vault),
-                        terms=[t for i, t in enumerate(terms) if present(m, len(terms)) >> i & 1],
-                        context=v.window(ln, context)))
+        if _take(hits, taken, neg, path, ln, m, terms, context, vault, views, since_s, until_s, phrase, shown) \
+                and len(hits) >= limit:
+            break
+    for neg, key, path, ln, m in waiting:
         if len(hits) >= limit:
             break
+        taken = per_file[path]
+        if len(taken) < tuning.HITS_PER_FILE and not any(abs(ln - t) <= reach for t in taken):
+            _take(hits, taken, neg, path, ln, m, terms, context, vault, views, since_s, until_s, phrase, shown)
     return hits
+
+
+def _take(hits, taken, neg, path, ln, m, terms, context, vault, views, since_s, until_s, phrase, shown) -> bool:
+    """Add the candidate as a hit if its line may anchor one; whether it was added."""
+    v = view_of(views, path)
+    if v is None or not v.can_anchor(ln):
+        return False  # tool lines, headers and frontmatter are context, never anchors
+    stamp = v.stamp(ln)
+    if stamp and ((since_s and stamp < since_s) or (until_s and stamp > until_s)):
+        return False
+    if phrase is not None and not phrase.search(v.lines[ln - 1]):
+        return False  # the query's "quoted phrase" is not on this line
+    if shown is not None:
+        if v.lines[ln - 1] in shown:
+            return False  # a copy (an export restating its prompts) shows nothing new
+        shown.add(v.lines[ln - 1])
+    taken.append(ln)
+    spath = os.fsdecode(path)
+    hits.append(Hit(path=spath, line=ln, score=round(-neg, 4), date=stamp,
+                    session_id=_str(v.meta.get("session_id")), harness=_str(v.meta.get("harness")),
+                    peer=_vault.peer_of(spath, vault),
+                    terms=[t for i, t in enumerate(terms) if present(m, len(terms)) >> i & 1],
+                    context=v.window(ln, context)))
+    return True
 
 
 def _str(v) -> str | None:

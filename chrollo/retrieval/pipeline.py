@@ -58,12 +58,18 @@ def _search(query: str, options: SearchOptions | None, **fields) -> SearchResult
 
         scope.phrases = phrases.find(query, scope.folder, ScanSpec(scope, []).globs, scope.timeout)
     df = run(result, forms_of(terms, idents), scope)
-    missing = {t for t, d in zip(terms, df) if d == 0}
-    if opts.expand == "never" or (opts.expand == "auto" and len(result.hits) >= scope.limit and not missing):
+    wanting = {t for t, d in zip(terms, df) if d == 0}  # found nowhere
+    if opts.expand == "auto" and opts.expander is None and opts.deadline is None:
+        # an acronym is searched with its words, and back (a second pass: not in the recall
+        # hook's 0.4 s, whose gate weighs only the user's own words anyway)
+        from ..thesaurus import acronym_terms
+
+        wanting |= set(acronym_terms(terms))
+    if opts.expand == "never" or (opts.expand == "auto" and len(result.hits) >= scope.limit and not wanting):
         return result
     if scope.out_of_time():
         return result  # no time left for a second pass
-    only = missing if opts.expand == "auto" and len(result.hits) >= scope.limit else None
+    only = wanting if opts.expand == "auto" and len(result.hits) >= scope.limit else None
     return _with_synonyms(result, idents, scope, opts.expander, only, cut)
 
 

@@ -21,6 +21,11 @@ PART_MIN = 3                 # words shorter than this never match inside identi
 
 # ----------------------------------------------------------------------------- the hits
 HITS_PER_FILE = 8            # (5 dropped the further answers a long session held: docs/ranking.md)
+# Breadth (issue 43): past the first BROAD_AFTER hits (what hit@10 measures) a file's hits
+# beyond BROAD_PER_FILE wait until no other session has one, so a long list (read_memory's
+# 50) names more sessions; when few sessions match, the waiting lines still fill it.
+BROAD_AFTER = 10
+BROAD_PER_FILE = 2
 MERGE_FACTOR = 1             # a candidate whose line is inside a hit's window merges into it
 MAX_LINE_CHARS = 2000        # context lines are clipped to this in hits (not in `chrollo read`)
 LONG_LINE = 2000             # characters: a longer line's score shrinks by sqrt(LONG_LINE / its length)
