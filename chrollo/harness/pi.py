@@ -7,6 +7,14 @@ with role ``user``; the agent turn is the assistant messages after it (``toolRes
 are not turns, nor are assistant messages whose ``stopReason`` is ``error`` or ``aborted``:
 attempts pi dropped). ``agent_end`` carries the same message objects, so a unit's key is built
 from the message itself (role, timestamp, content digest) and matches in both.
+
+A run an extension started with a message (``pi.sendMessage(…, {triggerTurn: true})``: since
+1.2 ``before_agent_start`` fires for it with ``messageType: "custom"`` and no prompt) has no
+user turn: the ``custom_message`` entry that started it — one an assistant message follows with
+no user message between — becomes a one-line marker naming its ``customType``, opening the agent
+block of its reply (from the transcript only, keyed by the entry's id: live = import). System
+messages (``role: "system"``: the prompt and tool loadout, 0.86) and ``context_edit`` entries (0.87:
+what later requests see; the conversation as it happened is kept) are never turns.
 """
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ SKIP = skip_patterns(("role", "toolResult"))  # tool outputs: never turns
 # An attempt cut mid-stream (pi retries it) or stopped by the user: its partial text is not an
 # answer, live or imported.
 NOT_ANSWERS = ("error", "aborted")
+RECALL_TYPE = "chrollo-recall"   # the customType of the recall message the extension returns
 
 
 def unit_of(m: dict) -> Unit | None:
@@ -56,15 +65,37 @@ def message_units(messages) -> list:
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
     tr, bad = Transcript([], offset), [0]
+    started = None   # (offset, marker) of a custom message that may have started a run
+    prompt_open = False   # a user prompt waits for its answer: a custom message now is context
     for off, rec in read_jsonl(path, offset, bad, SKIP):
         if not isinstance(rec, dict):
             continue
         if rec.get("type") == "session":
             tr.session_id, tr.cwd = rec.get("id"), rec.get("cwd")
+        elif rec.get("type") == "custom_message" and not prompt_open and started is None:
+            started = (off, custom_marker(rec))
         elif rec.get("type") == "message":
-            tr.add(unit_of(rec.get("message")), off)
+            unit = unit_of(rec.get("message"))
+            if unit is not None and unit.role == "user":
+                started, prompt_open = None, True
+            elif unit is not None:
+                if started is not None and started[1] is not None:
+                    tr.add(started[1], started[0])
+                started, prompt_open = None, False
+            tr.add(unit, off)
     tr.skipped = bad[0]
     return tr
+
+
+def custom_marker(rec: dict) -> Unit | None:
+    """The marker of a ``custom_message`` entry that started a run: ``<tool>custom_message
+    <customType>: <its text></tool>`` (chrollo's own recall message never is one)."""
+    kind = rec.get("customType") if isinstance(rec.get("customType"), str) else "extension"
+    if kind == RECALL_TYPE or not isinstance(rec.get("id"), str):
+        return None
+    text = text_of(rec.get("content")) or ""
+    return Unit("agent", parse_time(rec.get("timestamp")), [tool_call("custom_message", f"{kind}: {text}")],
+                f"p:c:{rec['id']}", new_turn=True)
 
 
 def session_of(path: str) -> dict:
