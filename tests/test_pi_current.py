@@ -126,3 +126,35 @@ def test_the_extension_calls_no_hook_for_a_run_a_message_started(home, tmp_path)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["custom"] is None
     assert calls.read_text().splitlines() == ["hook before_agent_start --harness pi"]   # the user's only
+
+
+def _pi_home(tmp_path, servers: dict):
+    agent = tmp_path / "pi-agent"
+    agent.mkdir()
+    (agent / "mcp.json").write_text(json.dumps({"mcpServers": servers}), "utf-8")
+    return {"PI_CODING_AGENT_DIR": agent, "HOME": tmp_path}
+
+
+def test_doctor_says_read_memory_is_offered_twice_when_pis_mcp_client_runs_chrollo_too(home, tmp_path):
+    """pi 1.6.0, seen: the extension's read_memory plus a `chrollo mcp` server with exposure
+    "direct" in ~/.pi/agent/mcp.json → the first request offers read_memory and
+    mcp__chrollo__read_memory (tests/e2e/test_pi.py)."""
+    from conftest import run, run_json
+
+    env = _pi_home(tmp_path, {"memory": {"command": "/usr/local/bin/chrollo", "args": ["mcp"], "exposure": "direct"},
+                              "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}})
+    assert run(["install", "pi"], home, **env).returncode == 0
+    _p, out = run_json(["doctor", "--harness", "pi", "--json"], home, **env)
+    r = out["harnesses"]["pi"]
+    assert r["status"] == "duplicate", r
+    assert "pi mcp remove memory" in r["fix"] and "files" not in r["fix"]
+
+
+def test_doctor_is_ok_with_other_mcp_servers_in_pi(home, tmp_path):
+    from conftest import run, run_json
+
+    env = _pi_home(tmp_path, {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+                              "py": {"command": "python3", "args": ["-m", "chrollo_other", "serve"]}})
+    assert run(["install", "pi"], home, **env).returncode == 0
+    _p, out = run_json(["doctor", "--harness", "pi", "--json"], home, **env)
+    assert out["harnesses"]["pi"]["status"] == "ok", out["harnesses"]["pi"]

@@ -145,7 +145,10 @@ ALIASES: tuple = ()
 # whole into pi's extensions folder) fires these events and registers the tools itself.
 EVENTS = [("before_agent_start", None), ("agent_end", None), ("session_shutdown", None)]
 HOOKS, MCP = "extension", None
-NO_MCP = "its chrollo extension registers read_memory itself"
+# pi has had an MCP client since 0.99, but it hides MCP tools unless `exposure: "direct"` and
+# waits for such servers before the first prompt; the extension's tools need neither, and both
+# at once would offer read_memory twice (doctor_check says so).
+NO_MCP = "its chrollo extension registers read_memory itself (a server in pi's mcp.json too would offer it twice)"
 EXTENSION_MARK = "chrollo-pi"  # in the extension's text: the file is chrollo's
 TRANSCRIPTS = ("sessions", ["*/*.jsonl"])
 HELP = "~/.pi/agent/extensions/chrollo.ts (hooks and tools)"
@@ -181,6 +184,39 @@ def extension_command(text: str) -> list:
 
     m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
     return json.loads(m.group(1)) if m else ["chrollo"]
+
+
+def mcp_duplicates() -> list:
+    """Names of the servers in pi's ``mcp.json`` (its built-in MCP client, 0.99+) that run
+    ``chrollo mcp``. chrollo does not register one for pi: its extension offers read_memory
+    itself, at once; a server beside it offers the tool twice with ``exposure: "direct"``, and
+    with the default ``codemode`` it adds pi's codemode tool to reach a hidden copy."""
+    import os
+
+    from ..homedir import read_json
+
+    servers = read_json(os.path.join(home_dir(), "mcp.json")).get("mcpServers")
+    out = []
+    for name, entry in (servers.items() if isinstance(servers, dict) else []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+            continue
+        args = entry.get("args") if isinstance(entry.get("args"), list) else []
+        words = [os.path.basename(entry["command"])] + [a for a in args if isinstance(a, str)]
+        if "mcp" in words and any(w == "chrollo" or w.startswith("chrollo") for w in words[:-1]):
+            out.append(name)
+    return out
+
+
+def doctor_check(report: dict, hooks_path: str, is_ours, pkg: dict | None = None) -> None:
+    """chrollo's MCP server registered with pi's own MCP client too: read_memory twice."""
+    import os
+
+    names = mcp_duplicates()
+    if names:
+        report.update(status="duplicate", fix=(
+            f"chrollo's MCP server is also in {os.path.join(home_dir(), 'mcp.json')} ({', '.join(names)}): "
+            f"the extension already offers read_memory, so with exposure \"direct\" the model is offered it "
+            f"twice. Remove it: {'; '.join(f'pi mcp remove {n}' for n in names)}"))
 
 
 def event_of(payload: dict, event: str | None = None) -> HookEvent:
