@@ -108,3 +108,17 @@ def test_live_capture_and_import_keep_the_same_labelled_turns(home, tmp_path):
     assert out["turns"] > 0
     (imported,) = (other / "memories").glob("*.md")
     assert imported.read_bytes() == live.read_bytes()
+
+
+def test_a_framed_task_notification_keeps_only_its_summary(tmp_path):
+    """2.1.332 can frame a notification ("[SYSTEM NOTIFICATION - NOT USER INPUT]"): still its
+    summary only, never its result or output file."""
+    text = ("[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<task-id>b1</task-id>\n"
+            "<output-file>/tmp/claude-0/tasks/b1.output</output-file>\n<status>completed</status>\n"
+            "<summary>Agent \"lint\" finished</summary>\n<result>secret-ish output</result>\n</task-notification>")
+    p = tmp_path / "t.jsonl"
+    p.write_text(json.dumps(record(1, "user", text, origin={"kind": "task-notification"})) + "\n", "utf-8")
+    (u,) = claude.read_transcript(str(p)).units
+    assert u.role == "agent" and u.new_turn
+    assert u.parts[0].render() == '<tool>task-notification Agent "lint" finished</tool>'
+    assert claude.generated_prompt(text)

@@ -41,7 +41,8 @@ NOTIFICATION = "<task-notification>"
 MACHINE_SOURCES = ("system", "loop_wakeup", "schedule_wakeup", "poll_event")
 MACHINE_ORIGINS = ("task-notification", "peer", "channel", "auto-continuation", "coordinator",
                    "observer-activity", "scheduled-trigger")
-ENVELOPES = {NOTIFICATION: "task-notification", "<cross-session-message": "cross-session-message",
+ENVELOPES = {NOTIFICATION: "task-notification", "[SYSTEM NOTIFICATION - NOT USER INPUT]": "task-notification",
+             "<cross-session-message": "cross-session-message",
              "<teammate-message": "teammate-message", "<channel ": "channel", "<channel>": "channel"}
 # Prompt-looking records that are not something the user typed.
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-stdout>",
@@ -100,7 +101,7 @@ def machine_label(rec: dict, text: str) -> str | None:
     """What made a transcript's user record, when it is not the user (None: the user typed it)."""
     origin = rec.get("origin")
     kind = origin.get("kind") if isinstance(origin, dict) else None
-    if text.startswith(NOTIFICATION) or kind == "task-notification":
+    if kind == "task-notification":
         return "task-notification"
     wake = rec.get("wakeupSource")
     if isinstance(wake, str) and wake in ("loop_wakeup", "schedule_wakeup"):
@@ -117,7 +118,7 @@ def machine_marker(label: str, text: str):
     else the text without its envelope's tags (cut to a tool line's length)."""
     import re
 
-    if label == "task-notification" and text.startswith(NOTIFICATION):
+    if label == "task-notification" and NOTIFICATION in text:
         return notification_marker(text)
     sender = re.match(r'<[\w-]+\s[^>]*?\bfrom(?:-session)?="([^"]*)"', text)
     body = re.sub(r"</?[A-Za-z][\w-]*(?:\s[^>]*)?>", " ", text)
