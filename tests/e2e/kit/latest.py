@@ -94,7 +94,7 @@ def resolve(name: str, view) -> dict:
             if new_info is None:
                 notes.append(f"known rename {name} -> {new}: {new} is not on the registry; staying on {name}")
             else:
-                nxt, why, info_next = new, f"renamed after {last_old} (known renames table)", new_info
+                nxt, why, info_next = new, f"known renames table: the old name stops at {last_old}", new_info
                 if latest_version(info) != last_old:
                     notes.append(f"{name} published {latest_version(info)} after its known last version "
                                  f"{last_old}: check the rename to {new}")
