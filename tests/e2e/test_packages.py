@@ -94,6 +94,13 @@ def test_the_harness_uninstall_removes_everything(make, world, harness):
     # Gemini CLI 0.61 keeps the hash of every extension it ever installed in its signed integrity
     # store, and the folder the user said to trust stays trusted: its own records, loading nothing
     kept = {".gemini/extension_integrity.json", ".gemini/trustedFolders.json"}
+    # Claude Code 2.1.332 lists an uninstalled plugin under ~/.claude.json's "declinedPlugins"
+    # (so it does not offer it again): also its own record, and the only mention left there
+    claude_json = world.home / ".claude.json"
+    if ".claude.json" not in before and claude_json.is_file():
+        left = {k: v for k, v in json.loads(claude_json.read_text("utf-8")).items() if "chrollo" in json.dumps(v)}
+        if left == {"declinedPlugins": ["chrollo@chrollo"]}:
+            kept.add(".claude.json")
     assert [p for p in _mentions_chrollo(world.home) if p not in kept] == before
     assert drv.run("say: not captured after the package is gone").ok
     assert world.vault_files() == {}
