@@ -202,7 +202,7 @@ def mcp_duplicates() -> list:
             continue
         args = entry.get("args") if isinstance(entry.get("args"), list) else []
         words = [os.path.basename(entry["command"])] + [a for a in args if isinstance(a, str)]
-        if "mcp" in words and any(w == "chrollo" or w.startswith("chrollo") for w in words[:-1]):
+        if "mcp" in words and any(w.startswith("chrollo") for w in words[:-1]):
             out.append(name)
     return out
 
