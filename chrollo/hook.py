@@ -149,7 +149,8 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
     out = ""
     if ev.action == "recall":
         if ev.generated:
-            raise Skip("the prompt is the harness's own (a task notification), not the user's")
+            raise Skip("the prompt is the harness's own (a task notification, a /loop or scheduled wakeup, "
+                       "another session's message), not the user's")
         quiet = privacy.recall_off(ev.cwd or None)
         try:
             from .recall import recall

@@ -53,8 +53,9 @@ class Change:
 
 def parts(harness: str, only: str | None = None, config=None) -> list:
     """What ``install``/``uninstall`` touch: hooks and the MCP server, or ``only`` one of them.
-    pi has no MCP client (its extension registers the tools); ``config`` names one file, so
-    it means the hooks unless ``only="mcp"`` — Gemini keeps both in that one file."""
+    pi gets no MCP server (its extension registers the tools; one in pi's own MCP client too
+    would offer them twice); ``config`` names one file, so it means the hooks unless
+    ``only="mcp"`` — Gemini keeps both in that one file."""
     if only == "mcp":
         mcp_config_path(harness)  # refuses pi and unknown harnesses
         return ["mcp"]
@@ -143,7 +144,7 @@ def mcp_config_path(harness: str) -> Path:
         from .harness import profiles
 
         others = "|".join(m.NAME for m in profiles() if m.MCP)
-        raise UsageError(f"{harness} has no MCP client: {mod.NO_MCP}",
+        raise UsageError(f"chrollo registers no MCP server for {harness}: {mod.NO_MCP}",
                          f"Use `chrollo install {others} --mcp`.", kind="no_mcp")
     return Path(mod.mcp_config())
 

@@ -105,6 +105,10 @@ export default async function chrollo(pi) {
   globalThis.__chrolloPiLoaded = true;
   const told = new Set();
   pi.on("before_agent_start", async (event, ctx) => {
+    // A run an extension started with a message (pi >= 1.2: messageType "custom") has no
+    // prompt to recall for; its turn is captured from the session file, labelled by its
+    // message's customType (chrollo/harness/pi.py).
+    if (event && event.messageType === "custom") return;
     if (!findChrollo()) {   // never break the prompt: say once per session how to install chrollo
       const sid = ctx && ctx.sessionManager ? ctx.sessionManager.getSessionId() : "";
       if (!told.has(sid)) {

@@ -1,9 +1,12 @@
 """Claude Code: hook payloads and ``~/.claude/projects/<slug>/<session>.jsonl`` transcripts.
 
 Turn rules (see shared fixtures' expected/README): a user turn is a typed prompt — not a
-tool result, sidechain, ``isMeta``, compact summary, slash-command echo, interrupt notice or
-``<task-notification>`` (a background task reporting back: a one-line marker in the agent's
-blocks). Record types chrollo does not know are skipped.
+tool result, sidechain, ``isMeta``, compact summary, slash-command echo or interrupt notice.
+A prompt the harness made itself — a ``<task-notification>`` (a background task reporting
+back), a ``/loop`` or scheduled wakeup, another session's ``<cross-session-message>``, a
+channel message (2.1.332: the record's ``origin.kind``/``wakeupSource``, else the text's own
+envelope) — is no user turn either: a one-line marker naming what sent it opens an agent block.
+Record types chrollo does not know are skipped.
 Every non-sidechain assistant record until the next prompt belongs to the agent turn;
 records sharing a ``message.id`` are one message (keys are per record, so a record that
 arrives late after a lagging ``Stop`` is still picked up). Subagents: the records with
@@ -30,6 +33,17 @@ SKIP = skip_patterns(("type", "tool_result"), ("type", "progress"), ("type", "ap
 # background) reporting back. Not something the user said; kept as a one-line marker that
 # starts an agent block of its own (the same live and imported).
 NOTIFICATION = "<task-notification>"
+# 2.1.332's other machine-made prompts. The UserPromptSubmit payload's `source` says who wrote
+# it ("user" typed, "sdk" from `-p`; these are the harness's own — "system" covers peer and
+# channel messages, task notifications, auto-continuation; payloads may omit it), the
+# transcript's user record its `origin.kind` or `wakeupSource`, and some carry their envelope
+# in the text (also when neither field is there).
+MACHINE_SOURCES = ("system", "loop_wakeup", "schedule_wakeup", "poll_event")
+MACHINE_ORIGINS = ("task-notification", "peer", "channel", "auto-continuation", "coordinator",
+                   "observer-activity", "scheduled-trigger")
+ENVELOPES = {NOTIFICATION: "task-notification", "[SYSTEM NOTIFICATION - NOT USER INPUT]": "task-notification",
+             "<cross-session-message": "cross-session-message",
+             "<teammate-message": "teammate-message", "<channel ": "channel", "<channel>": "channel"}
 # Prompt-looking records that are not something the user typed.
 _NOT_PROMPTS = ("<command-name>", "<command-message>", "<local-command-stdout>",
                 "<local-command-stderr>", "<local-command-caveat>", "<system-reminder>",
@@ -53,8 +67,9 @@ def units_of(rec: dict, off: int) -> Unit | None:
         if text is None or not text.strip():
             return None
         s = text.lstrip()
-        if s.startswith(NOTIFICATION):
-            return Unit("agent", when, [notification_marker(s)], key, new_turn=True)
+        label = machine_label(rec, s)
+        if label:
+            return Unit("agent", when, [machine_marker(label, s)], key, new_turn=True)
         if s.startswith(_NOT_PROMPTS) or is_injected(s):
             return None
         return Unit("user", when, [text], key)
@@ -73,15 +88,45 @@ def units_of(rec: dict, off: int) -> Unit | None:
     return Unit("agent", when, parts, key)
 
 
-def generated_prompt(prompt) -> bool:
-    """A ``UserPromptSubmit`` prompt the harness generated (a task notification): no recall
-    for it and no [User] turn; the transcript pass that follows records its marker."""
-    return isinstance(prompt, str) and prompt.lstrip().startswith(NOTIFICATION)
+def generated_prompt(prompt, source=None) -> bool:
+    """A ``UserPromptSubmit`` prompt the harness generated (a task notification, a ``/loop``
+    or scheduled wakeup, another session's or a channel's message): no recall for it and no
+    [User] turn; the transcript pass that follows records its marker."""
+    if isinstance(source, str) and source in MACHINE_SOURCES:
+        return True
+    return isinstance(prompt, str) and prompt.lstrip().startswith(tuple(ENVELOPES))
+
+
+def machine_label(rec: dict, text: str) -> str | None:
+    """What made a transcript's user record, when it is not the user (None: the user typed it)."""
+    origin = rec.get("origin")
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    if kind == "task-notification":
+        return "task-notification"
+    wake = rec.get("wakeupSource")
+    if isinstance(wake, str) and wake in ("loop_wakeup", "schedule_wakeup"):
+        return wake
+    envelope = next((label for tag, label in ENVELOPES.items() if text.startswith(tag)), None)
+    if envelope:
+        return envelope
+    return kind if isinstance(kind, str) and kind in MACHINE_ORIGINS else None
+
+
+def machine_marker(label: str, text: str):
+    """The one-line marker of a machine-made prompt: a task notification's summary (else its
+    status), never its result or output-file path; another session's message with its sender;
+    else the text without its envelope's tags (cut to a tool line's length)."""
+    import re
+
+    if label == "task-notification" and NOTIFICATION in text:
+        return notification_marker(text)
+    sender = re.match(r'<[\w-]+\s[^>]*?\bfrom(?:-session)?="([^"]*)"', text)
+    body = re.sub(r"</?[A-Za-z][\w-]*(?:\s[^>]*)?>", " ", text)
+    return tool_call(label, (f"from {sender.group(1)}: " if sender else "") + body)
 
 
 def notification_marker(text: str):
-    """``<task-notification>…`` → one tool line: its summary (else its status), never its
-    result or output-file path."""
+    """``<task-notification>…`` → one tool line: its summary (else its status)."""
     import re
 
     m = re.search(r"<summary>(.*?)</summary>", text, re.S) or re.search(r"<status>(.*?)</status>", text, re.S)
@@ -196,7 +241,7 @@ def mcp_config() -> str:
 
 def event_of(payload: dict, event: str | None = None) -> HookEvent:
     ev = hook_event(NAME, expected_events(), payload, event)
-    ev.generated = ev.action == "recall" and generated_prompt(ev.prompt)
+    ev.generated = ev.action == "recall" and generated_prompt(ev.prompt, payload.get("source"))
     return ev
 
 

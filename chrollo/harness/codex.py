@@ -178,8 +178,13 @@ def doctor_check(report: dict, hooks_path: str, is_ours, pkg: dict | None = None
     else:
         config = os.path.join(os.path.dirname(hooks_path), "config.toml")
         report["trust"] = trust.status(hooks_path, config, is_ours)
+    skipped = [t["event"] for t in report["trust"] if t["async"]]
     waiting = [t for t in report["trust"] if t["status"] != "trusted"]
-    if waiting:
+    if skipped:   # Codex 0.171 skips `async: true` command hooks: they never run
+        report.update(status="broken", fix=f"Codex skips hooks marked \"async\": true: remove it from chrollo's "
+                      f"{', '.join(skipped)} hook in {os.path.join(pkg['root'], 'hooks', 'hooks.json') if pkg else hooks_path} "
+                      f"(then trust them again).")
+    elif waiting:
         names = ", ".join(f"{t['event']} ({t['status']})" for t in waiting)
         report.update(status="untrusted", fix=f"{trust.HOW_TO_TRUST} Waiting: {names}. "
                       f"Or add to {config}:\n{trust.toml_lines(waiting)}")

@@ -25,8 +25,11 @@ EVENT_LABELS = {"PreToolUse": "pre_tool_use", "PermissionRequest": "permission_r
                 "SubagentStart": "subagent_start", "SubagentStop": "subagent_stop", "Stop": "stop"}
 MATCHER_EVENTS = {"PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact", "PostCompact",
                   "SessionStart", "SubagentStart", "SubagentStop"}
-HOW_TO_TRUST = ("Codex runs hooks only after you trust them: start `codex` in a terminal and approve "
-                "chrollo's hooks when it says \"Hooks need review\" (or open /hooks). "
+# (0.171 first asks "Trust this folder?" in a new folder, then "Hooks need review" with
+# "Trust all and continue" / "Continue without trusting (hooks won't run)")
+HOW_TO_TRUST = ("Codex runs hooks only after you trust them: start `codex` in a terminal (answer its "
+                "\"Trust this folder?\" first) and choose \"Trust all and continue\" when it says "
+                "\"Hooks need review\" (or open /hooks). "
                 "Non-interactive runs (CI) can pass `codex exec --dangerously-bypass-hook-trust`.")
 
 
@@ -88,7 +91,8 @@ def status(hooks_path: str, config_path: str, is_ours, key_source: str | None = 
                 have = st.get("trusted_hash")
                 s = ("disabled" if st.get("enabled") is False else "trusted" if have == want
                      else "modified" if have else "untrusted")
-                out.append({"event": event, "key": key, "status": s, "trusted_hash": want})
+                out.append({"event": event, "key": key, "status": s, "trusted_hash": want,
+                            "async": handler.get("async") is True})
     return out
 
 

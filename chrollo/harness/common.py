@@ -305,7 +305,7 @@ class HookEvent:
         self.agent = self.agent_transcript = None
         self.extra_units: list = []
         self.abort_if_empty = False
-        self.generated = False  # the prompt is the harness's own (a task notification)
+        self.generated = False  # the prompt is the harness's own (a task notification, a /loop wakeup…)
 
 
 def hook_event(harness: str, events: dict, payload: dict, event: str | None, loose: tuple = ()) -> HookEvent:

@@ -7,6 +7,14 @@ with role ``user``; the agent turn is the assistant messages after it (``toolRes
 are not turns, nor are assistant messages whose ``stopReason`` is ``error`` or ``aborted``:
 attempts pi dropped). ``agent_end`` carries the same message objects, so a unit's key is built
 from the message itself (role, timestamp, content digest) and matches in both.
+
+A run an extension started with a message (``pi.sendMessage(…, {triggerTurn: true})``: since
+1.2 ``before_agent_start`` fires for it with ``messageType: "custom"`` and no prompt) has no
+user turn: the ``custom_message`` entry that started it — one an assistant message follows with
+no user message between — becomes a one-line marker naming its ``customType``, opening the agent
+block of its reply (from the transcript only, keyed by the entry's id: live = import). System
+messages (``role: "system"``: the prompt and tool loadout, 0.86) and ``context_edit`` entries (0.87:
+what later requests see; the conversation as it happened is kept) are never turns.
 """
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ SKIP = skip_patterns(("role", "toolResult"))  # tool outputs: never turns
 # An attempt cut mid-stream (pi retries it) or stopped by the user: its partial text is not an
 # answer, live or imported.
 NOT_ANSWERS = ("error", "aborted")
+RECALL_TYPE = "chrollo-recall"   # the customType of the recall message the extension returns
 
 
 def unit_of(m: dict) -> Unit | None:
@@ -56,15 +65,37 @@ def message_units(messages) -> list:
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
     tr, bad = Transcript([], offset), [0]
+    started = None   # (offset, marker) of a custom message that may have started a run
+    prompt_open = False   # a user prompt waits for its answer: a custom message now is context
     for off, rec in read_jsonl(path, offset, bad, SKIP):
         if not isinstance(rec, dict):
             continue
         if rec.get("type") == "session":
             tr.session_id, tr.cwd = rec.get("id"), rec.get("cwd")
+        elif rec.get("type") == "custom_message" and not prompt_open and started is None:
+            started = (off, custom_marker(rec))
         elif rec.get("type") == "message":
-            tr.add(unit_of(rec.get("message")), off)
+            unit = unit_of(rec.get("message"))
+            if unit is not None and unit.role == "user":
+                started, prompt_open = None, True
+            elif unit is not None:
+                if started is not None and started[1] is not None:
+                    tr.add(started[1], started[0])
+                started, prompt_open = None, False
+            tr.add(unit, off)
     tr.skipped = bad[0]
     return tr
+
+
+def custom_marker(rec: dict) -> Unit | None:
+    """The marker of a ``custom_message`` entry that started a run: ``<tool>custom_message
+    <customType>: <its text></tool>`` (chrollo's own recall message never is one)."""
+    kind = rec.get("customType") if isinstance(rec.get("customType"), str) else "extension"
+    if kind == RECALL_TYPE or not isinstance(rec.get("id"), str):
+        return None
+    text = text_of(rec.get("content")) or ""
+    return Unit("agent", parse_time(rec.get("timestamp")), [tool_call("custom_message", f"{kind}: {text}")],
+                f"p:c:{rec['id']}", new_turn=True)
 
 
 def session_of(path: str) -> dict:
@@ -114,7 +145,10 @@ ALIASES: tuple = ()
 # whole into pi's extensions folder) fires these events and registers the tools itself.
 EVENTS = [("before_agent_start", None), ("agent_end", None), ("session_shutdown", None)]
 HOOKS, MCP = "extension", None
-NO_MCP = "its chrollo extension registers read_memory itself"
+# pi has had an MCP client since 0.99, but it hides MCP tools unless `exposure: "direct"` and
+# waits for such servers before the first prompt; the extension's tools need neither, and both
+# at once would offer read_memory twice (doctor_check says so).
+NO_MCP = "its chrollo extension registers read_memory itself (a server in pi's mcp.json too would offer it twice)"
 EXTENSION_MARK = "chrollo-pi"  # in the extension's text: the file is chrollo's
 TRANSCRIPTS = ("sessions", ["*/*.jsonl"])
 HELP = "~/.pi/agent/extensions/chrollo.ts (hooks and tools)"
@@ -150,6 +184,39 @@ def extension_command(text: str) -> list:
 
     m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
     return json.loads(m.group(1)) if m else ["chrollo"]
+
+
+def mcp_duplicates() -> list:
+    """Names of the servers in pi's ``mcp.json`` (its built-in MCP client, 0.99+) that run
+    ``chrollo mcp``. chrollo does not register one for pi: its extension offers read_memory
+    itself, at once; a server beside it offers the tool twice with ``exposure: "direct"``, and
+    with the default ``codemode`` it adds pi's codemode tool to reach a hidden copy."""
+    import os
+
+    from ..homedir import read_json
+
+    servers = read_json(os.path.join(home_dir(), "mcp.json")).get("mcpServers")
+    out = []
+    for name, entry in (servers.items() if isinstance(servers, dict) else []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+            continue
+        args = entry.get("args") if isinstance(entry.get("args"), list) else []
+        words = [os.path.basename(entry["command"])] + [a for a in args if isinstance(a, str)]
+        if "mcp" in words and any(w.startswith("chrollo") for w in words[:-1]):
+            out.append(name)
+    return out
+
+
+def doctor_check(report: dict, hooks_path: str, is_ours, pkg: dict | None = None) -> None:
+    """chrollo's MCP server registered with pi's own MCP client too: read_memory twice."""
+    import os
+
+    names = mcp_duplicates()
+    if names:
+        report.update(status="duplicate", fix=(
+            f"chrollo's MCP server is also in {os.path.join(home_dir(), 'mcp.json')} ({', '.join(names)}): "
+            f"the extension already offers read_memory, so with exposure \"direct\" the model is offered it "
+            f"twice. Remove it: {'; '.join(f'pi mcp remove {n}' for n in names)}"))
 
 
 def event_of(payload: dict, event: str | None = None) -> HookEvent:

