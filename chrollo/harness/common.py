@@ -149,6 +149,23 @@ def parse_time(value) -> dt.datetime | None:
     return None
 
 
+def fill_times(units: list, path: str) -> list:
+    """Give the units that carry no time (formats that record none per message) the last time
+    before them, else the file's modification time — never the importing clock, so the first
+    import and live capture name a session alike and a re-import keys it the same."""
+    last = None
+    for u in units:
+        if u.when is None:
+            if last is None:
+                try:
+                    last = dt.datetime.fromtimestamp(os.stat(path).st_mtime, dt.timezone.utc)
+                except (OSError, ValueError, OverflowError):
+                    return units
+            u.when = last
+        last = u.when
+    return units
+
+
 def norm(text: str) -> str:
     """Whitespace-collapsed text: what "the same message" means across payload and transcript."""
     return " ".join(text.split())
