@@ -118,6 +118,25 @@ def _past_holes(fh, pos: int) -> int:
         return pos
 
 
+MAX_JSON = 256 << 20  # a whole-file JSON transcript over this is not parsed (it would be held whole)
+
+
+def read_json_file(path: str):
+    """The JSON document a whole file holds (a session of Continue, Cline, …), or None when it
+    is too large, not JSON, not UTF-8 or nested too deep. Opened as live capture opens a
+    transcript: no FIFO blocks it, no link is followed."""
+    from ..vault import open_regular
+
+    try:
+        with open_regular(path) as fh:
+            data = fh.read(MAX_JSON + 1)
+        if len(data) > MAX_JSON:
+            return None
+        return json.loads(data)
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
 def first_record(path: str, max_lines: int = 20):
     """The first parseable JSON object of a JSONL file (None if there is none near the top)."""
     for n, (_off, rec) in enumerate(read_jsonl(path, 0)):
