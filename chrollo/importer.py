@@ -211,6 +211,11 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     if since_ts is not None and st.st_mtime < since_ts:
         return FileResult(path, h, "skipped", "not modified since --since", nbytes=st.st_size)
     stamp = [st.st_size, st.st_mtime_ns]
+    try:  # (a SQLite store in WAL mode grows its -wal file, not the database, until a checkpoint)
+        wal = os.stat(path + "-wal")
+        stamp += [wal.st_size, wal.st_mtime_ns]
+    except OSError:
+        pass
     if seen.get(path) == stamp:
         return FileResult(path, h, "unchanged", nbytes=st.st_size)
     mod = adapter(h)
