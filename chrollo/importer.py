@@ -216,9 +216,10 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
         stamp += [wal.st_size, wal.st_mtime_ns]
     except OSError:
         pass
+    mod = adapter(h)
+    stamp += getattr(mod, "stamp", lambda _path: [])(path)  # (where the file is not all that grows)
     if seen.get(path) == stamp:
         return FileResult(path, h, "unchanged", nbytes=st.st_size)
-    mod = adapter(h)
     try:
         who = mod.session_of(path)
     except (OSError, ValueError, RecursionError, UnicodeError) as e:
