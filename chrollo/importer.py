@@ -90,8 +90,8 @@ def default_root(harness: str) -> Path:
 
 def discover(harness: str, root: Path) -> list:
     """The candidate transcript files under ``root`` (or ``root`` itself), sorted."""
-    if root.is_file():
-        return [root]
+    if root.is_file() or root.is_symlink() or root.exists() and not root.is_dir():
+        return [root]  # (a FIFO or a link given as --source is reported, not passed over in silence)
     from .harness import adapter
 
     find = getattr(adapter(harness), "find", None)  # (where no glob can say: files spread over a home)
