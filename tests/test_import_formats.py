@@ -206,12 +206,17 @@ def cursor_payload(tmp: Path, event: str, **more) -> dict:
     return body
 
 
-def test_a_cursor_turn_at_the_claude_code_hook_is_labelled_cursor(home, tmp_path):
+@pytest.mark.parametrize("names,claude_fields", [(("beforeSubmitPrompt", "stop"), False),
+                                                   (("UserPromptSubmit", "Stop"), True)])
+def test_a_cursor_turn_at_the_claude_code_hook_is_labelled_cursor(home, tmp_path, names, claude_fields):
+    """Cursor's own event names and fields, or the Claude Code names with a session_id beside them
+    (before, both were lost: Claude Code's reader found no turn in Cursor's transcript)."""
     (tmp_path / "shop").mkdir()
     prompt = "why does the checkout test fail on CI but not locally?"
-    ok(hook(home, "claude-code", "UserPromptSubmit", cursor_payload(tmp_path, "beforeSubmitPrompt", prompt=prompt,
-                                                                     attachments=[])))
-    ok(hook(home, "claude-code", "Stop", cursor_payload(tmp_path, "stop", status="completed", loop_count=0)))
+    same = {"session_id": "5f0c1a2e-7b3d-4c8e-9a61-2d4e8f9b0c13", "cwd": str(tmp_path / "shop")} if claude_fields else {}
+    ok(hook(home, "claude-code", "UserPromptSubmit", cursor_payload(tmp_path, names[0], prompt=prompt,
+                                                                     attachments=[], **same)))
+    ok(hook(home, "claude-code", "Stop", cursor_payload(tmp_path, names[1], status="completed", loop_count=0, **same)))
     got = labels(home)
     assert set(got) == {"cursor"}, sorted(got)
     (f,) = got["cursor"]
