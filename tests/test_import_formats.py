@@ -27,6 +27,9 @@ EXPECTED = [
     ("cursor", "5f0c1a2e-7b3d-4c8e-9a61-2d4e8f9b0c13:a1b2c3d4-0000-4000-8000-00000000beef",
      "Find every test that calls new Date() without an argument", "UA", ["Grep"]),
     ("cursor", "0b7e2d55-1c3a-4f7e-8d2b-6a9c0e1f2a3b", "rename the redis key prefix to shop:v2", "UA", []),
+    ("cursor", "e2a4c6d8-1f3b-4a5c-9e7d-0b2c4d6e8f10", "how do I make the api client retry on 429?", "UAUA",
+     ["codebase_search", "edit_file", "$"]),
+    ("cursor", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", "what does the Makefile's dist target do?", "UA", []),
     ("aider", None, "what does app.py print?", "UA", []),
     ("continue", "40090cb3-8d9a-44e8-a905-4a1727a88f5e", "list the migrations", "UA", ["$"]),
     ("continue", "34802306-5ccc-4c3a-95b2-3875eeee52ab", "where is the retry limit set?", "UA", []),
@@ -52,10 +55,12 @@ def fake_home(tmp: Path) -> tuple:
     home = tmp / "userhome"
     for h in sorted(p.name for p in FIXTURES.iterdir() if (p / "home").is_dir()):
         shutil.copytree(FIXTURES / h / "home", home, dirs_exist_ok=True)
-    db = home / ".local/share/goose/sessions/sessions.db"
-    with sqlite3.connect(db) as con:
-        con.executescript((FIXTURES / "goose" / "sessions.sql").read_text("utf-8"))
-    con.close()
+    for db, sql in ((home / ".local/share/goose/sessions/sessions.db", FIXTURES / "goose/sessions.sql"),
+                    (home / ".config/Cursor/User/globalStorage/state.vscdb", FIXTURES / "cursor/state.vscdb.sql")):
+        db.parent.mkdir(parents=True, exist_ok=True)
+        with sqlite3.connect(db) as con:
+            con.executescript(sql.read_text("utf-8"))
+        con.close()
     src = tmp / "harnesses"
     shutil.copytree(OWN_FIXTURES / "transcripts", src)
     (home / ".gemini").mkdir()
@@ -224,6 +229,7 @@ def test_a_cursor_turn_at_the_claude_code_hook_is_labelled_cursor(home, tmp_path
     assert head["session_id"] == "5f0c1a2e-7b3d-4c8e-9a61-2d4e8f9b0c13" and head["cwd"] == str(tmp_path / "shop")
     turns = turns_of(f)
     assert [t[0] for t in turns] == ["user", "agent", "user", "agent"] and turns[0][1] == prompt
+    assert "[REDACTED]" not in f.read_text("utf-8")
     # a Claude Code payload is still Claude Code's
     claude = {"session_id": "c1a2b3c4-0000-4000-8000-000000000001", "transcript_path": None, "cwd": str(tmp_path),
               "hook_event_name": "UserPromptSubmit", "prompt": "how are the docs built?"}
@@ -234,3 +240,40 @@ def test_a_cursor_turn_at_the_claude_code_hook_is_labelled_cursor(home, tmp_path
     before = snapshot(home)
     out = imp(home, "cursor", "--source", tmp_path / ".cursor/projects")
     assert out["turns"] == 0 and snapshot(home) == before, out
+
+
+@pytest.mark.parametrize("harness,name,junk", [
+    ("cursor", "state.vscdb", ["CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);",
+                               "INSERT INTO cursorDiskKV VALUES ('composerData:c1', 'not json {');",
+                               "INSERT INTO cursorDiskKV VALUES ('composerData:c2', '[1, 2]');",
+                               "INSERT INTO cursorDiskKV VALUES ('composerData:c3', '{\"fullConversationHeadersOnly\": [7, null, {\"bubbleId\": 5}]}');",
+                               "INSERT INTO cursorDiskKV VALUES ('bubbleId:c3:5', x'fffe00');"]),
+    ("goose", "sessions.db", ["CREATE TABLE sessions (id TEXT, working_dir TEXT, created_at TEXT);",
+                              "CREATE TABLE messages (id INTEGER, session_id TEXT, role TEXT, content_json TEXT, created_timestamp INTEGER, metadata_json TEXT);",
+                              "INSERT INTO sessions VALUES ('s1', '../../etc', 'x');",
+                              "INSERT INTO sessions VALUES (NULL, 5, NULL);",
+                              "INSERT INTO messages VALUES (1, 's1', 'user', 'not json', 'soon', '{');",
+                              "INSERT INTO messages VALUES (2, 's1', 7, '{\"a\": 1}', NULL, NULL);"]),
+])
+def test_a_hostile_database_is_skipped_with_a_reason_and_left_as_it_was(home, tmp_path, harness, name, junk):
+    from chrollo.importer import run_import
+
+    not_sqlite = tmp_path / "a" / name
+    not_sqlite.parent.mkdir()
+    not_sqlite.write_bytes(b"SQLite format 3\x00" + b"\x00garbage" * 500)
+    other = tmp_path / "b" / name
+    other.parent.mkdir()
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE t (x)")
+    con.close()
+    bad = tmp_path / "c" / name
+    bad.parent.mkdir()
+    with sqlite3.connect(bad) as con:
+        con.executescript("\n".join(junk))
+    con.close()
+    before = {p: p.read_bytes() for p in (not_sqlite, other, bad)}
+    for db in (not_sqlite, other, bad):
+        (r,) = run_import(harness, db).results
+        assert r.status == "skipped" and r.reason and not r.turns, r.to_json()
+    assert {p: p.read_bytes() for p in before} == before  # (opened read-only: not a byte changed)
+    assert sorted(os.listdir(bad.parent)) == [name]  # (no journal or -wal left beside it)

@@ -220,7 +220,7 @@ def text_of(content, skip=()) -> str | None:
     return "\n\n".join(t for t in out if t.strip())
 
 
-SHELL_TOOLS = {"bash", "shell", "exec_command", "run_shell_command", "local_shell", "execute", "execute_bash"}
+SHELL_TOOLS = {"bash", "shell", "exec_command", "run_shell_command", "local_shell", "execute", "execute_bash", "run_terminal_cmd"}
 _ARG_KEYS = ("command", "cmd", "file_path", "path", "absolute_path", "notebook_path", "pattern",
              "url", "query", "dir_path", "description", "prompt")
 

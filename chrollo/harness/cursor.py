@@ -10,6 +10,12 @@ offset (the file only grows) and its time the ``<timestamp>`` prose Cursor puts 
 The prompt is the text inside ``<user_query>``; the folder is ``.workspace-trusted``'s
 ``workspacePath`` in the project's folder.
 
+The IDE also keeps its chats in ``~/.config/Cursor/User/globalStorage/state.vscdb`` (SQLite, read
+here read-only): ``composerData:<chat>`` (``createdAt``, ``fullConversationHeadersOnly``) and
+``bubbleId:<chat>:<bubble>`` (``type`` 1 user / 2 model, ``text``, ``toolFormerData``,
+``createdAt``) in its ``cursorDiskKV`` table. A chat whose agent transcript exists is read from
+the transcript only (one session, one file).
+
 A hook payload is Cursor's when it carries Cursor's own fields (``cursor_version``, or a
 ``conversation_id`` with ``workspace_roots``): its session is labelled ``cursor``, not Claude Code.
 """
@@ -21,12 +27,16 @@ import os
 import re
 
 from .common import (HookEvent, Transcript, Unit, context_of, context_reply, fill_times, hook_event, is_injected,
-                     read_jsonl, text_of, tool_call)
+                     parse_time, read_jsonl, text_of, tool_call)
 
 NAME = "cursor"
-TRANSCRIPTS = ("projects", ["*/agent-transcripts/*.jsonl", "*/agent-transcripts/*/*.jsonl",
-                            "*/agent-transcripts/*/subagents/*.jsonl"])
-IMPORT_HELP = "~/.cursor/projects/*/agent-transcripts (Cursor's agent, CLI and IDE)"
+_AGENT = ["*/agent-transcripts/*.jsonl", "*/agent-transcripts/*/*.jsonl", "*/agent-transcripts/*/subagents/*.jsonl"]
+DB = "state.vscdb"
+_IDE = "Cursor/User/globalStorage/" + DB
+TRANSCRIPTS = ("", [*(f".cursor/projects/{p}" for p in _AGENT), f".config/{_IDE}", f"Library/Application Support/{_IDE}",
+                    *_AGENT, DB, f"globalStorage/{DB}", f"User/globalStorage/{DB}"])
+IMPORT_HELP = "~/.cursor/projects/*/agent-transcripts, ~/.config/Cursor/…/state.vscdb"
+MAX_SESSIONS = 100000
 
 _STAMP = re.compile(r"\s*<timestamp>(.*?)</timestamp>\s*", re.S)
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
@@ -37,7 +47,7 @@ _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun",
 
 
 def home_dir() -> str:
-    return os.path.join(os.path.expanduser("~"), ".cursor")
+    return os.path.expanduser("~")  # (its agent's transcripts in ~/.cursor, the IDE's store in ~/.config/Cursor)
 
 
 def prose_time(text: str) -> dt.datetime | None:
@@ -67,6 +77,8 @@ def prompt_of(text: str) -> tuple:
 
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
+    if os.path.basename(path) == DB:
+        return _read_composer(path, agent_id or session_of(path)["session_id"])
     tr, bad = Transcript([], offset), [0]
     for off, rec in read_jsonl(path, offset, bad):
         if not isinstance(rec, dict) or rec.get("role") not in ("user", "assistant"):
@@ -99,7 +111,10 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
 
 
 def session_of(path: str) -> dict:
-    """``…/<slug>/agent-transcripts/[<id>/]<id>.jsonl``, or a subagent's ``<id>/subagents/<agent>.jsonl``."""
+    """``…/<slug>/agent-transcripts/[<id>/]<id>.jsonl``, or a subagent's ``<id>/subagents/<agent>.jsonl``;
+    the IDE's ``state.vscdb``: every chat in it (``sessions``)."""
+    if os.path.basename(path) == DB:
+        return _composers(path)
     stem = os.path.basename(path)[: -len(".jsonl")] if path.endswith(".jsonl") else os.path.basename(path)
     parts = os.path.abspath(path).split(os.sep)
     out: dict = {"session_id": stem}
@@ -119,6 +134,115 @@ def _workspace(project: str) -> str | None:
     except (OSError, ValueError, AttributeError, RecursionError):
         return None
     return value if isinstance(value, str) and os.path.isabs(value) else None
+
+# ----------------------------------------------------------------------------- the IDE's store
+
+def _connect(path: str):
+    """The IDE's ``state.vscdb`` (VS Code's key-value store), read-only; ValueError if it is not one."""
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=2)
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as e:
+        raise ValueError(f"not a readable SQLite database ({e})") from None
+    if "cursorDiskKV" not in tables:
+        con.close()
+        raise ValueError("no cursorDiskKV table: not Cursor's state.vscdb")
+    return con
+
+
+def _value(raw):
+    try:
+        value = json.loads(raw) if isinstance(raw, (str, bytes)) else None
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _composers(path: str) -> dict:
+    """Every chat (``composerData:<id>``) with something said in it, oldest first — but those
+    whose agent transcript Cursor also wrote (imported from there, the same session)."""
+    import sqlite3
+
+    con = _connect(path)
+    try:
+        rows = con.execute("SELECT key, value FROM cursorDiskKV WHERE key >= 'composerData:' "
+                           "AND key < 'composerData;'").fetchall()
+    except sqlite3.Error as e:
+        raise ValueError(f"unreadable cursorDiskKV ({e})") from None
+    finally:
+        con.close()
+    written = _agent_transcripts()
+    found = []
+    for key, raw in rows:
+        cid, data = key[len("composerData:"):], _value(raw)
+        if data and cid not in written and (data.get("fullConversationHeadersOnly") or data.get("conversation")):
+            found.append((data.get("createdAt") if isinstance(data.get("createdAt"), (int, float)) else 0, cid))
+    ids = [cid for _t, cid in sorted(found)][:MAX_SESSIONS]
+    if not ids:
+        raise ValueError("no Cursor chat in it")
+    return {"session_id": ids[0], "sessions": ids}
+
+
+def _agent_transcripts() -> set:
+    """The ids of the chats whose agent transcript is in ``~/.cursor/projects``."""
+    import glob
+
+    root = os.path.join(home_dir(), ".cursor", "projects")
+    return {os.path.basename(p).removesuffix(".jsonl") for p in glob.glob(os.path.join(root, "*", "agent-transcripts", "*"))}
+
+
+def _read_composer(path: str, cid: str) -> Transcript:
+    """One chat of the IDE: its bubbles in ``fullConversationHeadersOnly`` order (``bubbleId:<chat>:
+    <bubble>`` entries; ``type`` 1 the user, 2 the model), or inline in ``conversation`` (older)."""
+    import sqlite3
+
+    tr = Transcript([], 0)
+    try:
+        con = _connect(path)
+    except ValueError:
+        tr.skipped = 1
+        return tr
+    try:
+        row = con.execute("SELECT value FROM cursorDiskKV WHERE key = ?", (f"composerData:{cid}",)).fetchone()
+        data = _value(row[0]) if row else None
+        bubbles: list = []
+        if data and isinstance(data.get("fullConversationHeadersOnly"), list):
+            prefix = f"bubbleId:{cid}:"
+            stored = {k[len(prefix):]: _value(v) for k, v in con.execute(
+                "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (prefix, prefix[:-1] + ";"))}
+            for h in data["fullConversationHeadersOnly"]:
+                bid = h.get("bubbleId") if isinstance(h, dict) else None
+                bubbles.append((bid, stored.get(bid)))
+        elif data and isinstance(data.get("conversation"), list):
+            bubbles = [(b.get("bubbleId") if isinstance(b, dict) else None, b) for b in data["conversation"]]
+    except sqlite3.Error:
+        tr.skipped += 1
+        return tr
+    finally:
+        con.close()
+    started = (data or {}).get("createdAt")
+    for i, (bid, b) in enumerate(bubbles):
+        if not isinstance(b, dict):
+            continue
+        tr.cwd = tr.cwd or (b.get("workspaceProjectDir") if isinstance(b.get("workspaceProjectDir"), str) else None)
+        text = b.get("text") if isinstance(b.get("text"), str) else ""
+        when = parse_time(b.get("createdAt")) or (parse_time(started) if i == 0 else None)
+        key = f"cv:{bid or i}"
+        if b.get("type") == 1:
+            if text.strip() and not is_injected(text):
+                tr.add(Unit("user", when, [text], key), 0)
+            continue
+        parts: list = [text] if text.strip() and not is_injected(text) else []
+        tool = b.get("toolFormerData")
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            parts.append(tool_call(tool["name"], tool.get("rawArgs") or tool.get("params")))
+        if parts:
+            tr.add(Unit("agent", when, parts, key), 0)
+    fill_times(tr.units, path)
+    return tr
 
 # ----------------------------------------------------------------------------- a Cursor turn at a Claude Code hook
 
