@@ -495,7 +495,9 @@ _IMPORT_HELP = """Backfill memory from transcripts the harnesses already keep.
     Writes the same session files as live capture, so nothing is imported twice: re-running
     adds only what is new. Unreadable files and lines are counted and skipped, never fatal.
     """.format(
-    table="\n".join(f"      {n:<14} {adapter(n).IMPORT_HELP}" for n in _importers()),
+    table="\n".join([f"      {n:<14} {adapter(n).IMPORT_HELP}" for n in _harnesses()]
+                    + ["      import only (tools chrollo installs nothing in):"]
+                    + [f"      {n:<14} {adapter(n).IMPORT_HELP}" for n in _importers() if n not in _harnesses()]),
     count=_count_word(len(_importers())))
 
 

@@ -46,6 +46,7 @@ EXPECTED = [
     ("openhands", "6b1f0c2a9d3e4f5a8b7c6d5e4f3a2b1c", "make the CSV export stream rows", "UA",
      ["$", "str_replace_editor"]),
     ("openhands", "a41e2c5b7d9f", "why does the build need node 18?", "UA", ["$"]),
+    ("crush", "s-7d1f", "the nightly backup script exits 0", "UAUA", ["view", "edit", "$"]),
 ]
 
 
@@ -61,6 +62,15 @@ def fake_home(tmp: Path) -> tuple:
         with sqlite3.connect(db) as con:
             con.executescript(sql.read_text("utf-8"))
         con.close()
+    crush = home / "work/ops/.crush"
+    crush.mkdir(parents=True)
+    with sqlite3.connect(crush / "crush.db") as con:
+        con.executescript((FIXTURES / "crush/crush.db.sql").read_text("utf-8"))
+    con.close()
+    listed = {"projects": [{"path": str(crush.parent), "data_dir": str(crush), "last_accessed": "2026-11-10T09:00:00Z"},
+                           {"path": "/gone", "data_dir": "/gone/.crush", "last_accessed": "2026-01-01T00:00:00Z"}]}
+    (home / ".local/share/crush").mkdir(parents=True)
+    (home / ".local/share/crush/projects.json").write_text(json.dumps(listed, indent=2))
     src = tmp / "harnesses"
     shutil.copytree(OWN_FIXTURES / "transcripts", src)
     (home / ".gemini").mkdir()
@@ -126,7 +136,7 @@ def test_what_is_not_a_turn_is_left_out(home, tmp_path):
 
 def test_import_help_lists_every_source_and_the_registry_tells_hooks_from_import_only():
     assert set(import_only()) >= {"cursor", "aider", "cline", "roo-code", "kilo-code", "continue", "goose", "kimi",
-                                  "factory-droid", "openhands"}
+                                  "factory-droid", "openhands", "crush"}
     assert not set(import_only()) & set(names()) and importers()[:len(names())] == names()
     p = run(["import", "--help"], Path(os.environ["CHROLLO_HOME"]))
     assert p.returncode == 0
@@ -248,6 +258,12 @@ def test_a_cursor_turn_at_the_claude_code_hook_is_labelled_cursor(home, tmp_path
                                "INSERT INTO cursorDiskKV VALUES ('composerData:c2', '[1, 2]');",
                                "INSERT INTO cursorDiskKV VALUES ('composerData:c3', '{\"fullConversationHeadersOnly\": [7, null, {\"bubbleId\": 5}]}');",
                                "INSERT INTO cursorDiskKV VALUES ('bubbleId:c3:5', x'fffe00');"]),
+    ("crush", "crush.db", ["CREATE TABLE sessions (id TEXT, created_at INTEGER);",
+                           "CREATE TABLE messages (id TEXT, session_id TEXT, role TEXT, parts BLOB, created_at INTEGER);",
+                           "INSERT INTO sessions VALUES ('s1', 1);",
+                           "INSERT INTO messages VALUES ('m1', 's1', 'user', x'ff00', 1);",
+                           "INSERT INTO messages VALUES ('m2', 's1', 'user', '[{\"type\": \"text\", \"data\": 5}]', 'x');",
+                           "INSERT INTO messages VALUES ('m3', 's1', 'assistant', '{\"type\": \"text\"}', 2);"]),
     ("goose", "sessions.db", ["CREATE TABLE sessions (id TEXT, working_dir TEXT, created_at TEXT);",
                               "CREATE TABLE messages (id INTEGER, session_id TEXT, role TEXT, content_json TEXT, created_timestamp INTEGER, metadata_json TEXT);",
                               "INSERT INTO sessions VALUES ('s1', '../../etc', 'x');",
