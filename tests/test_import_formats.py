@@ -114,7 +114,7 @@ def test_import_all_fills_memory_from_every_tool_on_the_machine_each_under_its_l
     before = snapshot(home)
     again = imp(home, "all", **env)
     assert again["turns"] == 0 and again["imported"] == again["updated"] == 0 and snapshot(home) == before
-    shutil.rmtree(home / "state" / "import")
+    shutil.rmtree(home / "state")  # (every watermark gone: what the files hold is still not written twice)
     third = imp(home, "all", **env)
     assert third["turns"] == 0 and snapshot(home) == before
 
@@ -293,3 +293,59 @@ def test_a_hostile_database_is_skipped_with_a_reason_and_left_as_it_was(home, tm
         assert r.status == "skipped" and r.reason and not r.turns, r.to_json()
     assert {p: p.read_bytes() for p in before} == before  # (opened read-only: not a byte changed)
     assert sorted(os.listdir(bad.parent)) == [name]  # (no journal or -wal left beside it)
+
+
+def _grow_cursor(home: Path) -> None:
+    f = next(home.glob(".cursor/projects/*/agent-transcripts/*/5f0c*.jsonl"))
+    with open(f, "a") as fh:
+        fh.write(json.dumps({"role": "user", "message": {"content": [{"type": "text", "text":
+                 "<timestamp>Thursday, Jul 23, 2026, 1:40 PM (UTC+9)</timestamp>\n<user_query>\nrun it once more\n</user_query>"}]}}) + "\n")
+        fh.write(json.dumps({"role": "assistant", "message": {"content": [{"type": "text", "text": "Green again."}]}}) + "\n")
+
+
+def _grow_aider(home: Path) -> None:
+    with open(next(home.rglob(".aider.chat.history.md")), "a") as fh:
+        fh.write("#### and in python 2?  \n\nNo: print('hello') is a statement there, and prints the same.\n\n")
+
+
+def _grow_continue(home: Path) -> None:
+    f = next(home.glob(".continue/sessions/34802306-*.json"))
+    doc = json.loads(f.read_text())
+    doc["history"] += [{"message": {"role": "user", "content": "and the backoff?"}, "contextItems": []},
+                       {"message": {"role": "assistant", "content": "Exponential, 200 ms doubling."}, "contextItems": []}]
+    f.write_text(json.dumps(doc))
+
+
+def _grow_goose(home: Path) -> None:
+    with sqlite3.connect(home / ".local/share/goose/sessions/sessions.db") as con:
+        con.execute("INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp) VALUES "
+                    "('msg_b3', '20261106_1', 'user', '[{\"type\":\"text\",\"text\":\"and in production?\"}]', 1793973700),"
+                    "('msg_b4', '20261106_1', 'assistant', '[{\"type\":\"text\",\"text\":\"8080, behind nginx.\"}]', 1793973710)")
+    con.close()
+
+
+def _grow_openhands(home: Path) -> None:
+    events = next(home.glob(".openhands/conversations/*/events"))
+    for n, (src, text) in enumerate((("user", "and add a test for it"), ("agent", "Added test_export_streams."))):
+        ev = {"id": f"e-{n}", "timestamp": f"2026-09-30T16:1{n}:00", "source": src, "kind": "MessageEvent",
+              "llm_message": {"role": "user" if src == "user" else "assistant", "content": [{"type": "text", "text": text}]}}
+        (events / f"event-{7 + n:05d}-e-{n}.json").write_text(json.dumps(ev))
+
+
+@pytest.mark.parametrize("harness,grow,added", [("cursor", _grow_cursor, "run it once more"),
+                                                ("aider", _grow_aider, "and in python 2?"),
+                                                ("continue", _grow_continue, "and the backoff?"),
+                                                ("goose", _grow_goose, "and in production?"),
+                                                ("openhands", _grow_openhands, "and add a test for it")])
+def test_a_grown_session_gets_only_its_new_turns(home, tmp_path, harness, grow, added):
+    user, env = fake_home(tmp_path)
+    first = imp(home, harness, **env)
+    assert first["imported"] >= 1 and first["failed"] == 0
+    before = snapshot(home)
+    grow(user)
+    second = imp(home, harness, **env)
+    assert second["updated"] == 1 and second["turns"] == 2, second
+    changed = [n for n, b in snapshot(home).items() if before.get(n) != b]
+    assert len(changed) == 1 and set(snapshot(home)) == set(before)
+    turns = turns_of(home / "memories" / changed[0])
+    assert [t[1] for t in turns].count(added) == 1 and len({(t[0], t[1]) for t in turns}) == len(turns)
