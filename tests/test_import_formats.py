@@ -110,6 +110,8 @@ def test_import_all_fills_memory_from_every_tool_on_the_machine_each_under_its_l
         turns = turns_of(f)
         assert "".join(t[0][0].upper() for t in turns) == roles, (harness, turns)
         assert [n for t in turns for n in t[2]] == tools, (harness, turns)
+    p, found = run_json(["search", "retry", "429", "--harness", "cursor"], home)
+    assert p.returncode == 0 and found["hits"], found  # (the label is one search filters by)
     # re-running writes nothing; nor does it with the import record gone (byte-identical)
     before = snapshot(home)
     again = imp(home, "all", **env)

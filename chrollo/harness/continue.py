@@ -57,17 +57,27 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
     return tr
 
 
+_index: dict = {}  # sessions.json read once per import, not once per session file
+
+
 def _created(path: str, sid) -> object:
     """The session's ``dateCreated`` in the ``sessions.json`` beside it (None if not listed)."""
-    index = read_json_file(os.path.join(os.path.dirname(path), "sessions.json"))
-    for entry in index if isinstance(index, list) else []:
-        if isinstance(entry, dict) and entry.get("sessionId") == sid:
-            value = entry.get("dateCreated")
-            try:
-                return parse_time(int(value) if isinstance(value, str) else value)
-            except ValueError:
-                return parse_time(value)
-    return None
+    where = os.path.join(os.path.dirname(path), "sessions.json")
+    try:
+        st = os.stat(where)
+        stamp = (where, st.st_size, st.st_mtime_ns)
+    except OSError:
+        return None
+    if stamp not in _index:
+        index = read_json_file(where)
+        _index.clear()
+        _index[stamp] = {e.get("sessionId"): e.get("dateCreated") for e in (index if isinstance(index, list) else [])
+                         if isinstance(e, dict) and isinstance(e.get("sessionId"), str)}
+    value = _index[stamp].get(sid)
+    try:
+        return parse_time(int(value) if isinstance(value, str) else value)
+    except ValueError:
+        return parse_time(value)
 
 
 def session_of(path: str) -> dict:
