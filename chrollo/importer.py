@@ -231,17 +231,20 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     name = as_harness if h == "jsonl" else h
     from .privacy import capture_off
 
-    off = capture_off(sid, who.get("cwd") or None)
-    if off:
-        return FileResult(path, h, "skipped", off, nbytes=st.st_size, session_id=sid)
     passes = [(sid, who.get("parent"), who.get("agent_id"))]
     notes = []
     cwds = who.get("cwds") if isinstance(who.get("cwds"), dict) else {}
-    if who.get("sessions"):  # one pass per session the file holds (the adapter reads one at a time)
-        passes = [(s, None, s) for s in who["sessions"] if s == sid or
-                  (plain_id(s) and not capture_off(s, cwds.get(s) or None))]
+    # one pass per session the file holds (the adapter reads one at a time); a session forgotten
+    # or excluded is passed over, not the file's others with it
+    if who.get("sessions"):
+        passes = [(s, None, s) for s in who["sessions"]
+                  if plain_id(s) and not capture_off(s, cwds.get(s) or who.get("cwd") or None)]
         if who.get("more"):
             notes.append(f"{who['more']} more sessions in the file not read (at most {mod.MAX_SESSIONS} per file)")
+    off = capture_off(sid, cwds.get(sid) or who.get("cwd") or None)
+    if not passes or off and not who.get("sessions"):
+        return FileResult(path, h, "skipped", off or "every session in it forgotten or excluded", nbytes=st.st_size,
+                          session_id=sid)
     turns, created, skipped_lines, recognised, known = 0, False, 0, 0, False
     try:
         while passes:

@@ -351,3 +351,16 @@ def test_a_grown_session_gets_only_its_new_turns(home, tmp_path, harness, grow, 
     assert len(changed) == 1 and set(snapshot(home)) == set(before)
     turns = turns_of(home / "memories" / changed[0])
     assert [t[1] for t in turns].count(added) == 1 and len({(t[0], t[1]) for t in turns}) == len(turns)
+
+
+def test_a_forgotten_session_of_a_database_does_not_stop_the_others_in_it(home, tmp_path):
+    user, env = fake_home(tmp_path)
+    imp(home, "goose", **env)
+    first = session_file(home, "20261105_1")  # (the database's first session)
+    p = run(["forget", first.name, "--yes"], home)
+    assert p.returncode == 0, p.stderr
+    _grow_goose(user)
+    out = imp(home, "goose", **env)
+    assert out["turns"] == 2, out
+    assert [t[1] for t in turns_of(session_file(home, "20261106_1"))][-1] == "8080, behind nginx."
+    assert not any("upload test" in f.read_text("utf-8") for f in vault_files(home))
