@@ -11,6 +11,10 @@ question of ``ask: followup`` and the answer of ``ask: plan_mode_respond`` (JSON
 tool lines. API bookkeeping, reasoning, command output, errors and partial messages are not
 turns. The task's folder is read from the ``# Current Working Directory (…)`` line Cline puts
 in the first request (``api_conversation_history.json`` beside it; Roo: ``Workspace Directory``).
+
+The Cline CLI 3 keeps ``~/.cline/data/sessions/<id>/<id>.messages.json`` instead: ``{"sessionId",
+"messages": [{"id", "role", "content": [Claude-API blocks], "ts"}]}``, the prompt wrapped in
+``<user_input mode="act">``; the manifest ``<id>.json`` beside it names the ``cwd``.
 """
 from __future__ import annotations
 
@@ -22,8 +26,9 @@ from .common import Transcript, Unit, digest, is_injected, parse_time, read_json
 
 NAME = "cline"
 EXTENSION = "saoudrizwan.claude-dev"
-CLI_TASKS = ".cline/data/tasks/*/ui_messages.json"   # the Cline CLI's own home
-IMPORT_HELP = f"~/.config/*/User/globalStorage/{EXTENSION}/tasks, ~/.cline/data/tasks"
+CLI_TASKS = ".cline/data/tasks/*/ui_messages.json"   # the Cline CLI's own home (before 3)
+CLI_SESSIONS = ".cline/data/sessions/*/*.messages.json"  # (the Cline CLI 3)
+IMPORT_HELP = f"~/.config/*/User/globalStorage/{EXTENSION}/tasks, ~/.cline/data/sessions and tasks"
 
 _USER = ("task", "user_feedback")
 _TEXT = ("text", "completion_result")
@@ -31,16 +36,16 @@ _JSON_TEXT = {"followup": "question", "plan_mode_respond": "response", "act_mode
 _CWD = re.compile(rb"# Current (?:Working|Workspace) Directory \(([^)\n]+)\)")
 
 
-def transcripts(extension: str, cli: str | None = None) -> tuple:
+def transcripts(extension: str, *cli: str) -> tuple:
     """(folder, patterns) of a Cline-family extension's tasks under the home, in every VS Code
     flavour (Code, Insiders, VSCodium, Cursor, Windsurf…), or under ``--source`` (its
     ``globalStorage/<extension>`` folder, its ``tasks`` folder or one task's)."""
     where = f"User/globalStorage/{extension}/tasks/*/ui_messages.json"
-    return ("", [f".config/*/{where}", f"Library/Application Support/*/{where}", *([cli] if cli else []),
-                 "tasks/*/ui_messages.json", "*/ui_messages.json", "ui_messages.json"])
+    return ("", [f".config/*/{where}", f"Library/Application Support/*/{where}", *cli,
+                 "tasks/*/ui_messages.json", "*/ui_messages.json"])
 
 
-TRANSCRIPTS = transcripts(EXTENSION, CLI_TASKS)
+TRANSCRIPTS = transcripts(EXTENSION, CLI_TASKS, CLI_SESSIONS, "*/*.messages.json")
 
 
 def home_dir() -> str:
@@ -56,6 +61,8 @@ def _payload(text, key: str):
 
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
+    if path.endswith(".messages.json"):
+        return _read_cli_session(path)
     messages = read_json_file(path)
     tr = Transcript([], 0, skipped=0 if isinstance(messages, list) else 1)
     for i, m in enumerate(messages if isinstance(messages, list) else []):
@@ -86,8 +93,51 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
     return tr
 
 
+_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*)</user_input>\s*$", re.S)
+
+
+def _read_cli_session(path: str) -> Transcript:
+    doc = read_json_file(path)
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    tr = Transcript([], 0, skipped=0 if isinstance(messages, list) else 1)
+    for i, m in enumerate(messages if isinstance(messages, list) else []):
+        if not isinstance(m, dict) or not isinstance(m.get("content"), (list, str)):
+            continue
+        content = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+        when, key = parse_time(m.get("ts")), f"cs:{m.get('id') or i}"
+        parts: list = []
+        for b in content:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip():
+                q = _INPUT.match(b["text"]) if m.get("role") == "user" else None
+                text = q.group(1) if q else b["text"]
+                if text.strip() and not is_injected(text):
+                    parts.append(text)
+            elif b.get("type") == "tool_use" and m.get("role") == "assistant":
+                args = b.get("input")
+                if isinstance(args, dict) and isinstance(args.get("commands"), list):  # (run_commands: a batch)
+                    parts += [tool_call("shell", c) for c in args["commands"] if isinstance(c, str)]
+                else:
+                    parts.append(tool_call(b.get("name"), args))
+        if parts and m.get("role") == "user":
+            tr.add(Unit("user", when, ["\n\n".join(p for p in parts if isinstance(p, str))], key), 0)
+        elif parts and m.get("role") == "assistant":
+            tr.add(Unit("agent", when, parts, key), 0)
+    return tr
+
+
 def session_of(path: str) -> dict:
-    """The task is its folder (``tasks/<id>/``); its working folder from the first request."""
+    """The task is its folder (``tasks/<id>/``); its working folder from the first request. A CLI 3
+    session: its ``sessionId``, its folder from the manifest beside it."""
+    if path.endswith(".messages.json"):
+        doc = read_json_file(path)
+        sid = doc.get("sessionId") if isinstance(doc, dict) else None
+        if not isinstance(sid, str) or not isinstance(doc.get("messages"), list):
+            raise ValueError("no sessionId and messages: not a Cline session file")
+        manifest = read_json_file(path[: -len(".messages.json")] + ".json")
+        cwd = manifest.get("cwd") if isinstance(manifest, dict) else None
+        return {"session_id": sid, "cwd": cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None}
     folder = os.path.dirname(os.path.abspath(path))
     messages = read_json_file(path)
     if not isinstance(messages, list):
