@@ -150,6 +150,18 @@ def test_import_help_lists_every_source_and_the_registry_tells_hooks_from_import
     assert p.returncode == 2  # (import-only: nothing to install in it)
 
 
+def test_every_import_only_adapter_has_a_whole_profile():
+    from chrollo.harness import adapter, canonical
+
+    for name in import_only():
+        m = adapter(name)
+        assert m.NAME == name and not hasattr(m, "EVENTS") and canonical(name) is None
+        assert os.path.isabs(m.home_dir()) and m.IMPORT_HELP and callable(m.read_transcript)
+        folder, patterns = m.TRANSCRIPTS
+        assert patterns or callable(getattr(m, "find", None))
+        assert callable(m.session_of)
+
+
 # ----------------------------------------------------------------------------- hostile input
 
 def _first_file(harness: str, name: str) -> Path:

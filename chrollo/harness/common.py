@@ -170,8 +170,8 @@ def parse_time(value) -> dt.datetime | None:
 
 def fill_times(units: list, path: str) -> list:
     """Give the units that carry no time (formats that record none per message) the last time
-    before them, else the file's modification time — never the importing clock, so the first
-    import and live capture name a session alike and a re-import keys it the same."""
+    before them, else the file's modification time — never the importing clock: the session is
+    dated by its transcript, and importing it again (state lost) names the same file."""
     last = None
     for u in units:
         if u.when is None:
