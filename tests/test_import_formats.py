@@ -187,7 +187,7 @@ def test_hostile_files_are_skipped_with_a_reason_never_a_crash(home, tmp_path, h
     good = _first_file(harness, name)
     data = good.read_bytes()
     cases = dict(BAD, truncated=data[: len(data) // 2 + 3])
-    if harness in ("aider", "kimi"):  # (a line-based reader: one line over 64 MiB)
+    if harness in ("aider", "kimi", "continue"):  # (one line, or one JSON document, over 64 MiB)
         cases["huge-line"] = b'{"role": "user", "content": "' + b"y" * (65 << 20) + b'"\n'
     results = {}
     for name, body in cases.items():
@@ -208,6 +208,8 @@ def test_hostile_files_are_skipped_with_a_reason_never_a_crash(home, tmp_path, h
         if name != "truncated":  # (half a file may still hold a whole turn)
             assert r.status == "skipped" and r.reason and not r.turns, (name, r.to_json())
     assert "regular file" in results["link"][0].reason and "regular file" in results["fifo"][0].reason
+    if harness == "continue":
+        assert "larger than 64 MiB" in results["huge-line"][0].reason
     # the same through the CLI: exit 0, the reasons listed, no traceback
     out = imp(home, harness, "--source", tmp_path / "non-utf8" / ("events" if harness == "openhands" else "") / good.name)
     assert out["skipped"] == 1 and out["problems"][0]["reason"]

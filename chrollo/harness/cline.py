@@ -131,7 +131,7 @@ def session_of(path: str) -> dict:
     """The task is its folder (``tasks/<id>/``); its working folder from the first request. A CLI 3
     session: its ``sessionId``, its folder from the manifest beside it."""
     if path.endswith(".messages.json"):
-        doc = read_json_file(path)
+        doc = read_json_file(path, why=True)
         sid = doc.get("sessionId") if isinstance(doc, dict) else None
         if not isinstance(sid, str) or not isinstance(doc.get("messages"), list):
             raise ValueError("no sessionId and messages: not a Cline session file")
@@ -139,7 +139,7 @@ def session_of(path: str) -> dict:
         cwd = manifest.get("cwd") if isinstance(manifest, dict) else None
         return {"session_id": sid, "cwd": cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None}
     folder = os.path.dirname(os.path.abspath(path))
-    messages = read_json_file(path)
+    messages = read_json_file(path, why=True)
     if not isinstance(messages, list):
         raise ValueError("not a JSON array of messages: not a ui_messages.json")
     return {"session_id": os.path.basename(folder), "cwd": _cwd(os.path.join(folder, "api_conversation_history.json"))}

@@ -118,22 +118,24 @@ def _past_holes(fh, pos: int) -> int:
         return pos
 
 
-MAX_JSON = 256 << 20  # a whole-file JSON transcript over this is not parsed (it would be held whole)
+MAX_JSON = 64 << 20  # a whole-file JSON transcript over this is not parsed (it is held whole, ~10x in objects)
 
 
-def read_json_file(path: str):
+def read_json_file(path: str, why: bool = False):
     """The JSON document a whole file holds (a session of Continue, Cline, …), or None when it
-    is too large, not JSON, not UTF-8 or nested too deep. Opened as live capture opens a
-    transcript: no FIFO blocks it, no link is followed."""
+    is too large, not JSON, not UTF-8 or nested too deep (``why``: ValueError saying which).
+    Opened as live capture opens a transcript: no FIFO blocks it, no link is followed."""
     from ..vault import open_regular
 
     try:
         with open_regular(path) as fh:
             data = fh.read(MAX_JSON + 1)
         if len(data) > MAX_JSON:
-            return None
+            raise ValueError(f"larger than {MAX_JSON >> 20} MiB: not parsed")
         return json.loads(data)
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError, RecursionError) as e:
+        if why:
+            raise ValueError(f"not a JSON document ({type(e).__name__}: {e})"[:200]) from None
         return None
 
 

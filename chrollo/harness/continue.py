@@ -81,6 +81,7 @@ def _created(path: str, sid) -> object:
 
 
 def session_of(path: str) -> dict:
+    read_json_file(path, why=True)  # (a file that is no JSON document says why)
     doc = _doc(path)
     sid, cwd = doc.get("sessionId"), doc.get("workspaceDirectory")
     if not isinstance(sid, str):

@@ -110,7 +110,7 @@ def session_of(path: str) -> dict:
     """The conversation is the folder above ``events/``; its folder from ``base_state.json``."""
     events = os.path.dirname(os.path.abspath(path))
     conv = os.path.dirname(events)
-    if os.path.basename(events) != "events" or not isinstance(read_json_file(path), dict):
+    if os.path.basename(events) != "events" or not isinstance(read_json_file(path, why=True), dict):
         raise ValueError("not an event of an OpenHands conversation (<id>/events/*.json)")
     state = read_json_file(os.path.join(conv, "base_state.json"))
     ws = state.get("workspace") if isinstance(state, dict) else None
