@@ -132,6 +132,8 @@ def test_what_is_not_a_turn_is_left_out(home, tmp_path):
                    "partial text still streaming", "Tokens: 10 sent", "<user_input", "The user wants a health endpoint",
                    "timeout of 2000ms exceeded", "You are OpenHands agent", "<environment_details>"):
         assert hidden not in text, hidden
+    (kimi,) = labels(home)["kimi"]  # (a prompt's time from wire.jsonl's TurnBegin; its answer's the same)
+    assert kimi.name.startswith("2026-11-0") and "[2026-11-0" in kimi.read_text("utf-8")
     aider = labels(home)["aider"]
     assert len(aider) == 3  # one session per "# aider chat started at" header
     edit = next(f for f in aider if "greet with hello" in f.read_text("utf-8"))

@@ -5,16 +5,18 @@
 "tool", "content": str | [parts], "tool_calls"?: [OpenAI-shaped calls]}``; ``_system_prompt``,
 ``_checkpoint`` and ``_usage`` lines are bookkeeping, ``think`` parts reasoning, ``tool``
 messages outputs, and a user message of ``<system>…</system>`` text only (``CHECKPOINT 0``…)
-is Kimi's, not the user's. Lines carry no times (the file's modification time stands in);
-keys are byte offsets. The folder is the ``work_dirs`` entry of ``~/.kimi/kimi.json`` whose
+is Kimi's, not the user's. Lines carry no times: a prompt's is the ``timestamp`` of the
+``TurnBegin`` record with its text in ``wire.jsonl`` beside it (``{"timestamp", "message":
+{"type", "payload": {"user_input"}}}``), an answer's its prompt's (else the file's modification
+time); keys are byte offsets. The folder is the ``work_dirs`` entry of ``~/.kimi/kimi.json`` whose
 path hashes to the session's parent folder.
 """
 from __future__ import annotations
 
 import os
 
-from .common import (Transcript, Unit, fill_times, home_from, is_injected, read_json_file, read_jsonl,
-                     skip_patterns, text_of, tool_call)
+from .common import (Transcript, Unit, fill_times, home_from, is_injected, norm, parse_time, read_json_file,
+                     read_jsonl, skip_patterns, text_of, tool_call)
 
 NAME = "kimi"
 TRANSCRIPTS = ("sessions", ["*/*/context.jsonl", "*/*.jsonl"])
@@ -37,13 +39,15 @@ def _said(content) -> str | None:
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
     tr, bad = Transcript([], offset), [0]
+    starts = {k: list(v) for k, v in _turn_starts(path).items()}  # (each used once, in order)
     for off, rec in read_jsonl(path, offset, bad, SKIP):
         if not isinstance(rec, dict):
             continue
         if rec.get("role") == "user":
             text = _said(rec.get("content"))
             if text and text.strip():
-                tr.add(Unit("user", None, [text], f"k:{off}"), off)
+                asked = starts.get(norm(text)) or [None]
+                tr.add(Unit("user", asked.pop(0), [text], f"k:{off}"), off)
         elif rec.get("role") == "assistant":
             content = rec.get("content")
             parts: list = []
@@ -60,6 +64,31 @@ def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> 
     fill_times(tr.units, path)
     tr.skipped = bad[0]
     return tr
+
+
+_wire: dict = {}  # wire.jsonl's turn starts, read once per file version: {prompt: [times]}
+
+
+def _turn_starts(path: str) -> dict:
+    """When each prompt was sent: the ``TurnBegin`` records of the session's ``wire.jsonl``."""
+    wire = os.path.join(os.path.dirname(os.path.abspath(path)), "wire.jsonl")
+    try:
+        st = os.stat(wire)
+    except OSError:
+        return {}
+    stamp = (wire, st.st_size, st.st_mtime_ns)
+    if stamp not in _wire:
+        _wire.clear()
+        begins: dict = {}
+        for _off, rec in read_jsonl(wire, 0):
+            msg = rec.get("message") if isinstance(rec, dict) else None
+            if isinstance(msg, dict) and msg.get("type") == "TurnBegin" and isinstance(msg.get("payload"), dict):
+                said = text_of(msg["payload"].get("user_input"))
+                when = parse_time(rec.get("timestamp"))
+                if said and when:
+                    begins.setdefault(norm(said), []).append(when)
+        _wire[stamp] = begins
+    return _wire[stamp]
 
 
 def session_of(path: str) -> dict:
