@@ -377,3 +377,13 @@ def test_a_forgotten_session_of_a_database_does_not_stop_the_others_in_it(home, 
     assert out["turns"] == 2, out
     assert [t[1] for t in turns_of(session_file(home, "20261106_1"))][-1] == "8080, behind nginx."
     assert not any("upload test" in f.read_text("utf-8") for f in vault_files(home))
+
+
+def test_cursor_prompt_and_its_time_come_from_the_tags_cursor_wraps_it_in():
+    from chrollo.harness.cursor import prompt_of
+
+    said, when = prompt_of("<timestamp>Wednesday, Sep 16, 2026, 12:05 AM (UTC-4:30)</timestamp>\n"
+                           "<attached_files>\nsrc/a.ts\n</attached_files>\n<user_query>\n  fix the login bug\n</user_query>")
+    assert said == "fix the login bug" and when.isoformat() == "2026-09-16T00:05:00-04:30"
+    said, when = prompt_of("<timestamp>Friday, Feb 30, 2026, 1:00 PM (UTC+1)</timestamp>\nno query tags here")
+    assert said == "no query tags here" and when is None  # (no such day: no time rather than a wrong one)

@@ -58,11 +58,13 @@ def prose_time(text: str) -> dt.datetime | None:
         return None
     try:
         hour = int(m.group(4)) % 12 + (12 if m.group(6).upper() == "PM" else 0)
-        sign = -1 if (m.group(7) or "+").startswith("-") else 1
-        offset = dt.timedelta(hours=int(m.group(7) or 0), minutes=sign * int(m.group(8) or 0))
-        return dt.datetime(int(m.group(3)), month, int(m.group(2)), hour, int(m.group(5)),
-                           tzinfo=dt.timezone(offset))
-    except (ValueError, OverflowError):
+        when = dt.datetime(int(m.group(3)), month, int(m.group(2)), hour, int(m.group(5)))
+        if m.group(7) is None:  # (no offset written: the machine's own)
+            return when.astimezone()
+        sign = -1 if m.group(7).startswith("-") else 1
+        offset = dt.timedelta(hours=int(m.group(7)), minutes=sign * int(m.group(8) or 0))
+        return when.replace(tzinfo=dt.timezone(offset))
+    except (ValueError, OverflowError, OSError):
         return None
 
 
