@@ -387,3 +387,18 @@ def test_cursor_prompt_and_its_time_come_from_the_tags_cursor_wraps_it_in():
     assert said == "fix the login bug" and when.isoformat() == "2026-09-16T00:05:00-04:30"
     said, when = prompt_of("<timestamp>Friday, Feb 30, 2026, 1:00 PM (UTC+1)</timestamp>\nno query tags here")
     assert said == "no query tags here" and when is None  # (no such day: no time rather than a wrong one)
+
+
+@pytest.mark.parametrize("harness,store", [("aider", "work"), ("cursor", ".cursor/projects"),
+                                           ("continue", ".continue/sessions"), ("kimi", ".kimi/sessions"),
+                                           ("factory-droid", ".factory/sessions")])
+def test_the_same_transcript_found_twice_is_one_session(home, tmp_path, harness, store):
+    """A copy of a tool's store (a backup, another machine's home) imported after the original
+    adds nothing: a session is named by what the file holds, not by where it lies."""
+    user, env = fake_home(tmp_path)
+    imp(home, harness, **env)
+    before = snapshot(home)
+    copy = tmp_path / "backup" / "shop-copy"
+    shutil.copytree(user / store, copy)
+    out = imp(home, harness, "--source", copy, **env)
+    assert out["turns"] == 0 and snapshot(home) == before, out

@@ -4,9 +4,10 @@ The file is markdown, appended to by every run in that folder: ``# aider chat st
 2026-12-02 05:55:51`` opens a session (local time: the only time the file records); ``#### ``
 lines are what the user typed (one prompt may span several); ``> `` lines, and everything
 before a session's first prompt, are aider's own output (the command line, token counts,
-"Applied edit to app.py") and are not turns; every other line is the model's answer. A session's id is ``aider-<its start>-<8 hex of the file's path>``, its
-folder the file's. Slash commands are not prompts, but ``/ask``, ``/code`` and ``/architect``
-carry one. Keys are byte offsets (the file only grows).
+"Applied edit to app.py") and are not turns; every other line is the model's answer. Slash
+commands are not prompts, but ``/ask``, ``/code`` and ``/architect`` carry one. A session's id
+is ``aider-<its start>-<8 hex of its project folder's name>`` (a copy of the file elsewhere, a
+backup, is the same session), its folder the file's. Keys are byte offsets (the file only grows).
 """
 from __future__ import annotations
 
@@ -62,7 +63,8 @@ def _sid(path: str, started: bytes) -> str:
     from ..sha256 import hexdigest
 
     stamp = started.decode().replace("-", "").replace(":", "").replace(" ", "T")
-    return f"aider-{stamp}-{hexdigest(os.path.abspath(path).encode('utf-8', 'surrogateescape'))[:8]}"
+    project = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    return f"aider-{stamp}-{hexdigest(project.encode('utf-8', 'surrogateescape'))[:8]}"
 
 
 def _lines(path: str, offset: int):
