@@ -402,3 +402,22 @@ def test_the_same_transcript_found_twice_is_one_session(home, tmp_path, harness,
     shutil.copytree(user / store, copy)
     out = imp(home, harness, "--source", copy, **env)
     assert out["turns"] == 0 and snapshot(home) == before, out
+
+
+def test_a_forgotten_first_session_of_a_jsonl_file_does_not_stop_the_others(home, tmp_path):
+    # (before: the file's first session decided for all — forgotten, the whole file was skipped)
+    f = tmp_path / "export.jsonl"
+    rows = [{"role": "user", "content": "alpha asks about the helm chart", "timestamp": 1767261600, "session_id": "s-one"},
+            {"role": "assistant", "content": "alpha answer", "timestamp": 1767261605},
+            {"role": "user", "content": "bravo asks about terraform", "timestamp": 1767348000, "session_id": "s-two"},
+            {"role": "assistant", "content": "bravo answer", "timestamp": 1767348005}]
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    imp(home, "jsonl", "--source", f)
+    p = run(["forget", session_file(home, "s-one").name, "--yes"], home)
+    assert p.returncode == 0, p.stderr
+    with open(f, "a") as fh:
+        fh.write(json.dumps({"role": "user", "content": "bravo asks again", "timestamp": 1767348100, "session_id": "s-two"}) + "\n")
+        fh.write(json.dumps({"role": "assistant", "content": "bravo again", "timestamp": 1767348105}) + "\n")
+    out = imp(home, "jsonl", "--source", f)
+    assert out["turns"] == 2, out
+    assert [t[1] for t in turns_of(session_file(home, "s-two"))][-1] == "bravo again"
