@@ -134,6 +134,11 @@ def test_what_is_not_a_turn_is_left_out(home, tmp_path):
         assert hidden not in text, hidden
     (kimi,) = labels(home)["kimi"]  # (a prompt's time from wire.jsonl's TurnBegin; its answer's the same)
     assert kimi.name.startswith("2026-11-0") and "[2026-11-0" in kimi.read_text("utf-8")
+    old_chat = session_file(home, "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d")  # (its bubble's timingInfo)
+    import datetime as dt
+
+    asked = dt.datetime.fromtimestamp(1740000123).strftime("%Y-%m-%d %H:%M:%S")  # (not createdAt's …000)
+    assert f"## [{asked}] [User]" in old_chat.read_text("utf-8")
     aider = labels(home)["aider"]
     assert len(aider) == 3  # one session per "# aider chat started at" header
     edit = next(f for f in aider if "greet with hello" in f.read_text("utf-8"))

@@ -13,7 +13,8 @@ The prompt is the text inside ``<user_query>``; the folder is ``.workspace-trust
 The IDE also keeps its chats in ``~/.config/Cursor/User/globalStorage/state.vscdb`` (SQLite, read
 here read-only): ``composerData:<chat>`` (``createdAt``, ``fullConversationHeadersOnly``) and
 ``bubbleId:<chat>:<bubble>`` (``type`` 1 user / 2 model, ``text``, ``toolFormerData``,
-``createdAt``) in its ``cursorDiskKV`` table. A chat whose agent transcript exists is read from
+``createdAt`` or ``timingInfo.clientStartTime``) in its ``cursorDiskKV`` table; older chats hold
+their bubbles inline (``conversation``). A chat whose agent transcript exists is read from
 the transcript only (one session, one file).
 
 A hook payload is Cursor's when it carries Cursor's own fields (``cursor_version``, or a
@@ -231,7 +232,9 @@ def _read_composer(path: str, cid: str) -> Transcript:
             continue
         tr.cwd = tr.cwd or (b.get("workspaceProjectDir") if isinstance(b.get("workspaceProjectDir"), str) else None)
         text = b.get("text") if isinstance(b.get("text"), str) else ""
-        when = parse_time(b.get("createdAt")) or (parse_time(started) if i == 0 else None)
+        timing = b.get("timingInfo") if isinstance(b.get("timingInfo"), dict) else {}
+        when = parse_time(b.get("createdAt")) or parse_time(timing.get("clientStartTime")) \
+            or (parse_time(started) if i == 0 else None)
         key = f"cv:{bid or i}"
         if b.get("type") == 1:
             if text.strip() and not is_injected(text):
