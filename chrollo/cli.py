@@ -20,6 +20,7 @@ from .console import os_error as _os_error
 from .console import warn as _warn
 from .errors import ChrolloError, UsageError
 from .harness import adapter
+from .harness import importers as _importers
 from .harness import names as _harnesses
 from .harness import profiles as _profiles
 
@@ -494,8 +495,10 @@ _IMPORT_HELP = """Backfill memory from transcripts the harnesses already keep.
     Writes the same session files as live capture, so nothing is imported twice: re-running
     adds only what is new. Unreadable files and lines are counted and skipped, never fatal.
     """.format(
-    table="\n".join(f"      {m.NAME:<14} {m.IMPORT_HELP}" for m in _profiles()),
-    count=_count_word(len(_harnesses())))
+    table="\n".join([f"      {n:<14} {adapter(n).IMPORT_HELP}" for n in _harnesses()]
+                    + ["      import only (tools chrollo installs nothing in):"]
+                    + [f"      {n:<14} {adapter(n).IMPORT_HELP}" for n in _importers() if n not in _harnesses()]),
+    count=_count_word(len(_importers())))
 
 
 @cli.command("import", help=_IMPORT_HELP)

@@ -105,13 +105,13 @@ def run_search(query: tuple, opts: dict) -> None:
 def _check_harness(name: str) -> None:
     """No hit from a harness chrollo does not know: more likely a typo than an empty result.
     (A name given with `chrollo import jsonl --as NAME` is fine once such a session is found.)"""
-    from .harness import HARNESSES
+    from .harness import importers
 
-    if name not in HARNESSES:
+    if name not in importers():
         from .errors import UsageError
 
         raise UsageError(f"no session comes from a harness named {name!r}",
-                         f"Known harnesses: {', '.join(HARNESSES)} (and names given with "
+                         f"Known harnesses: {', '.join(importers())} (and names given with "
                          "`chrollo import jsonl --as NAME`).", kind="bad_harness")
 
 

@@ -140,6 +140,8 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
         raise Skip(f"chrollo install's {name} hooks run too: the package's stand down (chrollo doctor)")
     mod = _adapter(name)
     ev = mod.event_of(payload, event)
+    if ev.harness != name:  # another tool running this harness's hooks (Cursor those of Claude Code)
+        name, mod = ev.harness, _adapter(ev.harness)
     from . import privacy
     from .capture import policy
 

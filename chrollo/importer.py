@@ -7,10 +7,11 @@ reads it from the session's watermark and appends what is new. Files whose size 
 unchanged since the last import are not even opened (``state/import/files.json``). Nothing
 aborts a run: a file that cannot be read or parsed is counted with its reason.
 
-Sources: ``claude-code``, ``codex``, ``gemini``, ``pi`` (their default folders or
-``--source``), ``all`` (the four), ``jsonl`` (generic one-message-per-line files) and
-``chrollo-vault`` (a folder of session files written by the original TypeScript Chrollo,
-adopted as they are).
+Sources: every adapter of :func:`chrollo.harness.importers` — the hook harnesses and the
+import-only tools (Cursor, Aider, Cline, …) — from their default folders or ``--source``; ``all``
+(every one of them, each from its default place); ``jsonl`` (generic one-message-per-line files)
+and ``chrollo-vault`` (a folder of session files written by the original TypeScript Chrollo,
+adopted as they are). The list with where each is read: docs/import.md.
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ OTHER_SOURCES = ("all", "jsonl", "chrollo-vault")
 
 def sources() -> tuple:
     """Every SOURCE of ``chrollo import``: each harness, then :data:`OTHER_SOURCES`."""
-    from .harness import names
+    from .harness import importers
 
-    return names() + OTHER_SOURCES
+    return importers() + OTHER_SOURCES
 MAX_FILE = 2 << 30   # a transcript over 2 GiB is skipped, not parsed
 GUESS_MAX = 64 << 20  # a file no turn was found in is read by the other adapters up to this size
 
@@ -79,9 +80,9 @@ class Summary:
 
 def default_root(harness: str) -> Path:
     """Where ``harness`` keeps its transcripts (its adapter's TRANSCRIPTS under its home)."""
-    from .harness import adapter, names
+    from .harness import adapter, importers
 
-    if harness not in names():
+    if harness not in importers():
         raise UsageError(f"{harness} has no default location: pass --source", kind="bad_usage")
     mod = adapter(harness)
     return Path(mod.home_dir()) / mod.TRANSCRIPTS[0]
@@ -89,10 +90,13 @@ def default_root(harness: str) -> Path:
 
 def discover(harness: str, root: Path) -> list:
     """The candidate transcript files under ``root`` (or ``root`` itself), sorted."""
-    if root.is_file():
-        return [root]
+    if root.is_file() or root.is_symlink() or root.exists() and not root.is_dir():
+        return [root]  # (a FIFO or a link given as --source is reported, not passed over in silence)
     from .harness import adapter
 
+    find = getattr(adapter(harness), "find", None)  # (where no glob can say: files spread over a home)
+    if find is not None:
+        return sorted(find(root))
     left_out = getattr(adapter(harness), "left_out", None)  # subagents live capture leaves out
     found = set()
     for pat in adapter(harness).TRANSCRIPTS[1]:
@@ -133,9 +137,9 @@ def run_import(source: str, root: str | os.PathLike | None = None, since: str | 
     if source not in sources():
         raise UsageError(f"unknown source {source!r}", f"One of: {', '.join(sources())}.", kind="bad_source")
     since_ts = _since(since)
-    from .harness import names
+    from .harness import importers
 
-    harnesses = list(names()) if source == "all" else [source]
+    harnesses = list(importers()) if source == "all" else [source]
     if root is not None and source == "all":
         raise UsageError("--source needs one harness, not all", "e.g. chrollo import codex --source DIR",
                          kind="bad_usage")
@@ -207,9 +211,15 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     if since_ts is not None and st.st_mtime < since_ts:
         return FileResult(path, h, "skipped", "not modified since --since", nbytes=st.st_size)
     stamp = [st.st_size, st.st_mtime_ns]
+    try:  # (a SQLite store in WAL mode grows its -wal file, not the database, until a checkpoint)
+        wal = os.stat(path + "-wal")
+        stamp += [wal.st_size, wal.st_mtime_ns]
+    except OSError:
+        pass
+    mod = adapter(h)
+    stamp += getattr(mod, "stamp", lambda _path: [])(path)  # (where the file is not all that grows)
     if seen.get(path) == stamp:
         return FileResult(path, h, "unchanged", nbytes=st.st_size)
-    mod = adapter(h)
     try:
         who = mod.session_of(path)
     except (OSError, ValueError, RecursionError, UnicodeError) as e:
@@ -221,21 +231,25 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     name = as_harness if h == "jsonl" else h
     from .privacy import capture_off
 
-    off = capture_off(sid, who.get("cwd") or None)
-    if off:
-        return FileResult(path, h, "skipped", off, nbytes=st.st_size, session_id=sid)
     passes = [(sid, who.get("parent"), who.get("agent_id"))]
     notes = []
-    if h == "jsonl":  # one pass per session the file holds (the adapter reads one at a time)
-        passes = [(s, None, s) for s in who.get("sessions", [sid]) if s == sid or
-                  (plain_id(s) and not capture_off(s, None))]
+    cwds = who.get("cwds") if isinstance(who.get("cwds"), dict) else {}
+    # one pass per session the file holds (the adapter reads one at a time); a session forgotten
+    # or excluded is passed over, not the file's others with it
+    if who.get("sessions"):
+        passes = [(s, None, s) for s in who["sessions"]
+                  if plain_id(s) and not capture_off(s, cwds.get(s) or who.get("cwd") or None)]
         if who.get("more"):
             notes.append(f"{who['more']} more sessions in the file not read (at most {mod.MAX_SESSIONS} per file)")
+    off = capture_off(sid, cwds.get(sid) or who.get("cwd") or None)
+    if not passes or off and not who.get("sessions"):
+        return FileResult(path, h, "skipped", off or "every session in it forgotten or excluded", nbytes=st.st_size,
+                          session_id=sid)
     turns, created, skipped_lines, recognised, known = 0, False, 0, 0, False
     try:
         while passes:
             session, parent, agent = passes.pop(0)
-            cwd = who.get("cwd") or ""
+            cwd = cwds.get(session) or who.get("cwd") or ""
             vault = vaults.get(cwd) or vaults.setdefault(cwd, _vault.memories_path(cwd or None))
             with Capture(session, name, cwd, parent, vault=vault, fsync=False, dry_run=dry_run,
                          indexes=indexes) as cap:
@@ -271,7 +285,7 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
 
 def _unrecognised(h: str, path: str) -> str:
     """Why a file gave no turns, naming the source that does read it if one does."""
-    from .harness import adapter, names
+    from .harness import adapter, importers
 
     why = f"no {h} turns recognised in it"
     try:
@@ -279,7 +293,7 @@ def _unrecognised(h: str, path: str) -> str:
             return why
     except OSError:
         return why
-    for other in names() + ("jsonl",):
+    for other in importers() + ("jsonl",):
         if other == h:
             continue
         try:

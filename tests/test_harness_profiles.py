@@ -11,13 +11,14 @@ import sys
 
 from conftest import ROOT, cli_env, docstring_ids
 
-from chrollo.harness import adapter, canonical, names, profiles
+from chrollo.harness import adapter, canonical, import_only, names, profiles
 
 
 def harness_literals(package) -> list:
     """Every string constant (docstrings aside) equal to a harness's name or alias, outside
     the package's harness/ folder."""
     spelled = {m.NAME for m in profiles()} | {a for m in profiles() for a in m.ALIASES}
+    spelled |= set(import_only()) - {"continue"}  # (import-only tools too; "continue" is also a word)
     bad = []
     for p in sorted(package.rglob("*.py")):
         if "harness" in p.relative_to(package).parts[:1]:
@@ -35,6 +36,7 @@ def test_the_registry_finds_the_four_harnesses():
     assert names() == ("claude-code", "codex", "gemini", "pi")
     assert canonical("claude") == "claude-code" and canonical("Gemini-CLI") == "gemini"
     assert canonical("common") is None and canonical("jsonl") is None and canonical("../x") is None
+    assert canonical("cursor") is None and "cursor" in import_only()  # (import-only: no hooks of its own)
 
 
 def test_no_harness_is_named_outside_its_adapter():

@@ -19,7 +19,13 @@ its ``NAME`` with ``-`` as ``_`` (``claude-code`` → ``claude_code.py``). ``hoo
   channel), ``recall_text(out)`` (its inverse), ``sample_payload(event, …)`` (doctor);
 * ``HELP``/``IMPORT_HELP``: its line in ``chrollo install --help``/``chrollo import --help``.
 
-``jsonl`` (generic JSONL import) is an adapter of transcripts only: no ``EVENTS``.
+**Import-only adapters** (Cursor, Aider, Cline, …): no ``EVENTS`` but a ``home_dir()`` — chrollo
+reads the transcripts the tool keeps (``chrollo import NAME``, and ``import all``) and installs
+nothing in it. They hold ``NAME``, ``home_dir()``, ``TRANSCRIPTS`` (or ``find(root)`` where a glob
+cannot say where the files are), ``read_transcript``, ``session_of`` and ``IMPORT_HELP``; the
+session's frontmatter names the harness by the adapter's ``NAME``. ``session_of`` may list
+``sessions`` (one file holding many: a database, a history file) with their ``cwds``.
+``jsonl`` (generic JSONL import) has neither ``EVENTS`` nor a home: ``--source`` only.
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ import importlib
 
 from .common import normalise_event, plain_id  # noqa: F401  (re-exported)
 
-_names: tuple | None = None
+_found: tuple | None = None
 
 
 def adapter(name: str):
@@ -35,20 +41,37 @@ def adapter(name: str):
     return importlib.import_module(f".{name.replace('-', '_')}", __name__)
 
 
-def names() -> tuple:
-    """Every harness chrollo has an adapter for, in file-name order."""
-    global _names
-    if _names is None:
+def _scan() -> tuple:
+    """(hook harnesses, import-only adapters), each in file-name order."""
+    global _found
+    if _found is None:
         import pkgutil
 
-        found = []
+        hooks, only = [], []
         for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
             if not m.name.startswith("_") and m.name != "common":
                 mod = adapter(m.name)
                 if hasattr(mod, "EVENTS"):
-                    found.append(mod.NAME)
-        _names = tuple(found)
-    return _names
+                    hooks.append(mod.NAME)
+                elif hasattr(mod, "home_dir") and hasattr(mod, "read_transcript"):
+                    only.append(mod.NAME)
+        _found = (tuple(hooks), tuple(only))
+    return _found
+
+
+def names() -> tuple:
+    """Every harness chrollo has hooks for (an adapter with ``EVENTS``), in file-name order."""
+    return _scan()[0]
+
+
+def import_only() -> tuple:
+    """The tools chrollo imports the transcripts of but installs nothing in."""
+    return _scan()[1]
+
+
+def importers() -> tuple:
+    """Every source ``chrollo import all`` reads from its default place: hook harnesses first."""
+    return names() + import_only()
 
 
 def profiles() -> list:

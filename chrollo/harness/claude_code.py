@@ -240,6 +240,10 @@ def mcp_config() -> str:
 
 
 def event_of(payload: dict, event: str | None = None) -> HookEvent:
+    from . import cursor
+
+    if cursor.sent_by_cursor(payload):  # Cursor runs these hooks too: its turn is labelled cursor
+        return cursor.event_of(payload, event, expected_events())
     ev = hook_event(NAME, expected_events(), payload, event)
     ev.generated = ev.action == "recall" and generated_prompt(ev.prompt, payload.get("source"))
     return ev

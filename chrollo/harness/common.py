@@ -118,6 +118,27 @@ def _past_holes(fh, pos: int) -> int:
         return pos
 
 
+MAX_JSON = 64 << 20  # a whole-file JSON transcript over this is not parsed (it is held whole, ~10x in objects)
+
+
+def read_json_file(path: str, why: bool = False):
+    """The JSON document a whole file holds (a session of Continue, Cline, …), or None when it
+    is too large, not JSON, not UTF-8 or nested too deep (``why``: ValueError saying which).
+    Opened as live capture opens a transcript: no FIFO blocks it, no link is followed."""
+    from ..vault import open_regular
+
+    try:
+        with open_regular(path) as fh:
+            data = fh.read(MAX_JSON + 1)
+        if len(data) > MAX_JSON:
+            raise ValueError(f"larger than {MAX_JSON >> 20} MiB: not parsed")
+        return json.loads(data)
+    except (OSError, ValueError, RecursionError) as e:
+        if why:
+            raise ValueError(f"not a JSON document ({type(e).__name__}: {e})"[:200]) from None
+        return None
+
+
 def first_record(path: str, max_lines: int = 20):
     """The first parseable JSON object of a JSONL file (None if there is none near the top)."""
     for n, (_off, rec) in enumerate(read_jsonl(path, 0)):
@@ -147,6 +168,23 @@ def parse_time(value) -> dt.datetime | None:
     except (ValueError, OverflowError, OSError):
         pass
     return None
+
+
+def fill_times(units: list, path: str) -> list:
+    """Give the units that carry no time (formats that record none per message) the last time
+    before them, else the file's modification time — never the importing clock: the session is
+    dated by its transcript, and importing it again (state lost) names the same file."""
+    last = None
+    for u in units:
+        if u.when is None:
+            if last is None:
+                try:
+                    last = dt.datetime.fromtimestamp(os.stat(path).st_mtime, dt.timezone.utc)
+                except (OSError, ValueError, OverflowError):
+                    return units
+            u.when = last
+        last = u.when
+    return units
 
 
 def norm(text: str) -> str:
@@ -184,7 +222,7 @@ def text_of(content, skip=()) -> str | None:
     return "\n\n".join(t for t in out if t.strip())
 
 
-SHELL_TOOLS = {"bash", "shell", "exec_command", "run_shell_command", "local_shell"}
+SHELL_TOOLS = {"bash", "shell", "exec_command", "run_shell_command", "local_shell", "execute", "execute_bash", "run_terminal_cmd"}
 _ARG_KEYS = ("command", "cmd", "file_path", "path", "absolute_path", "notebook_path", "pattern",
              "url", "query", "dir_path", "description", "prompt")
 

@@ -1,0 +1,10 @@
+"""Kilo Code (VS Code extension ``kilocode.kilo-code``, a fork of Roo Code and Cline): its tasks'
+``ui_messages.json`` (import only), read as Cline's (:mod:`chrollo.harness.cline`)."""
+from __future__ import annotations
+
+from .cline import home_dir, read_transcript, session_of, transcripts  # noqa: F401  (its reader)
+
+NAME = "kilo-code"
+EXTENSION = "kilocode.kilo-code"
+TRANSCRIPTS = transcripts(EXTENSION)
+IMPORT_HELP = f"~/.config/*/User/globalStorage/{EXTENSION}/tasks"
