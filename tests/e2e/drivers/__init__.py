@@ -3,5 +3,6 @@ from .claude import Claude
 from .codex import Codex
 from .gemini import Gemini
 from .pi import Pi
+from .qwen import Qwen
 
-DRIVERS = {"claude-code": Claude, "codex": Codex, "gemini": Gemini, "pi": Pi}
+DRIVERS = {"claude-code": Claude, "codex": Codex, "gemini": Gemini, "pi": Pi, "qwen-code": Qwen}
