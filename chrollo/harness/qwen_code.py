@@ -110,6 +110,9 @@ ALIASES = ("qwen", "qwencode", "qwen_code")
 # timeouts in milliseconds (Qwen Code's unit)
 EVENTS = [("UserPromptSubmit", 30000), ("Stop", 30000), ("PreCompact", 30000), ("SessionEnd", 10000)]
 HOOKS, MCP = "json", "json"
+# Top-level keys Qwen Code writes into settings.json itself (at its first start): uninstall gives
+# the user's bytes back where nothing else changed (chrollo.install).
+OWN_KEYS = ("$version",)
 # Without it Qwen Code lists MCP tools only through its tool_search: the model never sees read_memory.
 MCP_ENTRY = {"alwaysLoadTools": True}
 TRANSCRIPTS = ("projects", ["*/chats/*.jsonl"])
