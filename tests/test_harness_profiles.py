@@ -31,9 +31,9 @@ def harness_literals(package) -> list:
     return bad
 
 
-def test_the_registry_finds_the_four_harnesses():
-    assert names() == ("claude-code", "codex", "gemini", "pi")
-    assert canonical("claude") == "claude-code" and canonical("Gemini-CLI") == "gemini"
+def test_the_registry_finds_every_harness():
+    assert names() == ("claude-code", "codex", "gemini", "pi", "qwen-code")
+    assert canonical("claude") == "claude-code" and canonical("Gemini-CLI") == "gemini" and canonical("qwen") == "qwen-code"
     assert canonical("common") is None and canonical("jsonl") is None and canonical("../x") is None
 
 
