@@ -102,7 +102,25 @@ def expected_events() -> dict:
 
 
 def package() -> dict | None:
-    return None
+    """chrollo's Qwen Code extension, if installed: ``extensions/chrollo/qwen-extension.json``
+    (``qwen extensions install`` copies the folder there; a linked one is named by
+    ``.qwen-extension-install.json``). Its manifest names its folder ``${extensionPath}``, its
+    ``hooks/hooks.json`` ``${CLAUDE_PLUGIN_ROOT}`` (the only name Qwen Code fills in there)."""
+    import os
+
+    from ..homedir import read_json
+    from .common import package_record
+
+    root = os.path.join(home_dir(), "extensions", "chrollo")
+    how = read_json(os.path.join(root, ".qwen-extension-install.json"))
+    if how.get("type") == "link" and isinstance(how.get("source"), str):
+        root = how["source"]
+    manifest = read_json(os.path.join(root, "qwen-extension.json"))
+    if manifest.get("name") != "chrollo":
+        return None
+    return package_record("chrollo", root, manifest.get("version"), True,
+                          {"${extensionPath}": root, "${CLAUDE_PLUGIN_ROOT}": root}, {},
+                          "qwen extensions uninstall chrollo", mcp_file="qwen-extension.json")
 
 # ----------------------------------------------------------------------------- profile
 

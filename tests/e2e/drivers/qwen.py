@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 
+from ..kit.world import ROOT
 from .base import Driver, Result, write_json
 
 MODEL = "fake-model"
@@ -36,6 +37,13 @@ class Qwen(Driver):
 
     def config_files(self) -> list:
         return [self.settings()]
+
+    def package_commands(self) -> tuple:
+        """The extension is ``hooks/qwen-code`` (``qwen-extension.json``), copied on install;
+        the user answers "y" to its consent prompt."""
+        self.package_answers = "y\n"
+        return ([["qwen", "extensions", "install", ROOT / "hooks" / "qwen-code"]],
+                [["qwen", "extensions", "uninstall", "chrollo"]])
 
     def run(self, prompt: str, *, resume: str | None = None, cont: bool = False, timeout: float = 180,
             args: tuple = (), **env) -> Result:
