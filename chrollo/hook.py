@@ -233,15 +233,19 @@ def _capture(mod, ev: HookEvent) -> None:
     _captured(name, sid, written)
     if defer:
         _leave_settle(name, sid, cwd, ev.transcript_named)
+    elif capture and transcript and getattr(mod, "TRANSCRIPT_AFTER_HOOKS", False) \
+            and not mod.transcript_written(transcript):
+        _leave_settle(name, sid, cwd, transcript, "catch_up_when_written")
 
 
-def _leave_settle(name: str, sid: str, cwd: str, transcript: str) -> None:
-    """Start :func:`chrollo.capture.settle` in a process of its own — detached, its output
-    nowhere — so the harness, which waits for this hook, writes the turn meanwhile."""
+def _leave_settle(name: str, sid: str, cwd: str, transcript: str, how: str = "settle") -> None:
+    """Start :func:`chrollo.capture.settle` (or ``how``: :func:`chrollo.capture.catch_up_when_written`)
+    in a process of its own — detached, its output nowhere — so the harness, which waits for
+    this hook, writes the turn meanwhile."""
     import subprocess
 
     code = "import sys; from chrollo.hook import settle_main; settle_main(sys.argv[1:])"
-    subprocess.Popen([sys.executable, "-c", code, name, sid, cwd, transcript], stdin=subprocess.DEVNULL,
+    subprocess.Popen([sys.executable, "-c", code, name, sid, cwd, transcript, how], stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                      close_fds=True)
 
@@ -250,10 +254,11 @@ def settle_main(argv: list) -> int:
     """The settling pass's process (``_leave_settle``): like a hook, it never fails loudly."""
     name = sid = None
     try:
-        name, sid, cwd, transcript = argv
-        from .capture import settle
+        name, sid, cwd, transcript, *how = argv
+        from . import capture
 
-        _captured(name, sid, settle(sid, name, cwd, transcript))
+        passes = {"settle": capture.settle, "catch_up_when_written": capture.catch_up_when_written}
+        _captured(name, sid, passes[how[0] if how else "settle"](sid, name, cwd, transcript))
     except BaseException as e:  # noqa: BLE001 — as a hook: logged, never raised
         if not isinstance(e, KeyboardInterrupt):
             _log_error(name, "settle", "capture", e)

@@ -100,3 +100,40 @@ def test_install_writes_its_own_hooks_file_and_the_mcp_server_and_uninstall_remo
     assert entry["type"] == "local" and entry["tools"] == ["*"] and entry["args"][-1] == "mcp"
     assert run(["uninstall", "copilot"], home, COPILOT_HOME=cop).returncode == 0
     assert not (cop / "hooks" / "chrollo.json").exists() and mcp.read_bytes() == before
+
+
+def test_a_turn_written_after_agent_stop_is_caught_up_when_it_lands(home, tmp_path):
+    """Copilot CLI 1.0.102 writes a turn's events only as it exits, after its agentStop (and
+    sessionEnd) hooks ran: the capture hook leaves a pass behind that writes the answer once
+    the file holds it."""
+    import time
+
+    t = events(tmp_path)
+    lines = open(t).read().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if '"assistant.message"' in ln)
+    open(t, "w").write("".join(lines[:at]))            # what is on disk when agentStop fires
+    ok(hook(home, "copilot", "userPromptSubmitted", _payload(prompt="run: echo hi-7\nsay: done it")))
+    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn")))
+    (f,) = vault_files(home)
+    assert "> done it" not in f.read_text()
+    time.sleep(0.3)
+    with open(t, "a") as fh:                            # Copilot CLI exits: the rest lands
+        fh.write("".join(lines[at:]))
+    deadline = time.monotonic() + 10
+    while "> done it" not in f.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    text = f.read_text()
+    assert text.count("[User]") == 1 and text.count("> done it") == 1 and "<tool>$ echo hi-7</tool>" in text
+
+
+def test_the_next_prompt_catches_up_the_answer_before_its_own_prompt(home, tmp_path):
+    """``userPromptSubmitted`` names no transcript; chrollo finds it by the session id, so a
+    resumed session's earlier answer is written (before the new prompt) at the next prompt."""
+    cop = tmp_path / ".copilot"
+    t = events(tmp_path)
+    ok(hook(home, "copilot", "userPromptSubmitted", _payload(prompt="run: echo hi-7\nsay: done it"),
+            COPILOT_HOME=cop))
+    ok(hook(home, "copilot", "userPromptSubmitted", _payload(prompt="and a second question"), COPILOT_HOME=cop))
+    (f,) = vault_files(home)
+    text = f.read_text()
+    assert t.startswith(str(cop)) and text.count("> done it") == 1 and "<tool>$ echo hi-7</tool>" in text, text

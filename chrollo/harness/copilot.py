@@ -20,10 +20,14 @@ import json
 import os
 
 from .common import (HookEvent, Transcript, Unit, first_record, home_from, hook_event, is_injected, parse_time,
-                     read_jsonl, skip_patterns, tool_call)
+                     plain_id, read_jsonl, skip_patterns, tool_call)
 
 NAME = "copilot"
 BINARY = "copilot"   # the harness's command (`chrollo install --all` looks for it)
+# Its events.jsonl receives a turn only as Copilot CLI exits, after the agentStop hook: that
+# hook leaves a pass behind that catches up once the file holds the turn (chrollo.capture).
+TRANSCRIPT_AFTER_HOOKS = True
+TAIL = 1 << 20   # bytes of the file's end transcript_written looks at
 # the system prompt, tool outputs and hook records (which hold the recall text chrollo injected):
 # never turns, most of the bytes
 SKIP = skip_patterns(("type", "system.message"), ("type", "tool.execution_complete"), ("type", "hook.start"),
@@ -87,6 +91,23 @@ def session_of(path: str) -> dict:
     return {"session_id": sid, "cwd": ctx.get("cwd") if isinstance(ctx.get("cwd"), str) else None}
 
 
+def transcript_written(path: str) -> bool:
+    """Does ``events.jsonl`` hold the finished turn yet? Copilot CLI writes the turn's events
+    only as it exits, after its ``agentStop`` hook ran: the turn is there once the record of
+    that hook (a ``hook.start`` of ``agentStop``) comes after the last prompt. (Inside a string
+    JSON escapes the quotes, so text can never match.)"""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - TAIL))
+            tail = fh.read()
+    except OSError:
+        return True   # (nothing to wait for)
+    stop = max(tail.rfind(b'"hookType":"agentStop"'), tail.rfind(b'"hookType": "agentStop"'))
+    prompt = max(tail.rfind(b'"type":"user.message"'), tail.rfind(b'"type": "user.message"'))
+    return stop > prompt
+
+
 def expected_events() -> dict:
     return {"userpromptsubmitted": "recall", "agentstop": "capture", "precompact": "catchup",
             "sessionend": "catchup"}
@@ -123,9 +144,11 @@ def event_of(payload: dict, event: str | None = None) -> HookEvent:
     snake_case payload itself, and both spellings are read."""
     def get(camel, snake):
         return payload.get(camel, payload.get(snake))
-    common = {"session_id": get("sessionId", "session_id"), "cwd": payload.get("cwd"),
-              "prompt": payload.get("prompt"), "transcript_path": get("transcriptPath", "transcript_path"),
-              "hook_event_name": get("hookEventName", "hook_event_name")}
+    sid, named = get("sessionId", "session_id"), get("transcriptPath", "transcript_path")
+    if named is None and plain_id(sid):   # (only agentStop names it; the file is always there)
+        named = os.path.join(home_dir(), "session-state", sid, "events.jsonl")
+    common = {"session_id": sid, "cwd": payload.get("cwd"), "prompt": payload.get("prompt"),
+              "transcript_path": named, "hook_event_name": get("hookEventName", "hook_event_name")}
     return hook_event(NAME, expected_events(), {k: v for k, v in common.items() if v is not None}, event)
 
 
@@ -155,8 +178,10 @@ def sample_payload(event: str, session: str, cwd: str, prompt: str, answer: str)
         events = [{"type": "user.message", "data": {"content": prompt}, "id": "sample-u",
                    "timestamp": "2026-01-01T10:00:00.000Z"},
                   {"type": "assistant.message", "data": {"content": answer, "toolRequests": []}, "id": "sample-a",
-                   "timestamp": "2026-01-01T10:00:01.000Z"}]
+                   "timestamp": "2026-01-01T10:00:01.000Z"},
+                  {"type": "hook.start", "data": {"hookType": "agentStop"}, "id": "sample-h",
+                   "timestamp": "2026-01-01T10:00:02.000Z"}]
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(e) + "\n" for e in events))
+            fh.write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
         base.update(transcriptPath=path, stopReason="end_turn")
     return base
