@@ -13,6 +13,7 @@ from chrollo.harness import adapter, canonical
 
 SID = "46e081e8-be05-442c-83bc-ddd11f97fff2"
 CWD = "/home/user/project"
+STOP = 1796192208330   # the agentStop payload's timestamp, which its hook.start record repeats
 
 
 def events(tmp_path, recall: str = "[chrollo-recall] Excerpts from past sessions") -> str:
@@ -33,12 +34,12 @@ def events(tmp_path, recall: str = "[chrollo-recall] Excerpts from past sessions
         {"type": "tool.execution_complete", "data": {"toolCallId": "call_1", "success": True,
                                                      "result": {"content": "hi-7\n<shellId: 0 completed>"}}},
         {"type": "assistant.message", "data": {"messageId": "m2", "content": "done it", "toolRequests": []}},
-        {"type": "hook.start", "data": {"hookType": "agentStop", "input": {"sessionId": SID}}},
+        {"type": "hook.start", "data": {"hookType": "agentStop", "input": {"sessionId": SID, "timestamp": STOP}}},
     ]
     p = tmp_path / ".copilot" / "session-state" / SID / "events.jsonl"
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text("".join(json.dumps({**e, "id": f"e{i}", "timestamp": f"2026-12-02T06:16:4{min(i, 9)}.000Z"}) + "\n"
-                         for i, e in enumerate(evs)), "utf-8")
+    p.write_text("".join(json.dumps({**e, "id": f"e{i}", "timestamp": f"2026-12-02T06:16:4{min(i, 9)}.000Z"},
+                                    separators=(",", ":")) + "\n" for i, e in enumerate(evs)), "utf-8")
     return str(p)
 
 
@@ -73,7 +74,7 @@ def test_the_recall_reply_is_the_additional_context_copilot_reads(home, tmp_path
 def test_agent_stop_captures_the_turn_from_the_transcript(home, tmp_path):
     t = events(tmp_path)
     ok(hook(home, "copilot", "userPromptSubmitted", _payload(prompt="run: echo hi-7\nsay: done it")))
-    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn", stop_hook_active=False)))
+    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn", stop_hook_active=False, timestamp=STOP)))
     (f,) = vault_files(home)
     text = f.read_text()
     assert 'harness: "copilot"' in text and text.count("[User]") == 1 and "> done it" in text
@@ -113,15 +114,15 @@ def test_a_turn_written_after_agent_stop_is_caught_up_when_it_lands(home, tmp_pa
     at = next(i for i, ln in enumerate(lines) if '"assistant.message"' in ln)
     open(t, "w").write("".join(lines[:at]))            # what is on disk when agentStop fires
     ok(hook(home, "copilot", "userPromptSubmitted", _payload(prompt="run: echo hi-7\nsay: done it")))
-    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn")))
-    (f,) = vault_files(home)
-    assert "> done it" not in f.read_text()
+    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn", timestamp=STOP)))
+    assert "> done it" not in "".join(f.read_text() for f in vault_files(home))   # (no half turn either)
     time.sleep(0.3)
     with open(t, "a") as fh:                            # Copilot CLI exits: the rest lands
         fh.write("".join(lines[at:]))
     deadline = time.monotonic() + 10
-    while "> done it" not in f.read_text() and time.monotonic() < deadline:
+    while "> done it" not in "".join(f.read_text() for f in vault_files(home)) and time.monotonic() < deadline:
         time.sleep(0.1)
+    (f,) = vault_files(home)
     text = f.read_text()
     assert text.count("[User]") == 1 and text.count("> done it") == 1 and "<tool>$ echo hi-7</tool>" in text
 
@@ -137,3 +138,28 @@ def test_the_next_prompt_catches_up_the_answer_before_its_own_prompt(home, tmp_p
     (f,) = vault_files(home)
     text = f.read_text()
     assert t.startswith(str(cop)) and text.count("> done it") == 1 and "<tool>$ echo hi-7</tool>" in text, text
+
+
+def test_a_resumed_session_waits_for_its_own_agent_stop_not_the_last_run_s(home, tmp_path):
+    """A resumed session's events.jsonl already holds the agentStop of its earlier run: the
+    new turn is written once the record of this run's agentStop (its payload's timestamp) lands."""
+    import time
+
+    t = events(tmp_path)
+    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn", timestamp=STOP)))
+    (f,) = vault_files(home)
+    assert "> done it" in f.read_text()
+    later = [{"type": "user.message", "data": {"content": "a resumed question about the disk"}},
+             {"type": "assistant.message", "data": {"messageId": "m3", "content": "the disk has room", "toolRequests": []}},
+             {"type": "hook.start", "data": {"hookType": "agentStop", "input": {"sessionId": SID, "timestamp": STOP + 9000}}}]
+    ok(hook(home, "copilot", "userPromptSubmitted", _payload(prompt="a resumed question about the disk")))
+    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn", timestamp=STOP + 9000)))
+    time.sleep(0.3)
+    with open(t, "a") as fh:                            # this run exits: its events land
+        fh.write("".join(json.dumps({**e, "id": f"r{i}", "timestamp": "2026-12-02T06:20:00.000Z"},
+                                    separators=(",", ":")) + "\n" for i, e in enumerate(later)))
+    deadline = time.monotonic() + 10
+    while "> the disk has room" not in f.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    text = f.read_text()
+    assert text.count("[User]") == 2 and text.count("> the disk has room") == 1, text

@@ -91,11 +91,13 @@ def session_of(path: str) -> dict:
     return {"session_id": sid, "cwd": ctx.get("cwd") if isinstance(ctx.get("cwd"), str) else None}
 
 
-def transcript_written(path: str) -> bool:
+def transcript_written(path: str, mark: str | None = None) -> bool:
     """Does ``events.jsonl`` hold the finished turn yet? Copilot CLI writes the turn's events
     only as it exits, after its ``agentStop`` hook ran: the turn is there once the record of
-    that hook (a ``hook.start`` of ``agentStop``) comes after the last prompt. (Inside a string
-    JSON escapes the quotes, so text can never match.)"""
+    that very hook call is — its ``hook.start`` holds the payload, whose ``timestamp`` is
+    ``mark`` (a resumed session's file already holds the agentStop of its earlier runs).
+    Without a mark: an ``agentStop`` record after the last prompt. (Inside a string JSON
+    escapes the quotes, so text can never match.)"""
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -103,6 +105,8 @@ def transcript_written(path: str) -> bool:
             tail = fh.read()
     except OSError:
         return True   # (nothing to wait for)
+    if mark:
+        return mark.encode() in tail and b'agentStop' in tail
     stop = max(tail.rfind(b'"hookType":"agentStop"'), tail.rfind(b'"hookType": "agentStop"'))
     prompt = max(tail.rfind(b'"type":"user.message"'), tail.rfind(b'"type": "user.message"'))
     return stop > prompt
@@ -149,7 +153,11 @@ def event_of(payload: dict, event: str | None = None) -> HookEvent:
         named = os.path.join(home_dir(), "session-state", sid, "events.jsonl")
     common = {"session_id": sid, "cwd": payload.get("cwd"), "prompt": payload.get("prompt"),
               "transcript_path": named, "hook_event_name": get("hookEventName", "hook_event_name")}
-    return hook_event(NAME, expected_events(), {k: v for k, v in common.items() if v is not None}, event)
+    ev = hook_event(NAME, expected_events(), {k: v for k, v in common.items() if v is not None}, event)
+    ts = payload.get("timestamp")
+    if ev.action == "capture" and isinstance(ts, int) and not isinstance(ts, bool):
+        ev.mark = f'"timestamp":{ts}'   # (as its hook.start record holds the payload)
+    return ev
 
 
 def reply(text: str) -> str:
@@ -179,7 +187,8 @@ def sample_payload(event: str, session: str, cwd: str, prompt: str, answer: str)
                    "timestamp": "2026-01-01T10:00:00.000Z"},
                   {"type": "assistant.message", "data": {"content": answer, "toolRequests": []}, "id": "sample-a",
                    "timestamp": "2026-01-01T10:00:01.000Z"},
-                  {"type": "hook.start", "data": {"hookType": "agentStop"}, "id": "sample-h",
+                  {"type": "hook.start", "data": {"hookType": "agentStop", "input": {"timestamp": base["timestamp"]}},
+                   "id": "sample-h",
                    "timestamp": "2026-01-01T10:00:02.000Z"}]
         with open(path, "w", encoding="utf-8") as fh:
             fh.write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
