@@ -9,7 +9,7 @@ and each overhead as a ratio to a bare `rg` over the same vault, timed in the sa
 Codex's plugin system is turned on in all three worlds (the package needs it, and it costs
 start-up time of its own). Pinned versions unless CHROLLO_E2E_VERSIONS=latest.
 
-    .venv/bin/python bench/e2e_overhead.py [--runs 5] [--harness claude-code,codex,gemini,pi] [--hook-runs 21]
+    .venv/bin/python bench/e2e_overhead.py [--runs 5] [--harness claude-code,codex,gemini,pi,qwen-code,copilot] [--hook-runs 21]
 
 First, the recall hook alone: `chrollo install`'s command against the package's shim.
 """
@@ -97,29 +97,33 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix=f"chrollo-bench-{name}-") as tmp:
             # The worlds run in turn: load drifts on a shared machine, and runs taken in one
             # block each would charge the drift to one variant.
-            worlds = {v: World(Path(tmp) / v, folder / "node_modules" / ".bin") for v in VARIANTS}
+            # (a harness chrollo has no package for — Copilot CLI — runs bare and install only)
+            variants = VARIANTS if DRIVERS[name].has_package else VARIANTS[:2]
+            worlds = {v: World(Path(tmp) / v, folder / "node_modules" / ".bin") for v in variants}
             try:
                 drv = {v: DRIVERS[name](w) for v, w in worlds.items()}
                 drv["install"].install()
-                drv["package"].install_package()
-                for v in ("bare", "install"):
-                    drv[v].extra_args = getattr(drv["package"], "extra_args", [])
-                    drv[v].own_traffic = drv["package"].own_traffic
-                times = {v: [] for v in VARIANTS}
+                if "package" in drv:
+                    drv["package"].install_package()
+                    for v in ("bare", "install"):
+                        drv[v].extra_args = getattr(drv["package"], "extra_args", [])
+                        drv[v].own_traffic = drv["package"].own_traffic
+                times = {v: [] for v in variants}
                 rg = []
-                for v in VARIANTS:
+                for v in variants:
                     timed_run(drv[v], "warm-up")
                 for i in range(args.runs):
-                    for v in VARIANTS:
+                    for v in variants:
                         times[v].append(timed_run(drv[v], f"{v} run {i}"))
                     rg.append(timed_rg(worlds["install"].vault))
-                for v in ("install", "package"):
+                for v in variants[1:]:
                     assert len(worlds[v].vault_files()) == args.runs + 1, f"{v}: chrollo did not capture every run"
                 assert not worlds["bare"].vault_files(), "the bare world captured something"
             finally:
                 for w in worlds.values():
                     w.close()
         m = {v: statistics.median(t) for v, t in times.items()}
+        m.setdefault("package", float("nan"))
         r = statistics.median(rg)
         di, dp = m["install"] - m["bare"], m["package"] - m["bare"]
         print(f"{name:<12} {versions[name]:<9} {m['bare']:>6.2f} {m['install']:>8.2f} {m['package']:>8.2f} "

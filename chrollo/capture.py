@@ -436,6 +436,27 @@ def settle(session_id: str, harness: str, cwd: str, transcript: str, wait: float
         time.sleep(0.05)
 
 
+def catch_up_when_written(session_id: str, harness: str, cwd: str, transcript: str, mark: str | None = None,
+                          wait: float = SETTLE_WAIT) -> list:
+    """The pass a capture hook leaves behind where the harness writes the turn to its
+    transcript only after its hooks ran (Copilot CLI flushes ``events.jsonl`` as it exits):
+    once the adapter's ``transcript_written(path, mark)`` says the file holds the finished turn
+    (``mark``: what names that hook's own record, from its payload) — or after ``wait``
+    seconds — catch up whatever is new. Returns the turns written."""
+    import time
+
+    from .harness import adapter
+    from .harness.common import regular_file
+
+    mod = adapter(harness)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and not mod.transcript_written(transcript, mark):
+        time.sleep(0.05)
+    with Capture(session_id, harness, cwd) as cap:
+        units = cap.read_transcript(mod, regular_file(transcript)) or []
+        return cap.run(units, settle=True)
+
+
 def to_turns(units: list) -> list:
     """Units → turns: a user unit is a turn; consecutive agent units merge into one."""
     if not units:

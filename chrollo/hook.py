@@ -152,7 +152,7 @@ def run(raw: bytes, event: str | None = None, harness: str | None = None, budget
     if ev.action == "recall":
         if ev.generated:
             raise Skip("the prompt is the harness's own (a task notification, a /loop or scheduled wakeup, "
-                       "another session's message), not the user's")
+                       "another session's message, the empty re-entry after a tool result), not the user's")
         quiet = privacy.recall_off(ev.cwd or None)
         try:
             from .recall import recall
@@ -216,6 +216,11 @@ def _capture(mod, ev: HookEvent) -> None:
         _captured(name, sid, written)
         return
     capture = ev.action == "capture"
+    if capture and transcript and getattr(mod, "TRANSCRIPT_AFTER_HOOKS", False) \
+            and not mod.transcript_written(transcript, ev.mark):
+        # (Copilot CLI writes the turn only as it exits: a pass now would write half of it)
+        _leave_settle(name, sid, cwd, transcript, "catch_up_when_written", ev.mark or "")
+        return
     # (Claude Code may write the turn only after this hook returns: no use waiting for it here)
     later = capture and bool(final and final.strip() and ev.transcript_named) \
         and getattr(mod, "TRANSCRIPT_AFTER_STOP", False)
@@ -238,13 +243,14 @@ def _capture(mod, ev: HookEvent) -> None:
         _leave_settle(name, sid, cwd, ev.transcript_named)
 
 
-def _leave_settle(name: str, sid: str, cwd: str, transcript: str) -> None:
-    """Start :func:`chrollo.capture.settle` in a process of its own — detached, its output
-    nowhere — so the harness, which waits for this hook, writes the turn meanwhile."""
+def _leave_settle(name: str, sid: str, cwd: str, transcript: str, how: str = "settle", *more: str) -> None:
+    """Start :func:`chrollo.capture.settle` (or ``how``: :func:`chrollo.capture.catch_up_when_written`)
+    in a process of its own — detached, its output nowhere — so the harness, which waits for
+    this hook, writes the turn meanwhile."""
     import subprocess
 
     code = "import sys; from chrollo.hook import settle_main; settle_main(sys.argv[1:])"
-    subprocess.Popen([sys.executable, "-c", code, name, sid, cwd, transcript], stdin=subprocess.DEVNULL,
+    subprocess.Popen([sys.executable, "-c", code, name, sid, cwd, transcript, how, *more], stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                      close_fds=True)
 
@@ -253,10 +259,13 @@ def settle_main(argv: list) -> int:
     """The settling pass's process (``_leave_settle``): like a hook, it never fails loudly."""
     name = sid = None
     try:
-        name, sid, cwd, transcript = argv
-        from .capture import settle
+        name, sid, cwd, transcript, *how = argv
+        from . import capture
 
-        _captured(name, sid, settle(sid, name, cwd, transcript))
+        if how and how[0] == "catch_up_when_written":
+            _captured(name, sid, capture.catch_up_when_written(sid, name, cwd, transcript, (how[1:] or [""])[0] or None))
+        else:
+            _captured(name, sid, capture.settle(sid, name, cwd, transcript))
     except BaseException as e:  # noqa: BLE001 — as a hook: logged, never raised
         if not isinstance(e, KeyboardInterrupt):
             _log_error(name, "settle", "capture", e)

@@ -13,8 +13,9 @@ adapter says (:mod:`chrollo.harness`); this module names no harness.
 Contract: idempotent; everything else in the file is kept; uninstall removes exactly what
 install added. The file's bytes before the first install are saved in
 ``$CHROLLO_HOME/state/install/``: if the file is still exactly what chrollo wrote, uninstall
-puts those bytes back (or deletes a file chrollo created); if someone edited it since, only
-chrollo's entries are taken out.
+puts those bytes back (or deletes a file chrollo created) — also where the harness has only
+added its own keys since (an adapter's ``OWN_KEYS``: Qwen Code's ``"$version"``); if someone
+edited it since, only chrollo's entries are taken out.
 """
 from __future__ import annotations
 
@@ -345,10 +346,35 @@ def _uninstall(kind: str, harness: str, path: Path, present, remove) -> Change:
         if saved is not None:
             rec.unlink()
         return Change(harness, str(path), "absent" if now is None or not present(now) else "kept", kind)
-    _write(path, remove(now))
+    left = remove(now)
+    if saved is not None and saved.get("restorable") and _only_own_keys_differ(harness, left, saved["original"]):
+        # The harness only added its own keys since (Qwen Code's "$version" at its first start,
+        # which it adds again): the user's bytes come back as they were.
+        if saved["original"] is None:
+            path.unlink()
+        else:
+            _write(path, saved["original"])
+        rec.unlink()
+        return Change(harness, str(path), "removed" if saved["original"] is None else "restored", kind)
+    _write(path, left)
     if saved is not None:
         rec.unlink()
     return Change(harness, str(path), "removed", kind)
+
+
+def _only_own_keys_differ(harness: str, text: str, original: str | None) -> bool:
+    """Does ``text`` (the config with chrollo's part taken out) hold what ``original`` held, but
+    for top-level keys the harness writes into its config itself (its adapter's ``OWN_KEYS``)?"""
+    own = getattr(_profile(harness), "OWN_KEYS", ())
+    if not own:
+        return False
+    try:
+        now, was = (jsonc.loads(t) if t and t.strip() else {} for t in (text, original))
+    except ValueError:
+        return False
+    if not isinstance(now, dict) or not isinstance(was, dict):
+        return False
+    return {k: v for k, v in now.items() if k not in own} == {k: v for k, v in was.items() if k not in own}
 
 
 # ----------------------------------------------------------------------------- formats

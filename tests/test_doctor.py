@@ -28,14 +28,15 @@ def test_nothing_installed_is_reported_not_failed(home, tmp_path):
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
     assert {h: r["status"] for h, r in report["harnesses"].items()} == {
-        "claude-code": "missing", "codex": "missing", "gemini": "missing", "pi": "missing"}
+        "claude-code": "missing", "codex": "missing", "copilot": "missing", "gemini": "missing", "pi": "missing",
+        "qwen-code": "missing"}
     assert report["harnesses"]["codex"]["fix"] == "chrollo install codex"
     assert {"ripgrep", "vault", "hook log", "privacy"} <= {c["name"] for c in report["checks"]}
 
 
 def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_path):
     env = _env(tmp_path)
-    for h in ("claude-code", "codex", "gemini", "pi"):
+    for h in ("claude-code", "codex", "gemini", "pi", "qwen-code", "copilot"):
         assert run(["install", h], home, **env).returncode == 0
     trust_codex_hooks(tmp_path / "codex")
     p = run(["doctor", "--json"], home, **env)
@@ -51,7 +52,9 @@ def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_pat
     assert {r["status"] for r in report["harnesses"].values()} == {"ok"}
     human = run(["doctor"], home, **env)
     assert human.returncode == 0 and "all installed hooks work" in human.stdout
-    assert human.stdout.count("read_memory tool: ok in") == 4
+    assert human.stdout.count("read_memory tool: ok in") == 6
+    assert fired["qwen-code"][:2] == [("UserPromptSubmit", True), ("Stop", True)]
+    assert fired["copilot"][:2] == [("userPromptSubmitted", True), ("agentStop", True)]
 
 
 def test_a_broken_hook_is_named_with_a_fix(home, tmp_path):

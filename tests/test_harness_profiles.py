@@ -32,9 +32,10 @@ def harness_literals(package) -> list:
     return bad
 
 
-def test_the_registry_finds_the_four_harnesses():
-    assert names() == ("claude-code", "codex", "gemini", "pi")
-    assert canonical("claude") == "claude-code" and canonical("Gemini-CLI") == "gemini"
+def test_the_registry_finds_every_harness():
+    assert names() == ("claude-code", "codex", "copilot", "gemini", "pi", "qwen-code")
+    assert canonical("claude") == "claude-code" and canonical("Gemini-CLI") == "gemini" and canonical("qwen") == "qwen-code"
+    assert canonical("copilot-cli") == "copilot"
     assert canonical("common") is None and canonical("jsonl") is None and canonical("../x") is None
     assert canonical("cursor") is None and "cursor" in import_only()  # (import-only: no hooks of its own)
 
@@ -50,7 +51,7 @@ def test_the_check_sees_a_harness_named_by_hand(tmp_path):
     assert harness_literals(pkg) == ["chrollo/x.py:2: 'codex'"]
 
 
-def test_every_adapter_has_a_whole_profile():
+def test_every_adapter_has_a_whole_profile(tmp_path):
     for m in profiles():
         assert m.EVENTS and m.HOOKS in ("json", "extension") and m.MCP in ("json", "toml", None)
         assert os.path.isabs(m.home_dir()) and os.path.isabs(m.hooks_config())
@@ -58,15 +59,17 @@ def test_every_adapter_has_a_whole_profile():
         folder, patterns = m.TRANSCRIPTS
         assert patterns and m.HELP and m.IMPORT_HELP
         for event, _timeout in m.EVENTS:
-            payload = m.sample_payload(event, "s1", "/tmp", "a prompt", "an answer")
+            payload = m.sample_payload(event, "s1", str(tmp_path), "a prompt", "an answer")
             ev = m.event_of(payload, event)
-            assert ev.harness == m.NAME and ev.session == "s1" and ev.cwd == "/tmp"
+            assert ev.harness == m.NAME and ev.session == "s1" and ev.cwd == str(tmp_path)
             assert ev.action in ("recall", "capture", "subagent", "catchup")
             if ev.action == "recall":
                 assert ev.prompt == "a prompt"
                 assert m.recall_text(m.reply("memory")) == "memory"
             if ev.action == "capture":
-                assert ev.reply == "an answer" or any("an answer" in str(u.parts) for u in ev.extra_units)
+                # (Copilot CLI's agentStop carries no answer: its transcript does)
+                read = m.read_transcript(ev.transcript, 0).units if ev.transcript else []
+                assert ev.reply == "an answer" or any("an answer" in str(u.parts) for u in ev.extra_units + read)
 
 
 TOY = '''"""A toy harness: the whole of what chrollo knows about it."""

@@ -14,7 +14,7 @@ from test_harness_adapters import SHARED_TRANSCRIPTS, TRANSCRIPTS
 
 from chrollo.harness import importers
 ROOTS = {"claude-code": "claude-code/projects", "codex": "codex/sessions", "gemini": "gemini/tmp",
-         "pi": "pi/sessions"}
+         "pi": "pi/sessions", "qwen-code": "qwen-code/projects"}
 
 
 def copy_tree(tmp: Path, src: Path = OWN_FIXTURES) -> Path:
@@ -54,6 +54,8 @@ def _shared_subagents(home, tmp):
 def test_every_fixture_transcript_imports_to_its_turns(home, tmp_path, src, transcripts, subagents):
     root = copy_tree(tmp_path, src)
     for harness, folder in ROOTS.items():
+        if not (root / folder).exists():   # (../shared has no Qwen Code chats)
+            continue
         out = imp(home, harness, "--source", root / folder)
         assert out["failed"] == 0 and out["skipped"] == 0 and out["imported"] == out["files"] > 0
     checked = 0
@@ -185,11 +187,11 @@ def test_default_locations(home, tmp_path):
     (fake / ".gemini").mkdir(parents=True)
     shutil.copytree(src / "gemini/tmp", fake / ".gemini/tmp")
     env = {"HOME": fake, "CLAUDE_CONFIG_DIR": src / "claude-code", "CODEX_HOME": src / "codex",
-           "PI_CODING_AGENT_DIR": src / "pi"}
+           "PI_CODING_AGENT_DIR": src / "pi", "QWEN_HOME": src / "qwen-code"}
     out = imp(home, "all", **env)
     assert out["files"] == len(TRANSCRIPTS) and out["failed"] == 0
     assert set(out["roots"]) == set(importers())  # (every source; only the four hold files here)
-    assert {"claude-code", "codex", "gemini", "pi"} < set(out["roots"])
+    assert {"claude-code", "codex", "copilot", "gemini", "pi", "qwen-code"} < set(out["roots"])
 
 
 def test_generic_jsonl_and_old_chrollo_vault(home, tmp_path):

@@ -29,7 +29,7 @@ def history(path) -> list:
 
 
 def test_there_is_a_recording_per_harness():
-    assert {n.rsplit("-", 1)[0] for n in E2E} == {"claude-code", "codex", "gemini", "pi"}
+    assert {n.rsplit("-", 1)[0] for n in E2E} == {"claude-code", "codex", "gemini", "pi", "qwen-code"}
 
 
 @pytest.mark.parametrize("name", E2E)

@@ -9,7 +9,8 @@ its ``NAME`` with ``-`` as ``_`` (``claude-code`` → ``claude_code.py``). ``hoo
 * ``EVENTS``: ``[(event, timeout)]`` install registers (``None``: the harness's own
   extension fires them), ``HOOKS``: ``"json"`` (a ``hooks`` object in ``hooks_config()``)
   or ``"extension"`` (a file chrollo writes whole: ``extension_text``); ``MCP``: ``"json"``,
-  ``"toml"`` or None (no MCP client) and ``mcp_config()``;
+  ``"toml"`` or None (no MCP client) and ``mcp_config()``; optionally ``OWN_KEYS``: top-level
+  keys the harness adds to that config itself (uninstall still gives the user's bytes back);
 * ``TRANSCRIPTS``: (the folder under ``home_dir()``, glob patterns) import and doctor read;
 * ``read_transcript(path, offset, agent_id) -> Transcript``, ``session_of(path)``;
 * ``expected_events() -> {normalised event: action}`` where the action is ``recall`` (a

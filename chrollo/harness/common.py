@@ -333,7 +333,7 @@ class HookEvent:
 
     __slots__ = ("harness", "name", "action", "session", "cwd", "prompt", "reply", "agent",
                  "agent_transcript", "transcript", "transcript_named", "extra_units", "abort_if_empty",
-                 "generated")
+                 "generated", "mark")
 
     def __init__(self, harness: str, name: str, action: str, session: str, cwd: str = "",
                  prompt: str | None = None, reply: str | None = None, transcript: str | None = None):
@@ -344,6 +344,7 @@ class HookEvent:
         self.extra_units: list = []
         self.abort_if_empty = False
         self.generated = False  # the prompt is the harness's own (a task notification, a /loop wakeup…)
+        self.mark = None  # what names this hook call's own record in the transcript (Copilot CLI)
 
 
 def hook_event(harness: str, events: dict, payload: dict, event: str | None, loose: tuple = ()) -> HookEvent:

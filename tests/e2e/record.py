@@ -1,6 +1,6 @@
 """Re-record the project's own harness fixtures from real runs (tests/fixtures/recorded/e2e/).
 
-    .venv/bin/python tests/e2e/record.py [claude-code codex gemini pi] [--force]
+    .venv/bin/python tests/e2e/record.py [claude-code codex gemini pi qwen-code] [--force]
 
 For each harness: the pinned binary, a private world (tests/e2e/kit), ``chrollo install``,
 every hook command routed through ``kit/recorder.py``, then a short scripted history (a plain
@@ -33,7 +33,7 @@ from e2e.kit.world import World  # noqa: E402
 OUT = HERE.parent / "fixtures" / "recorded" / "e2e"
 RECORDER = HERE / "kit" / "recorder.py"
 DATA = {"claude-code": ".claude/projects", "codex": ".codex/sessions", "gemini": ".gemini/tmp",
-        "pi": ".pi/agent/sessions"}
+        "pi": ".pi/agent/sessions", "qwen-code": ".qwen/projects"}
 CHUNKED = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
 
 
@@ -61,7 +61,8 @@ def route_hooks(drv, log: Path) -> None:
         ext.write_text(new, "utf-8")
         return
     cfg = {"claude-code": drv.w.home / ".claude" / "settings.json", "codex": drv.w.home / ".codex" / "hooks.json",
-           "gemini": drv.w.home / ".gemini" / "settings.json"}[drv.name]
+           "gemini": drv.w.home / ".gemini" / "settings.json",
+           "qwen-code": drv.w.home / ".qwen" / "settings.json"}[drv.name]
     data = json.loads(cfg.read_text("utf-8"))
     for groups in data["hooks"].values():
         for g in groups:
@@ -172,7 +173,7 @@ def script_turns(prompts: list) -> list:
 
 
 HOOKFIX = HERE.parent / "fixtures" / "harness"
-FOLDER = {"claude-code": "projects", "codex": "sessions", "gemini": "tmp", "pi": "sessions"}
+FOLDER = {"claude-code": "projects", "codex": "sessions", "gemini": "tmp", "pi": "sessions", "qwen-code": "projects"}
 
 
 def export() -> None:
@@ -202,7 +203,8 @@ def export() -> None:
             entry = sessions.setdefault(sid, [None, []])
             if isinstance(tp, str) and tp.startswith("transcripts/") and "/subagents/" not in tp:
                 entry[0] = tp[len("transcripts/"):]
-            if isinstance(b.get("prompt"), str) and b["prompt"] not in entry[1]:
+            # (an empty prompt is no prompt: Qwen Code's re-entry after a tool result)
+            if isinstance(b.get("prompt"), str) and b["prompt"].strip() and b["prompt"] not in entry[1]:
                 entry[1].append(b["prompt"])
         for sid, (tp, prompts) in sessions.items():
             if tp and prompts:

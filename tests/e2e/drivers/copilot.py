@@ -1,0 +1,50 @@
+"""GitHub Copilot CLI (``copilot -p``) against the fake OpenAI chat-completions server.
+
+Config: BYOK in the environment (``COPILOT_PROVIDER_BASE_URL`` + ``COPILOT_PROVIDER_API_KEY``,
+``COPILOT_MODEL``) and ``COPILOT_OFFLINE=true``: no GitHub login, no telemetry, no auto-update,
+no GitHub MCP server. Tools approved (``--allow-all-tools``). A new session gets its id from the
+driver (``--session-id``), a resumed one ``--resume``; ``--output-format json`` prints events.
+Sessions: ``~/.copilot/session-state/<session id>/events.jsonl``.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+
+from .base import Driver, Result
+
+MODEL = "fake-model"
+
+
+class Copilot(Driver):
+    name = "copilot"
+    has_package = False   # its plugin format is not done yet: `chrollo install copilot` only
+
+    def env(self) -> dict:
+        return {"COPILOT_PROVIDER_BASE_URL": f"{self.w.server.url}/v1", "COPILOT_PROVIDER_API_KEY": "sk-e2e-fake",
+                "COPILOT_MODEL": MODEL, "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false"}
+
+    def config_files(self) -> list:
+        return [self.w.home / ".copilot" / "hooks" / "chrollo.json", self.w.home / ".copilot" / "mcp-config.json"]
+
+    def run(self, prompt: str, *, resume: str | None = None, cont: bool = False, timeout: float = 180,
+            args: tuple = (), **env) -> Result:
+        sid = resume or str(uuid.uuid4())
+        cmd = ["copilot", "-p", prompt, "--allow-all-tools", "--output-format", "json", *args]
+        cmd += ["--resume", resume] if resume else ["--continue"] if cont else ["--session-id", sid]
+        p = self._exec(cmd, timeout, **env)
+        text, out_sid = "", None
+        for line in p.stdout.splitlines():
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            if ev.get("type") == "assistant.message" and isinstance((ev.get("data") or {}).get("content"), str) \
+                    and ev["data"]["content"]:
+                text = ev["data"]["content"]
+            if ev.get("type") == "result":
+                out_sid = ev.get("sessionId")
+        return Result(p, out_sid or (None if cont else sid), text)
+
+    def transcripts(self) -> list:
+        return sorted((self.w.home / ".copilot" / "session-state").glob("*/events.jsonl"))
