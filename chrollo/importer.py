@@ -7,8 +7,8 @@ reads it from the session's watermark and appends what is new. Files whose size 
 unchanged since the last import are not even opened (``state/import/files.json``). Nothing
 aborts a run: a file that cannot be read or parsed is counted with its reason.
 
-Sources: ``claude-code``, ``codex``, ``gemini``, ``pi`` (their default folders or
-``--source``), ``all`` (the four), ``jsonl`` (generic one-message-per-line files) and
+Sources: each harness (its default folder or ``--source``; a file may hold many sessions:
+``session_of`` then lists them, each read in its own pass), ``all`` (every harness), ``jsonl`` (generic one-message-per-line files) and
 ``chrollo-vault`` (a folder of session files written by the original TypeScript Chrollo,
 adopted as they are).
 """
@@ -206,7 +206,7 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
         return FileResult(path, h, "skipped", "larger than 2 GiB", nbytes=st.st_size)
     if since_ts is not None and st.st_mtime < since_ts:
         return FileResult(path, h, "skipped", "not modified since --since", nbytes=st.st_size)
-    stamp = [st.st_size, st.st_mtime_ns]
+    stamp = [st.st_size, st.st_mtime_ns] + _log_stamp(path)
     if seen.get(path) == stamp:
         return FileResult(path, h, "unchanged", nbytes=st.st_size)
     mod = adapter(h)
@@ -221,21 +221,22 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     name = as_harness if h == "jsonl" else h
     from .privacy import capture_off
 
-    off = capture_off(sid, who.get("cwd") or None)
-    if off:
+    cwds = who.get("cwds") if isinstance(who.get("cwds"), dict) else {}
+    off = capture_off(sid, cwds.get(sid) or who.get("cwd") or None)
+    if off and "sessions" not in who:
         return FileResult(path, h, "skipped", off, nbytes=st.st_size, session_id=sid)
     passes = [(sid, who.get("parent"), who.get("agent_id"))]
     notes = []
-    if h == "jsonl":  # one pass per session the file holds (the adapter reads one at a time)
-        passes = [(s, None, s) for s in who.get("sessions", [sid]) if s == sid or
-                  (plain_id(s) and not capture_off(s, None))]
+    if "sessions" in who:  # one pass per session the file holds (the adapter reads one at a time)
+        passes = [(s, None, s) for s in who["sessions"]
+                  if plain_id(s) and not capture_off(s, cwds.get(s) or None)]
         if who.get("more"):
             notes.append(f"{who['more']} more sessions in the file not read (at most {mod.MAX_SESSIONS} per file)")
     turns, created, skipped_lines, recognised, known = 0, False, 0, 0, False
     try:
         while passes:
             session, parent, agent = passes.pop(0)
-            cwd = who.get("cwd") or ""
+            cwd = cwds.get(session) or who.get("cwd") or ""
             vault = vaults.get(cwd) or vaults.setdefault(cwd, _vault.memories_path(cwd or None))
             with Capture(session, name, cwd, parent, vault=vault, fsync=False, dry_run=dry_run,
                          indexes=indexes) as cap:
@@ -267,6 +268,16 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     if skipped_lines:
         notes.insert(0, f"{skipped_lines} unreadable {'line' if skipped_lines == 1 else 'lines'} skipped")
     return FileResult(path, h, status, "; ".join(notes), turns, st.st_size, sid)
+
+
+def _log_stamp(path: str) -> list:
+    """A database's write-ahead log (``<file>-wal``: SQLite keeps new rows there until a
+    checkpoint): its size and mtime, so a database whose own file did not change is read again."""
+    try:
+        st = os.stat(path + "-wal")
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns]
 
 
 def _unrecognised(h: str, path: str) -> str:
