@@ -27,6 +27,8 @@ from .common import sample_payload as sample
 
 NAME = "opencode"
 BINARY = "opencode"   # the harness's command (`chrollo install --all` looks for it)
+# The database holds every session: a hook's capture names its own (read_transcript's agent_id).
+MANY_SESSIONS = True
 MAX_ROWS = 200_000    # messages or parts of one session read at most (a hostile database)
 MAX_DATA = 64 << 20   # a row's JSON longer than this is skipped, not parsed
 
