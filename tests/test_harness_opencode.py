@@ -110,3 +110,115 @@ def test_two_sessions_in_one_database_each_capture_their_own_turns(home, tmp_pat
     assert "[User]\nsay: the checklist has five steps\n" in files["ses_second002"]
     assert "> the checklist has five steps" in files["ses_second002"]
     assert "[User]\nfail: 400\nplease summarise the release checklist\n" in files["ses_first0001"]
+
+
+def test_a_prompt_opencode_run_quoted_is_stored_as_typed_and_synthetic_parts_are_not():
+    from chrollo.harness.opencode import typed, user_text
+
+    assert typed('"two words"') == "two words"
+    assert typed('"say \\"hi\\" now"') == 'say "hi" now'     # (its quotes were escaped)
+    assert typed('"oneword"') == '"oneword"'                 # no space: `run` never quoted it
+    assert typed('"a" and "b"') == '"a" and "b"'             # not one quoted argument
+    assert typed("plain prompt") == "plain prompt"
+    parts = [text('"fix the flaky test"'), text("[chrollo-recall] Excerpts …", synthetic=True),
+             text("Called the Read tool", synthetic=True), text("hidden", ignored=True), {"type": "file"}]
+    assert user_text(parts) == "fix the flaky test"
+    assert user_text([text("only added", synthetic=True)]) is None
+
+
+def test_import_reads_every_session_of_the_database_as_live_capture_wrote_it(home, tmp_path):
+    """The hooks' capture and `chrollo import opencode` read the same rows: the same bytes, and
+    a second import adds nothing; a subagent's session (a parent) is left out by both."""
+    cwd = str(tmp_path)
+    sessions = {
+        "ses_alpha0001": (cwd, None, [("user", [text('"the nightly backup runs at 02:00"')]),
+                                      ("assistant", agent("noted: 02:00 from the cron host") +
+                                       [{"type": "tool", "tool": "bash", "callID": "c1",
+                                         "state": {"status": "completed", "input": {"command": "crontab -l"},
+                                                   "output": "0 2 * * * backup"}}])]),
+        "ses_child0002": (cwd, "ses_alpha0001", [("user", [text("a subagent's task")]),
+                                                 ("assistant", agent("subagent answer"))]),
+        "ses_beta00003": (cwd, None, [("user", [text("second session prompt")]),
+                                      ("assistant", agent("second answer"))]),
+    }
+    opencode_db(db_path(tmp_path), sessions).close()
+    env = env_for(tmp_path)
+    for sid in ("ses_alpha0001", "ses_beta00003"):   # live: the plugin's two events per turn
+        first = next(t for r, parts in sessions[sid][2] if r == "user" for t in [parts[0]["text"]])
+        ok(hook(home, "opencode", "chat.message", payload("chat.message", sid, cwd, first), **env))
+        ok(hook(home, "opencode", "session.idle", payload("session.idle", sid, cwd), **env))
+    p = hook(home, "opencode", "chat.message", payload("chat.message", "ses_child0002", cwd, "a subagent's task"), **env)
+    ok(p)
+    live = {f.name: f.read_bytes() for f in vault_files(home)}
+    assert len(live) == 2 and b"$ crontab -l" in b"".join(live.values()) and b"0 2 * * *" not in b"".join(live.values())
+    other = tmp_path / "import-home"
+    _p, first = run_json(["import", "opencode"], other, **env)
+    assert {f.name: f.read_bytes() for f in vault_files(other)} == live
+    _p, again = run_json(["import", "opencode"], other, **env)
+    assert first["turns"] == 4 and again["turns"] == 0, (first, again)
+
+
+def test_a_file_that_is_not_an_opencode_database_is_a_clear_skip(home, tmp_path):
+    """Hostile input: garbage named opencode.db, a database of other tables, a FIFO — import
+    skips each with its reason; the live hook exits 0 and writes nothing."""
+    base = db_path(tmp_path).parent
+    base.mkdir(parents=True)
+    (base / "opencode.db").write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
+    con = sqlite3.connect(base / "opencode-beta.db")
+    con.execute("CREATE TABLE session (id text)")
+    con.commit()
+    con.close()
+    os.mkfifo(base / "opencode-fifo.db")
+    env = env_for(tmp_path)
+    _p, out = run_json(["import", "opencode"], home, **env)
+    reasons = {os.path.basename(r["path"]): (r["status"], r["reason"]) for r in out["problems"]}
+    assert set(reasons) == {"opencode.db", "opencode-beta.db", "opencode-fifo.db"}, out
+    assert all(status == "skipped" for status, _ in reasons.values()), reasons
+    assert "not an OpenCode database" in reasons["opencode-beta.db"][1]
+    p = hook(home, "opencode", "session.idle", payload("session.idle", "ses_x0000001", str(tmp_path)), **env)
+    ok(p)
+    assert vault_files(home) == [] and p.stdout == b""
+
+
+def test_reading_the_database_neither_writes_nor_holds_it(tmp_path):
+    """Read-only and lock-free: OpenCode's own writer goes on while chrollo reads, and the
+    database's bytes (its file and its write-ahead log) are unchanged by the read. (The -shm
+    file is SQLite's shared index every reader marks, OpenCode's own included: not data.)"""
+    from chrollo.harness.opencode import read_transcript, session_of
+
+    path = db_path(tmp_path)
+    con = opencode_db(path, {"ses_alpha0001": (str(tmp_path), None, [("user", [text("hello there")])])})
+    data = ("opencode.db", "opencode.db-wal")
+    before = {n: (path.parent / n).read_bytes() for n in data}
+    assert session_of(str(path))["sessions"] == ["ses_alpha0001"]
+    assert [u.text for u in read_transcript(str(path), 0, "ses_alpha0001").units] == ["hello there"]
+    assert {n: (path.parent / n).read_bytes() for n in data} == before
+    con.execute("BEGIN IMMEDIATE")     # the writer takes its lock while a reader is open
+    assert [u.text for u in read_transcript(str(path), 0, "ses_alpha0001").units] == ["hello there"]
+    con.execute("ROLLBACK")
+    con.close()
+
+
+def test_install_writes_the_plugin_and_opencode_json_mcp_and_uninstall_restores_them(home, tmp_path):
+    from conftest import run
+
+    env = env_for(tmp_path)
+    cfg = tmp_path / "config" / "opencode"
+    cfg.mkdir(parents=True)
+    original = '{\n  // mine\n  "model": "fake/fake-model",\n  "autoupdate": false\n}\n'
+    (cfg / "opencode.json").write_text(original)
+    assert run(["install", "opencode"], home, **env).returncode == 0
+    plugin = (cfg / "plugin" / "chrollo.js").read_text()
+    imports = [line for line in plugin.splitlines() if line.startswith("import ")]
+    assert "chrollo-opencode" in plugin and imports and all('from "node:' in line for line in imports)
+    data = (cfg / "opencode.json").read_text()
+    assert "// mine" in data
+    from chrollo.jsonc import loads
+
+    entry = loads(data)["mcp"]["chrollo"]
+    assert entry["type"] == "local" and entry["command"][-1] == "mcp" and entry["enabled"] is True
+    report = run_json(["doctor", "--harness", "opencode"], home, **env)[1]["harnesses"]["opencode"]
+    assert report["status"] == "ok", report
+    assert run(["uninstall", "opencode"], home, **env).returncode == 0
+    assert (cfg / "opencode.json").read_text() == original
+    assert not (cfg / "plugin" / "chrollo.js").exists()
