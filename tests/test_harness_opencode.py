@@ -222,3 +222,22 @@ def test_install_writes_the_plugin_and_opencode_json_mcp_and_uninstall_restores_
     assert run(["uninstall", "opencode"], home, **env).returncode == 0
     assert (cfg / "opencode.json").read_text() == original
     assert not (cfg / "plugin" / "chrollo.js").exists()
+
+
+def test_kilo_code_database_with_json_expression_indexes_imports(home, tmp_path):
+    """Kilo Code CLI 7.7.9 (OpenCode underneath) writes the same tables into
+    ~/.local/share/kilo/kilo.db, plus expression indexes on json_extract (copied from the
+    database the real binary wrote): they are no reason to refuse the file."""
+    path = tmp_path / "kilo" / "kilo.db"
+    con = opencode_db(path, {"ses_kilo00001": (str(tmp_path), None, [
+        ("user", [text('"hello from kilo code"')]), ("assistant", agent("pong from the fake model"))])})
+    con.execute("""CREATE INDEX `recall_message_role_idx` ON `message` (`id`,json_extract("data", '$.role'),"""
+                """coalesce(json_extract("data", '$.parentID'), ''))""")
+    con.execute("""CREATE INDEX `part_session_step_finish_idx` ON `part` (`session_id`) WHERE json_valid("part"."data") """
+                """AND json_extract("part"."data", '$.type') = 'step-finish'""")
+    con.commit()
+    con.close()
+    _p, out = run_json(["import", "opencode", "--source", str(path)], home)
+    assert out["imported"] == 1 and out["turns"] == 2, out
+    (f,) = vault_files(home)
+    assert "[User]\nhello from kilo code\n" in f.read_text("utf-8")

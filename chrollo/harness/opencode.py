@@ -98,8 +98,10 @@ def connect(path: str):
     except sqlite3.Error as e:
         raise ValueError(f"not a database ({e})") from None
     try:
+        # (no function of chrollo's is registered on this connection: a schema can call only
+        # SQLite's own, none of which writes — so trusted_schema stays on; off, SQLite 3.40
+        # refuses the json_extract indexes Kilo Code's database has)
         con.execute("PRAGMA query_only = ON")
-        con.execute("PRAGMA trusted_schema = OFF")   # (a hostile schema's functions never run)
         con.execute("SELECT id, directory, parent_id, time_created FROM session LIMIT 0")
         con.execute("SELECT id, session_id, time_created, data FROM message LIMIT 0")
         con.execute("SELECT id, message_id, session_id, data FROM part LIMIT 0")

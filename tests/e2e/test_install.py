@@ -78,3 +78,22 @@ def test_doctor_warns_when_a_harness_stopped_capturing(make, world):
     report = json.loads(world.chrollo("doctor", "--json", "--harness", "claude-code", check=False).stdout)
     text = json.dumps(report["harnesses"]["claude-code"]).lower()
     assert "last captured" in text or "stale" in text, report
+
+
+def test_opencode_without_the_cli_the_prompt_goes_on(make, world):
+    """chrollo was installed for OpenCode, then removed (the plugin's and the MCP server's
+    chrollo path is gone): the model answers, nothing is written, the run says once how to
+    install chrollo, and no traceback. (OpenCode has no package of chrollo's: this is the
+    scenario test_packages.py runs for the others.)"""
+    from chrollo.install import chrollo_command
+    from chrollo.packages import HOW_TO_INSTALL
+
+    drv = make("opencode")
+    gone = "/nonexistent/venv/bin/chrollo"
+    for path in drv.config_files():
+        path.write_text(path.read_text("utf-8").replace(chrollo_command()[0], gone), "utf-8")
+    r = drv.run("say: answered without chrollo")
+    assert r.ok, r.proc.stderr
+    assert r.text == "answered without chrollo"
+    assert world.vault_files() == {} and "Traceback" not in r.proc.stderr
+    assert r.proc.stderr.count(HOW_TO_INSTALL) == 1, r.proc.stderr
