@@ -97,23 +97,26 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix=f"chrollo-bench-{name}-") as tmp:
             # The worlds run in turn: load drifts on a shared machine, and runs taken in one
             # block each would charge the drift to one variant.
-            worlds = {v: World(Path(tmp) / v, folder / "node_modules" / ".bin") for v in VARIANTS}
+            # (a harness chrollo ships no package for — OpenCode — runs bare and install only)
+            variants = VARIANTS if DRIVERS[name].has_package else VARIANTS[:2]
+            worlds = {v: World(Path(tmp) / v, folder / "node_modules" / ".bin") for v in variants}
             try:
                 drv = {v: DRIVERS[name](w) for v, w in worlds.items()}
                 drv["install"].install()
-                drv["package"].install_package()
-                for v in ("bare", "install"):
-                    drv[v].extra_args = getattr(drv["package"], "extra_args", [])
-                    drv[v].own_traffic = drv["package"].own_traffic
-                times = {v: [] for v in VARIANTS}
+                if "package" in drv:
+                    drv["package"].install_package()
+                    for v in ("bare", "install"):
+                        drv[v].extra_args = getattr(drv["package"], "extra_args", [])
+                        drv[v].own_traffic = drv["package"].own_traffic
+                times = {v: [] for v in variants}
                 rg = []
-                for v in VARIANTS:
+                for v in variants:
                     timed_run(drv[v], "warm-up")
                 for i in range(args.runs):
-                    for v in VARIANTS:
+                    for v in variants:
                         times[v].append(timed_run(drv[v], f"{v} run {i}"))
                     rg.append(timed_rg(worlds["install"].vault))
-                for v in ("install", "package"):
+                for v in variants[1:]:
                     assert len(worlds[v].vault_files()) == args.runs + 1, f"{v}: chrollo did not capture every run"
                 assert not worlds["bare"].vault_files(), "the bare world captured something"
             finally:
@@ -121,9 +124,14 @@ def main() -> None:
                     w.close()
         m = {v: statistics.median(t) for v, t in times.items()}
         r = statistics.median(rg)
-        di, dp = m["install"] - m["bare"], m["package"] - m["bare"]
-        print(f"{name:<12} {versions[name]:<9} {m['bare']:>6.2f} {m['install']:>8.2f} {m['package']:>8.2f} "
-              f"{di:>+9.2f} {dp:>+9.2f} {1000 * r:>6.1f} {di / r:>+9.0f} {dp / r:>+8.0f}", flush=True)
+        di = m["install"] - m["bare"]
+        if "package" in m:
+            dp = m["package"] - m["bare"]
+            cells = (f"{m['package']:>8.2f}", f"{dp:>+9.2f}", f"{dp / r:>+8.0f}")
+        else:
+            cells = (f"{'-':>8}", f"{'-':>9}", f"{'-':>8}")
+        print(f"{name:<12} {versions[name]:<9} {m['bare']:>6.2f} {m['install']:>8.2f} {cells[0]} "
+              f"{di:>+9.2f} {cells[1]} {1000 * r:>6.1f} {di / r:>+9.0f} {cells[2]}", flush=True)
 
 
 if __name__ == "__main__":

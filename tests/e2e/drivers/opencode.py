@@ -25,6 +25,7 @@ MODEL = "fake-model"
 
 class OpenCode(Driver):
     name = "opencode"
+    has_package = False
     own_traffic = ("registry.npmjs.org:443", "https://registry.npmjs.org/@opencode-ai%2fplugin")
 
     def configure(self) -> None:
