@@ -241,3 +241,73 @@ def test_kilo_code_database_with_json_expression_indexes_imports(home, tmp_path)
     assert out["imported"] == 1 and out["turns"] == 2, out
     (f,) = vault_files(home)
     assert "[User]\nhello from kilo code\n" in f.read_text("utf-8")
+
+
+FAKE_OPENCODE = r"""
+import * as mod from "./plugin.mjs";
+const hooks = await Object.values(mod)[0]({ directory: process.env.PROJECT, worktree: "/", client: {} });
+const message = { id: "msg_0001", sessionID: "ses_plugin0001", role: "user" };
+const parts = [{ id: "prt_0001", sessionID: "ses_plugin0001", messageID: "msg_0001", type: "text",
+                 text: '"how do we rotate the signing keys for the release pipeline?"' }];
+await hooks["chat.message"]({ sessionID: "ses_plugin0001", agent: "build" }, { message, parts });
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_plugin0001" } } });
+await hooks.event({ event: { type: "session.status", properties: { sessionID: "ses_plugin0001" } } });
+const again = [{ id: "prt_0002", type: "text", text: "second prompt about the signing keys" }];
+await hooks["chat.message"]({ sessionID: "ses_plugin0001" }, { message, parts: again });
+console.log(JSON.stringify({ hooks: Object.keys(hooks).sort(), parts, again }));
+"""
+
+
+def _run_plugin(tmp_path, home, command: list, **env):
+    import shutil
+    import subprocess
+
+    from chrollo.harness import adapter
+
+    if shutil.which("node") is None:
+        import pytest
+
+        pytest.skip("node is not installed")
+    (tmp_path / "plugin.mjs").write_text(adapter("opencode").extension_text(command))
+    (tmp_path / "fake.mjs").write_text(FAKE_OPENCODE)
+    from conftest import cli_env
+
+    p = subprocess.run(["node", "fake.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env=cli_env(home, PROJECT=str(tmp_path), **env))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout), p.stderr
+
+
+def test_the_plugin_adds_recall_as_a_synthetic_part_and_captures_at_idle(home, tmp_path, make_session):
+    """The plugin as installed, run by the machine's `node` against a fake of OpenCode's plugin
+    API: chat.message gets chrollo's recall as a synthetic part after the prompt; session.idle
+    captures (the prompt as typed: run's quotes gone); other events do nothing."""
+    import sys
+
+    make_session(home / "memories", "old00000-9999-4999-8999-999999999999", "2026-10-01T10:00:00", [
+        ("user", "10:00:00", "rotate the signing keys used by the release pipeline"),
+        ("agent", "10:01:00", ["Signing keys rotate with `make rotate-keys`; the release pipeline reads them from CI."]),
+    ])
+    calls = tmp_path / "calls.log"
+    wrapper = tmp_path / "chrollo-wrapper"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {calls}\nexec {sys.executable} -m chrollo "$@"\n')
+    wrapper.chmod(0o755)
+    out, _err = _run_plugin(tmp_path, home, [str(wrapper)], **env_for(tmp_path))
+    assert out["hooks"] == ["chat.message", "event"]
+    user, recall = out["parts"]
+    assert recall["synthetic"] is True and recall["text"].startswith("[chrollo-recall]")
+    assert "make rotate-keys" in recall["text"] and recall["messageID"] == "msg_0001"
+    assert recall["id"] > user["id"]            # (OpenCode orders a message's parts by id)
+    assert calls.read_text().splitlines() == ["hook chat.message --harness opencode",
+                                              "hook session.idle --harness opencode",
+                                              "hook chat.message --harness opencode"]
+    (f,) = [p for p in vault_files(home) if "ses_plugin0001" in p.read_text("utf-8")]
+    assert "[User]\nhow do we rotate the signing keys for the release pipeline?\n" in f.read_text("utf-8")
+
+
+def test_the_plugin_without_chrollo_says_so_once_and_the_prompt_goes_on(home, tmp_path):
+    from chrollo.packages import HOW_TO_INSTALL
+
+    out, err = _run_plugin(tmp_path, home, [str(tmp_path / "gone" / "chrollo")], **env_for(tmp_path))
+    assert [len(out["parts"]), len(out["again"])] == [1, 1]   # nothing added, nothing broken
+    assert err.count(HOW_TO_INSTALL) == 1 and vault_files(home) == []
