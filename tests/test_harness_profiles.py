@@ -31,8 +31,8 @@ def harness_literals(package) -> list:
     return bad
 
 
-def test_the_registry_finds_the_four_harnesses():
-    assert names() == ("claude-code", "codex", "gemini", "pi")
+def test_the_registry_finds_every_harness():
+    assert set(names()) >= {"claude-code", "codex", "gemini", "opencode", "pi"}
     assert canonical("claude") == "claude-code" and canonical("Gemini-CLI") == "gemini"
     assert canonical("common") is None and canonical("jsonl") is None and canonical("../x") is None
 
