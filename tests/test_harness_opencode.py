@@ -311,3 +311,11 @@ def test_the_plugin_without_chrollo_says_so_once_and_the_prompt_goes_on(home, tm
     out, err = _run_plugin(tmp_path, home, [str(tmp_path / "gone" / "chrollo")], **env_for(tmp_path))
     assert [len(out["parts"]), len(out["again"])] == [1, 1]   # nothing added, nothing broken
     assert err.count(HOW_TO_INSTALL) == 1 and vault_files(home) == []
+
+
+def test_install_reports_the_plugin_by_opencode_s_name_for_it(home, tmp_path):
+    from conftest import run
+
+    p = run(["install", "opencode"], home, **env_for(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0].startswith("opencode: opencode plugin installed ("), p.stdout

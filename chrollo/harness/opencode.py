@@ -194,6 +194,7 @@ EVENTS = [("chat.message", None), ("session.idle", None)]
 HOOKS, MCP = "extension", "json"
 MCP_KEY = "mcp"    # opencode.json's servers: {"mcp": {"chrollo": {"type": "local", "command": [...]}}}
 EXTENSION_MARK = "chrollo-opencode"  # in the plugin's text: the file is chrollo's
+EXTENSION_NOUN = "plugin"            # what OpenCode calls it (`chrollo install`'s report)
 TRANSCRIPTS = ("", ["opencode*.db"])
 HELP = "~/.config/opencode/plugin/chrollo.js, tool: opencode.json ($XDG_CONFIG_HOME)"
 IMPORT_HELP = "~/.local/share/opencode/opencode.db ($XDG_DATA_HOME, $OPENCODE_DB)"
