@@ -183,10 +183,10 @@ def test_default_locations(home, tmp_path):
     (fake / ".gemini").mkdir(parents=True)
     shutil.copytree(src / "gemini/tmp", fake / ".gemini/tmp")
     env = {"HOME": fake, "CLAUDE_CONFIG_DIR": src / "claude-code", "CODEX_HOME": src / "codex",
-           "PI_CODING_AGENT_DIR": src / "pi"}
+           "PI_CODING_AGENT_DIR": src / "pi", "XDG_DATA_HOME": fake / ".local" / "share"}
     out = imp(home, "all", **env)
     assert out["files"] == len(TRANSCRIPTS) and out["failed"] == 0
-    assert set(out["roots"]) == {"claude-code", "codex", "gemini", "pi"}
+    assert set(out["roots"]) == {"claude-code", "codex", "gemini", "opencode", "pi"}
 
 
 def test_generic_jsonl_and_old_chrollo_vault(home, tmp_path):
