@@ -197,7 +197,7 @@ EXTENSION_MARK = "chrollo-opencode"  # in the plugin's text: the file is chrollo
 EXTENSION_NOUN = "plugin"            # what OpenCode calls it (`chrollo install`'s report)
 TRANSCRIPTS = ("", ["opencode*.db"])
 HELP = "~/.config/opencode/plugin/chrollo.js, tool: opencode.json ($XDG_CONFIG_HOME)"
-IMPORT_HELP = "~/.local/share/opencode/opencode.db ($XDG_DATA_HOME, $OPENCODE_DB)"
+IMPORT_HELP = "~/.local/share/opencode   ($XDG_DATA_HOME/opencode; opencode*.db)"
 _COMMAND = 'const CHROLLO = ["chrollo"];'
 
 
