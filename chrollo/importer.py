@@ -8,7 +8,8 @@ unchanged since the last import are not even opened (``state/import/files.json``
 aborts a run: a file that cannot be read or parsed is counted with its reason.
 
 Sources: each harness (its default folder or ``--source``; a file may hold many sessions:
-``session_of`` then lists them, each read in its own pass), ``all`` (every harness), ``jsonl`` (generic one-message-per-line files) and
+``session_of`` then lists them, each read in its own pass and skipped on its own by the
+privacy rules), ``all`` (every harness), ``jsonl`` (generic one-message-per-line files) and
 ``chrollo-vault`` (a folder of session files written by the original TypeScript Chrollo,
 adopted as they are).
 """
