@@ -26,7 +26,7 @@ MODEL = "fake-model"
 class OpenCode(Driver):
     name = "opencode"
     has_package = False
-    own_traffic = ("registry.npmjs.org:443", "https://registry.npmjs.org/@opencode-ai%2fplugin")
+    own_traffic = ("registry.npmjs.org:443",)   # its own npm install of @opencode-ai/plugin
 
     def configure(self) -> None:
         write_json(self.config_dir() / "opencode.json", {
