@@ -97,7 +97,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix=f"chrollo-bench-{name}-") as tmp:
             # The worlds run in turn: load drifts on a shared machine, and runs taken in one
             # block each would charge the drift to one variant.
-            # (a harness chrollo has no package for — Copilot CLI — runs bare and install only)
+            # (a harness chrollo ships no package for — Copilot CLI, OpenCode — runs bare and install only)
             variants = VARIANTS if DRIVERS[name].has_package else VARIANTS[:2]
             worlds = {v: World(Path(tmp) / v, folder / "node_modules" / ".bin") for v in variants}
             try:
@@ -123,11 +123,15 @@ def main() -> None:
                 for w in worlds.values():
                     w.close()
         m = {v: statistics.median(t) for v, t in times.items()}
-        m.setdefault("package", float("nan"))
         r = statistics.median(rg)
-        di, dp = m["install"] - m["bare"], m["package"] - m["bare"]
-        print(f"{name:<12} {versions[name]:<9} {m['bare']:>6.2f} {m['install']:>8.2f} {m['package']:>8.2f} "
-              f"{di:>+9.2f} {dp:>+9.2f} {1000 * r:>6.1f} {di / r:>+9.0f} {dp / r:>+8.0f}", flush=True)
+        di = m["install"] - m["bare"]
+        if "package" in m:
+            dp = m["package"] - m["bare"]
+            cells = (f"{m['package']:>8.2f}", f"{dp:>+9.2f}", f"{dp / r:>+8.0f}")
+        else:
+            cells = (f"{'-':>8}", f"{'-':>9}", f"{'-':>8}")
+        print(f"{name:<12} {versions[name]:<9} {m['bare']:>6.2f} {m['install']:>8.2f} {cells[0]} "
+              f"{di:>+9.2f} {cells[1]} {1000 * r:>6.1f} {di / r:>+9.0f} {cells[2]}", flush=True)
 
 
 if __name__ == "__main__":

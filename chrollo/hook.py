@@ -228,7 +228,9 @@ def _capture(mod, ev: HookEvent) -> None:
     with Capture(sid, name, cwd) as cap:
         # (a transcript read before and now gone was deleted: nothing will come to wait for)
         later = later and (transcript is not None or cap.state.get("transcript") != ev.transcript_named)
-        units = cap.read_transcript(mod, transcript, answer=final if capture and not later else None) or []
+        # (a transcript holding many sessions — OpenCode's database — is read for this one)
+        units = cap.read_transcript(mod, transcript, agent_id=sid if getattr(mod, "MANY_SESSIONS", False) else None,
+                                    answer=final if capture and not later else None) or []
         if capture:
             cap.payload_prompt(ev.prompt)  # Gemini AfterAgent / Codex notify carry the prompt too
             units = units + ev.extra_units

@@ -8,7 +8,8 @@ unchanged since the last import are not even opened (``state/import/files.json``
 aborts a run: a file that cannot be read or parsed is counted with its reason.
 
 Sources: every adapter of :func:`chrollo.harness.importers` — the hook harnesses and the
-import-only tools (Cursor, Aider, Cline, …) — from their default folders or ``--source``; ``all``
+import-only tools (Cursor, Aider, Cline, …) — from their default folders or ``--source`` (a file may hold many sessions: ``session_of``
+then lists them, each read in its own pass and skipped on its own by the privacy rules); ``all``
 (every one of them, each from its default place); ``jsonl`` (generic one-message-per-line files)
 and ``chrollo-vault`` (a folder of session files written by the original TypeScript Chrollo,
 adopted as they are). The list with where each is read: docs/import.md.
@@ -210,12 +211,7 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
         return FileResult(path, h, "skipped", "larger than 2 GiB", nbytes=st.st_size)
     if since_ts is not None and st.st_mtime < since_ts:
         return FileResult(path, h, "skipped", "not modified since --since", nbytes=st.st_size)
-    stamp = [st.st_size, st.st_mtime_ns]
-    try:  # (a SQLite store in WAL mode grows its -wal file, not the database, until a checkpoint)
-        wal = os.stat(path + "-wal")
-        stamp += [wal.st_size, wal.st_mtime_ns]
-    except OSError:
-        pass
+    stamp = [st.st_size, st.st_mtime_ns] + _log_stamp(path)
     mod = adapter(h)
     stamp += getattr(mod, "stamp", lambda _path: [])(path)  # (where the file is not all that grows)
     if seen.get(path) == stamp:
@@ -281,6 +277,16 @@ def _one(h: str, p: Path, since_ts, dry_run: bool, seen: dict, as_harness: str, 
     if skipped_lines:
         notes.insert(0, f"{skipped_lines} unreadable {'line' if skipped_lines == 1 else 'lines'} skipped")
     return FileResult(path, h, status, "; ".join(notes), turns, st.st_size, sid)
+
+
+def _log_stamp(path: str) -> list:
+    """A database's write-ahead log (``<file>-wal``: SQLite keeps new rows there until a
+    checkpoint): its size and mtime, so a database whose own file did not change is read again."""
+    try:
+        st = os.stat(path + "-wal")
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns]
 
 
 def _unrecognised(h: str, path: str) -> str:

@@ -162,7 +162,7 @@ def install_mcp(harness: str, config: str | os.PathLike | None = None) -> Change
 def uninstall_mcp(harness: str, config: str | os.PathLike | None = None) -> Change:
     path = Path(os.path.expanduser(config)) if config else mcp_config_path(harness)
     return _uninstall("mcp", harness, path, lambda text: SERVER_NAME in _servers(text, harness),
-                      lambda text: _toml_remove(text) if _profile(harness).MCP == "toml" else _json_remove(text, path))
+                      lambda text: _toml_remove(text) if _profile(harness).MCP == "toml" else _json_remove(text, path, harness))
 
 
 # ----------------------------------------------------------------------------- hooks
@@ -381,8 +381,15 @@ def _only_own_keys_differ(harness: str, text: str, original: str | None) -> bool
 
 def _entry(harness: str) -> dict:
     cmd = server_command()
-    entry = {"command": cmd[0], "args": cmd[1:]}
-    return {**_profile(harness).MCP_ENTRY, **entry}
+    mod = _profile(harness)
+    if hasattr(mod, "mcp_entry"):   # (a harness whose entries are shaped otherwise: OpenCode's)
+        return mod.mcp_entry(cmd)
+    return {**mod.MCP_ENTRY, "command": cmd[0], "args": cmd[1:]}
+
+
+def _key(harness: str) -> str:
+    """The JSON object a harness lists its MCP servers in (``mcpServers`` unless it says)."""
+    return getattr(_profile(harness), "MCP_KEY", "mcpServers")
 
 
 def _json_load(text: str | None, path: Path) -> dict:
@@ -404,11 +411,12 @@ def _add(harness: str, text: str | None, path: Path) -> str | None:
 
 def _json_add(text: str | None, path: Path, harness: str) -> str | None:
     data = _json_load(text, path)
-    servers = data.get("mcpServers")
+    key = _key(harness)
+    servers = data.get(key)
     if servers is None:
-        servers = data["mcpServers"] = {}
+        servers = data[key] = {}
     if not isinstance(servers, dict):
-        raise ChrolloError("bad_config", f"mcpServers in {path} is not an object")
+        raise ChrolloError("bad_config", f"{key} in {path} is not an object")
     entry = _entry(harness)
     if servers.get(SERVER_NAME) == entry:
         return text
@@ -416,13 +424,14 @@ def _json_add(text: str | None, path: Path, harness: str) -> str | None:
     return jsonc.dumps_into(text, data)  # (a file with comments keeps them)
 
 
-def _json_remove(text: str, path: Path) -> str:
+def _json_remove(text: str, path: Path, harness: str) -> str:
     data = _json_load(text, path)
-    servers = data.get("mcpServers")
+    key = _key(harness)
+    servers = data.get(key)
     if isinstance(servers, dict):
         servers.pop(SERVER_NAME, None)
         if not servers:
-            del data["mcpServers"]
+            del data[key]
     return jsonc.dumps_into(text, data)  # (a file with comments keeps them)
 
 
@@ -489,9 +498,12 @@ def registered_server(harness: str, text: str | None) -> list | None:
         except ValueError:
             return None
     try:
-        entry = jsonc.loads(text).get("mcpServers", {}).get(SERVER_NAME)
+        entry = jsonc.loads(text).get(_key(harness), {}).get(SERVER_NAME)
     except (ValueError, AttributeError):
         return None
+    if isinstance(entry, dict) and isinstance(entry.get("command"), list) and entry["command"] \
+            and all(isinstance(c, str) for c in entry["command"]):   # (one list: OpenCode's)
+        return list(entry["command"])
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return None
     args = entry.get("args") or []
@@ -505,7 +517,7 @@ def _servers(text: str, harness: str) -> set:
         data = jsonc.loads(text) if text.strip() else {}
     except ValueError:
         return set()
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    servers = data.get(_key(harness)) if isinstance(data, dict) else None
     return set(servers) if isinstance(servers, dict) else set()
 
 

@@ -673,7 +673,8 @@ def _part_name(part: str, harness: str) -> str:
     from .harness import adapter
 
     return ("MCP server (read_memory)" if part == "mcp" else
-            f"{harness} extension" if adapter(harness).HOOKS == "extension" else "hooks")
+            f"{harness} {getattr(adapter(harness), 'EXTENSION_NOUN', 'extension')}"
+            if adapter(harness).HOOKS == "extension" else "hooks")
 
 
 def install_lines(command: str, harness: str, changes: list) -> list:

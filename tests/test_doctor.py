@@ -20,7 +20,8 @@ def trust_codex_hooks(codex_home) -> None:
 def _env(tmp_path):
     fake = tmp_path / "h"
     fake.mkdir(exist_ok=True)
-    return {"HOME": fake, "CLAUDE_CONFIG_DIR": tmp_path / "claude", "CODEX_HOME": tmp_path / "codex"}
+    return {"HOME": fake, "CLAUDE_CONFIG_DIR": tmp_path / "claude", "CODEX_HOME": tmp_path / "codex",
+            "XDG_CONFIG_HOME": fake / ".config", "XDG_DATA_HOME": fake / ".local" / "share"}
 
 
 def test_nothing_installed_is_reported_not_failed(home, tmp_path):
@@ -28,15 +29,15 @@ def test_nothing_installed_is_reported_not_failed(home, tmp_path):
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
     assert {h: r["status"] for h, r in report["harnesses"].items()} == {
-        "claude-code": "missing", "codex": "missing", "copilot": "missing", "gemini": "missing", "pi": "missing",
-        "qwen-code": "missing"}
+        "claude-code": "missing", "codex": "missing", "copilot": "missing", "gemini": "missing", "opencode": "missing",
+        "pi": "missing", "qwen-code": "missing"}
     assert report["harnesses"]["codex"]["fix"] == "chrollo install codex"
     assert {"ripgrep", "vault", "hook log", "privacy"} <= {c["name"] for c in report["checks"]}
 
 
 def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_path):
     env = _env(tmp_path)
-    for h in ("claude-code", "codex", "gemini", "pi", "qwen-code", "copilot"):
+    for h in ("claude-code", "codex", "gemini", "opencode", "pi", "qwen-code", "copilot"):
         assert run(["install", h], home, **env).returncode == 0
     trust_codex_hooks(tmp_path / "codex")
     p = run(["doctor", "--json"], home, **env)
@@ -45,6 +46,7 @@ def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_pat
     fired = {h: [(f["event"], f["ok"]) for f in r["fired"]] for h, r in report["harnesses"].items()}
     assert fired["claude-code"][:2] == [("UserPromptSubmit", True), ("Stop", True)]
     assert fired["gemini"][0] == ("BeforeAgent", True) and fired["pi"][0] == ("before_agent_start", True)
+    assert fired["opencode"] == [("chat.message", True), ("session.idle", True)]
     assert not list((home / "memories").rglob("*.md"))  # samples go to a throwaway home (install made it empty)
     tools = {h: r["mcp"] for h, r in report["harnesses"].items()}
     assert all(t["registered"] and t["ok"] for t in tools.values()), tools
@@ -52,7 +54,7 @@ def test_installed_hooks_are_fired_and_the_real_vault_is_untouched(home, tmp_pat
     assert {r["status"] for r in report["harnesses"].values()} == {"ok"}
     human = run(["doctor"], home, **env)
     assert human.returncode == 0 and "all installed hooks work" in human.stdout
-    assert human.stdout.count("read_memory tool: ok in") == 6
+    assert human.stdout.count("read_memory tool: ok in") == 7
     assert fired["qwen-code"][:2] == [("UserPromptSubmit", True), ("Stop", True)]
     assert fired["copilot"][:2] == [("userPromptSubmitted", True), ("agentStop", True)]
 

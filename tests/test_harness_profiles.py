@@ -33,7 +33,7 @@ def harness_literals(package) -> list:
 
 
 def test_the_registry_finds_every_harness():
-    assert names() == ("claude-code", "codex", "copilot", "gemini", "pi", "qwen-code")
+    assert names() == ("claude-code", "codex", "copilot", "gemini", "opencode", "pi", "qwen-code")
     assert canonical("claude") == "claude-code" and canonical("Gemini-CLI") == "gemini" and canonical("qwen") == "qwen-code"
     assert canonical("copilot-cli") == "copilot"
     assert canonical("common") is None and canonical("jsonl") is None and canonical("../x") is None

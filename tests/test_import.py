@@ -187,11 +187,11 @@ def test_default_locations(home, tmp_path):
     (fake / ".gemini").mkdir(parents=True)
     shutil.copytree(src / "gemini/tmp", fake / ".gemini/tmp")
     env = {"HOME": fake, "CLAUDE_CONFIG_DIR": src / "claude-code", "CODEX_HOME": src / "codex",
-           "PI_CODING_AGENT_DIR": src / "pi", "QWEN_HOME": src / "qwen-code"}
+           "PI_CODING_AGENT_DIR": src / "pi", "QWEN_HOME": src / "qwen-code", "XDG_DATA_HOME": fake / ".local" / "share"}
     out = imp(home, "all", **env)
     assert out["files"] == len(TRANSCRIPTS) and out["failed"] == 0
     assert set(out["roots"]) == set(importers())  # (every source; only the four hold files here)
-    assert {"claude-code", "codex", "copilot", "gemini", "pi", "qwen-code"} < set(out["roots"])
+    assert {"claude-code", "codex", "copilot", "gemini", "opencode", "pi", "qwen-code"} < set(out["roots"])
 
 
 def test_generic_jsonl_and_old_chrollo_vault(home, tmp_path):

@@ -264,7 +264,8 @@ def test_readme_install_commands_are_the_ones_the_e2e_suite_runs():
 
 # every text that tells a user how to get the CLI (chrollo is not on PyPI: `uv tool install
 # chrollo` would find nothing, or whatever someone else publishes under the name)
-TELLS_HOW = ("hooks/claude-code/bin/chrollo-hook", "chrollo/data/pi-extension.ts", "chrollo/packages.py",
+TELLS_HOW = ("hooks/claude-code/bin/chrollo-hook", "chrollo/data/pi-extension.ts", "chrollo/data/opencode-plugin.js",
+             "chrollo/packages.py",
              "chrollo/doctor.py", "hooks/claude-code/.claude-plugin/plugin.json", "hooks/codex/.codex-plugin/plugin.json",
              "hooks/gemini/gemini-extension.json", "package.json", "README.md", "hooks/README.md", "docs/install.md")
 

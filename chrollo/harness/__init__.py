@@ -8,11 +8,16 @@ its ``NAME`` with ``-`` as ``_`` (``claude-code`` → ``claude_code.py``). ``hoo
 * ``NAME``, ``ALIASES``; ``home_dir()`` (its data folder, honouring its variable);
 * ``EVENTS``: ``[(event, timeout)]`` install registers (``None``: the harness's own
   extension fires them), ``HOOKS``: ``"json"`` (a ``hooks`` object in ``hooks_config()``)
-  or ``"extension"`` (a file chrollo writes whole: ``extension_text``); ``MCP``: ``"json"``,
-  ``"toml"`` or None (no MCP client) and ``mcp_config()``; optionally ``OWN_KEYS``: top-level
-  keys the harness adds to that config itself (uninstall still gives the user's bytes back);
+  or ``"extension"`` (a file chrollo writes whole: ``extension_text``; ``EXTENSION_NOUN``
+  what the harness calls it); ``MCP``: ``"json"``,
+  ``"toml"`` or None (no MCP client) and ``mcp_config()`` (JSON: servers under ``MCP_KEY``,
+  default ``mcpServers``, each ``mcp_entry(command)`` where the harness shapes them otherwise);
+  optionally ``OWN_KEYS``: top-level keys the harness adds to that config itself (uninstall
+  still gives the user's bytes back);
 * ``TRANSCRIPTS``: (the folder under ``home_dir()``, glob patterns) import and doctor read;
-* ``read_transcript(path, offset, agent_id) -> Transcript``, ``session_of(path)``;
+* ``read_transcript(path, offset, agent_id) -> Transcript``, ``session_of(path)`` (a file of
+  many sessions lists them: ``sessions``, ``cwds``; ``MANY_SESSIONS``: a hook's capture reads
+  its own session of it, named by ``agent_id``);
 * ``expected_events() -> {normalised event: action}`` where the action is ``recall`` (a
   prompt is about to run: inject memory, catch up), ``capture`` (a turn finished),
   ``subagent`` (a subagent finished) or ``catchup`` (write whatever the transcript holds);

@@ -80,7 +80,7 @@ def test_doctor_warns_when_a_harness_stopped_capturing(make, world):
     assert "last captured" in text or "stale" in text, report
 
 
-# (the four older harnesses run this scenario on their packages: test_packages.py)
+# (the harnesses chrollo ships a package for run this scenario on their packages: test_packages.py)
 @pytest.mark.parametrize("harness", ["qwen-code", "copilot"])
 def test_hooks_whose_chrollo_is_gone_never_break_a_prompt(make, world, harness):
     """`chrollo install`'s hooks and server name chrollo by absolute path; that chrollo is gone
@@ -101,3 +101,22 @@ def test_hooks_whose_chrollo_is_gone_never_break_a_prompt(make, world, harness):
     assert r.ok, r.proc.stderr
     assert "answered with chrollo gone" in r.proc.stdout
     assert world.vault_files() == {}
+
+
+def test_opencode_without_the_cli_the_prompt_goes_on(make, world):
+    """chrollo was installed for OpenCode, then removed (the plugin's and the MCP server's
+    chrollo path is gone): the model answers, nothing is written, the run says once how to
+    install chrollo, and no traceback. (OpenCode has no package of chrollo's: this is the
+    scenario test_packages.py runs for the others.)"""
+    from chrollo.install import chrollo_command
+    from chrollo.packages import HOW_TO_INSTALL
+
+    drv = make("opencode")
+    gone = "/nonexistent/venv/bin/chrollo"
+    for path in drv.config_files():
+        path.write_text(path.read_text("utf-8").replace(chrollo_command()[0], gone), "utf-8")
+    r = drv.run("say: answered without chrollo")
+    assert r.ok, r.proc.stderr
+    assert r.text == "answered without chrollo"
+    assert world.vault_files() == {} and "Traceback" not in r.proc.stderr
+    assert r.proc.stderr.count(HOW_TO_INSTALL) == 1, r.proc.stderr

@@ -61,13 +61,15 @@ def test_read_memory_result_is_compact_text(make, world, harness):
 
 
 FIRST_REQUEST = {"claude-code": lambda q: any(n.endswith("__read_memory") for n in q["deferred"] + q["tools"]),
-                 "codex": lambda q: any(n.endswith("__read_memory") for n in q["tools"])}
+                 "codex": lambda q: any(n.endswith("__read_memory") for n in q["tools"]),
+                 "opencode": lambda q: "chrollo_read_memory" in q["tools"]}
 
 
 @pytest.mark.parametrize("harness", list(FIRST_REQUEST))
 def test_chrollo_tools_are_in_the_first_model_request_10_of_10(make, world, harness):
     """Claude Code 2.1.330 lists MCP tools by name among its deferred tools (a server still
-    connecting is not listed); Codex sends their schemas. Ten fresh sessions, no env tricks."""
+    connecting is not listed); Codex and OpenCode send their schemas. Ten fresh sessions, no
+    env tricks."""
     drv = make(harness)
     missing = []
     for i in range(10):

@@ -89,7 +89,8 @@ def strip_recall(text: str) -> str:
 def directives(prompt: str) -> dict:
     out: dict = {}
     for line in strip_recall(prompt).splitlines():
-        line = line.strip()
+        # (OpenCode's `run` wraps a prompt holding spaces in double quotes: a model reads past them)
+        line = line.strip().removeprefix('"').removesuffix('"').strip()
         m = re.match(r"(say|chunks|run|recall|subagent|fail):\s*(.+)$", line)
         if m:
             out[m.group(1)] = m.group(2).strip()
