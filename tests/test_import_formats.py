@@ -104,7 +104,9 @@ def test_import_all_fills_memory_from_every_tool_on_the_machine_each_under_its_l
     assert out["failed"] == 0 and out["skipped"] == 0, out["problems"]
     assert set(out["roots"]) == set(importers())
     got = labels(home)
-    assert set(got) == set(importers()) and len(got) >= 12, sorted(got)
+    # (this home holds no store of the three newest hook harnesses: their import is tested
+    # in tests/test_harness_{copilot,opencode,qwen_code}.py and end to end)
+    assert set(got) == set(importers()) - {"copilot", "opencode", "qwen-code"} and len(got) >= 12, sorted(got)
     for harness, sid, first, roles, tools in EXPECTED:
         files = got[harness] if sid is None else [session_file(home, sid)]
         f = next(f for f in files if turns_of(f)[0][1].startswith(first))
