@@ -1,6 +1,7 @@
 """Property-based fuzzing of every command, option, MCP argument and hook payload (#33), and
-the faults real machines have (#44): long commands stopped by SIGINT, SIGTERM or SIGKILL at a
-random point, commands run from a deleted or read-only working folder.
+the faults real machines have (#44): long commands (index, import, install, mesh sync, forget)
+stopped by SIGINT, SIGTERM or SIGKILL at a random point, capture, import, index and forget on a
+full disk, commands run from a deleted or read-only working folder.
 
 The properties and the sandbox are in ``tests/fuzzkit.py``. A fixed seed (hypothesis's
 ``derandomize``) and bounded counts keep this CI's: ~2,400 examples in all. ``CHROLLO_FUZZ_SCALE``
