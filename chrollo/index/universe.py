@@ -1,7 +1,7 @@
 """The selection's view of a large vault: per query term, which files hold it.
 
-:func:`indexed_universe` from the postings (files the index cannot vouch for are read and
-tokenised); :func:`scanned_universe` the same answer from one rg pass when there is no
+:func:`indexed_universe` from the postings (files the index cannot vouch for are read by rg,
+as a walk reads them); :func:`scanned_universe` the same answer from one rg pass when there is no
 usable index. retrieval/select.py scores files from it and reads only the best.
 """
 from __future__ import annotations
@@ -12,12 +12,9 @@ from array import array
 
 from ..fileformat import FRONTMATTER_LINES, file_key, name_time
 
-from .build import CHUNK_BYTES
 from .scope import Scope, unchanged
-from .store import open_reader, read_file, read_order, read_postings, unpack_ids
-from .terms import MAX_FILE_RUNS, SPACED, body_and_end, holds, run_terms, terms_of
-
-
+from .store import open_reader, read_order, read_postings, unpack_ids
+from .terms import holds, run_terms
 
 
 class TermFiles:
@@ -58,80 +55,25 @@ class Behind:
         self.n = n
 
 
-def _masks_of(groups: list, paths: list) -> list:
-    """(path, terms mask) of each of ``paths`` that holds one of ``groups``' terms: read and
-    tokenised as a build does (a worker's unit of work)."""
-    out = []
-    runs = sorted({t for g in groups for need in g for t in need})
-    for path in paths:
-        got = read_file(path)
-        if got is None:
-            continue
-        data = body_and_end(got[0])[1]
-        low = data.lower()
-        if not any(r in low for r in runs):
-            continue  # (no word of the query even as a substring: holds nothing)
-        terms = terms_of(data, MAX_FILE_RUNS)
-        if terms is None:  # (more distinct runs than a build tokenises: see _terms_among)
-            terms = _terms_among(data, low, runs)
-        m = 0
-        for i, g in enumerate(groups):
-            if holds(terms, g):
-                m |= 1 << i
-        if m:
-            out.append((path, m))
-    return out
-
-
-def _terms_among(data: bytes, low: bytes, runs: list) -> set:
-    """The terms among ``runs`` that :func:`terms_of` gives ``data`` (``low``: it lowercased),
-    without tokenising it whole: a term is its run lowercased or a piece of it, so every run
-    giving one holds it — each run around a hit of a term is taken, and only those."""
-    spaced, wanted, out = data.translate(SPACED), set(runs), set()
-    for r in runs:
-        pos = low.find(r)
-        while pos >= 0:
-            a = spaced.rfind(b" ", 0, pos) + 1
-            b = spaced.find(b" ", pos)
-            b = len(data) if b < 0 else b
-            out.update(t for t in run_terms(data[a:b]) if t in wanted)
-            pos = low.find(r, b)
-    return out
-
-
-def _direct_masks(paths: list, groups: list) -> list:
-    """:func:`_masks_of` over ``paths``, in worker processes when there is much to read."""
-    chunks, cur, size = [], [], 0
-    for p in paths:
-        cur.append(p)
-        try:
-            size += os.lstat(p).st_size
-        except OSError:
-            pass
-        if size >= CHUNK_BYTES:
-            chunks.append(cur)
-            cur, size = [], 0
-    if cur:
-        chunks.append(cur)
-    if len(chunks) < 3 or (os.cpu_count() or 1) < 2:
-        return [x for c in chunks for x in _masks_of(groups, c)]
-    from functools import partial
-
-    from ..workers import map_ordered
-
-    return [x for got in map_ordered(partial(_masks_of, groups), chunks, 2) for x in got]
-
-
 def _extra(path: bytes, mask: int) -> tuple:
     return mask, file_key(path), path, name_time(path[path.rfind(b"/") + 1:])
 
 
 def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: float) -> TermFiles:
     """The selection's view of a folder without an index (see :class:`TermFiles`): ``n`` files
-    in scope; ripgrep (over ``paths`` with ``globs``) lists, in each file's body, every ASCII
-    word that is one of ``groups``' terms and every identifier holding one, and the terms a
-    file holds are taken from those exactly as :func:`terms_of` would — the same answer as
-    :func:`indexed_universe`, at the cost of one rg pass over the vault."""
+    in scope, the terms each holds from one rg pass over ``paths`` with ``globs``
+    (:func:`rg_masks`) — the same answer as :func:`indexed_universe`."""
+    extras = [_extra(p, m) for p, m in rg_masks(groups, paths, globs, timeout)]
+    return TermFiles(n, [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+
+
+def rg_masks(groups: list, paths: list, globs: tuple, timeout: float) -> list:
+    """(path, terms mask) of each file holding one of ``groups``' terms, ripgrep reading
+    ``paths`` (folders walked with ``globs``, files named; in batches its command line takes):
+    it lists, in each file's body, every ASCII word that is one of the terms and every
+    identifier holding one, and the terms a file holds are taken from those exactly as
+    :func:`terms_of` would. (Also how the index's answer reads the files it cannot vouch for:
+    at rg's speed, never slower than a walk of the folder.)"""
     from ..fileformat import frontmatter_end
     from ..rg import rows_after, scan
 
@@ -144,31 +86,36 @@ def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: f
 
     folded = "".join(f"|{f}" for r in sorted(runs) if (f := folded_regex(r.decode("utf-8"))))
     regex = rf"(?-u:(?i:\b(?:{alt})\b|[A-Za-z0-9_]*(?:{alt})[A-Za-z0-9_]*){folded})"
-    extras, fm_head = [], {}
-    for path, rows in scan([], paths, globs=globs, timeout=timeout, regex=regex):
-        first = int(rows[:rows.index(b":")])
-        if first <= FRONTMATTER_LINES:
-            rows = rows_after(rows, frontmatter_end(path))
-        held = set()
-        for text in {r.partition(b":")[2] for r in rows.split(b"\n")}:
-            if text:
-                if not text.isascii():
-                    text = fold(text.decode("utf-8", "replace")).encode("utf-8")
-                held.update(t for t in run_terms(text) if t in runs)
-        m = 0
-        for i, g in enumerate(groups):
-            if holds(held, g):
-                m |= 1 << i
-        if m:
-            extras.append(_extra(path, m))
-    return TermFiles(n, [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+    out = []
+    for i in range(0, len(paths), RG_BATCH):
+        for path, rows in scan([], paths[i:i + RG_BATCH], globs=globs, timeout=timeout, regex=regex):
+            first = int(rows[:rows.index(b":")])
+            if first <= FRONTMATTER_LINES:
+                rows = rows_after(rows, frontmatter_end(path))
+            held = set()
+            for text in {r.partition(b":")[2] for r in rows.split(b"\n")}:
+                if text:
+                    if not text.isascii():
+                        text = fold(text.decode("utf-8", "replace")).encode("utf-8")
+                    held.update(t for t in run_terms(text) if t in runs)
+            m = 0
+            for k, g in enumerate(groups):
+                if holds(held, g):
+                    m |= 1 << k
+            if m:
+                out.append((path, m))
+    return out
+
+
+RG_BATCH = 10_000  # paths on one rg command line (far below ARG_MAX)
 
 
 def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool = False,
                      unsearchable: frozenset = frozenset(), memo: dict | None = None,
-                     direct_bytes: int | None = None, least: int = 0, direct_share: float | None = None):
+                     direct_bytes: int | None = None, least: int = 0, direct_share: float | None = None,
+                     timeout: float = 30.0):
     """The selection's view of ``folder`` from ``vault``'s index: the files it vouches for from
-    their postings, every other file in scope read and tokenised (see :class:`TermFiles`). None
+    their postings, every other file in scope read by rg (:func:`rg_masks`; see :class:`TermFiles`). None
     when the index cannot be used (none, locked, damaged, the folder not in it) or, with
     ``direct_bytes``, when more than that would have to be read directly; a :class:`Behind`
     when more than ``direct_share`` of the files would (an index that far behind its vault
@@ -209,7 +156,8 @@ def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool 
                 pass
             if size > direct_bytes:  # (no need to stat the rest: thousands of them, on the hook's clock)
                 return None
-    extras += [_extra(p, m) for p, m in _direct_masks(direct, groups)]
+    if direct:  # (rg reads them as a walk would: see rg_masks)
+        extras += [_extra(p, m) for p, m in rg_masks(groups, direct, (), timeout)]
     u = TermFiles(scope.files, sets, ids, times, pos, extras, None, len(direct))
     u.paths = _paths_of(vault, scope.vb, u)
     return u

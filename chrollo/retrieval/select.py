@@ -182,7 +182,8 @@ def _universe(scope, spec, groups: list, has_index: bool):
     unsearchable = _unsearchable_names(vault) if whole else frozenset()
     u = indexed_universe(vault, folder, groups, exclude, unsearchable, scope.memo,
                          tuning.DIRECT_HOOK_BYTES if scope.stop is not None else None,
-                         least=tuning.SELECT_AFTER, direct_share=tuning.DIRECT_SCAN_SHARE) if has_index else None
+                         least=tuning.SELECT_AFTER, direct_share=tuning.DIRECT_SCAN_SHARE,
+                         timeout=scope.timeout) if has_index else None
     n = None
     if isinstance(u, Behind):  # (its folders' listings counted the files: no walk for that)
         n, u = u.n, None

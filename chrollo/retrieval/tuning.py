@@ -81,10 +81,11 @@ HOOK_RARE_FILES = 1000       # the recall hook reads the files of a query word t
 HOOK_CANDIDATES = 4000       # … and all candidates only if there are no more than this
 DIRECT_HOOK_BYTES = 4 << 20  # the recall hook reads at most this much directly (else: newest first)
 # An index behind its vault (files another program wrote — a sync tool, a restored backup —
-# renamed or edited): the files it cannot vouch for are read directly, tokenised in Python at
-# about a fifth of rg's speed. Measured (LoCoMo replicas indexed at 10 MB, grown to 11 … 50
-# MB, search with the index / without): 0.96× at 10 % of the files read directly, 1.02× at 23
-# %, 1.2× at 37 %, 2.7× at 80 %. Past DIRECT_SCAN_SHARE a complete search lets rg walk the
+# renamed or edited): the files it cannot vouch for are read directly, by rg with the regex a
+# walk of the folder uses (index.universe.rg_masks: never slower than that walk; they were
+# tokenised in Python at about a fifth of rg's speed, measured then — LoCoMo replicas indexed
+# at 10 MB, grown to 11 … 50 MB, search with the index / without — 0.96× at 10 % of the files
+# read directly, 1.02× at 23 %, 1.2× at 37 %, 2.7× at 80 %; not measured again since). Past DIRECT_SCAN_SHARE a complete search lets rg walk the
 # folder (as without an index); past CATCHUP_SHARE a search — complete, read_memory or the
 # recall hook — leaves one detached build behind that catches the index up
 # (chrollo.index.after_search), so the cost is paid once, in the background.
