@@ -7,9 +7,9 @@
 
 The vault pools the LoCoMo dev conversations (``../shared/eval/locomo_to_md.py``), the coding
 dev vaults (``../shared/eval/code/code_to_md.py``, rebuilt from the git mirrors the search
-tool's ``fetch`` brings: ``<mirrors>/<owner>+<name>/repo``) and, when ``--msc DIR`` names
-converted Multi-Session Chat sessions, those too (distractors, no questions). Sources and
-licences: docs/pooled.md. Every question whose evidence lies in ONE session file is asked
+tool's ``fetch`` brings: ``<mirrors>/<owner>+<name>/repo``), the REALTALK conversations and
+Synthetic-Persona-Chat (decoys, no questions), fetched the same way. Sources and licences:
+docs/pooled.md. Every question whose evidence lies in ONE session file is asked
 against the whole pool (LoCoMo categories 1-4; the code dev questions):
 
 - search (``chrollo.retrieval.search``, in-process, limit 50): hit@1 / hit@5 = the answer
@@ -46,7 +46,7 @@ K = 50
 NOW = "2026-01-01T00:00:00+00:00"  # after every pooled session: recency as a year-old vault sees it
 
 
-def build(work: Path, mirrors: str, msc: str | None) -> Path:
+def build(work: Path, mirrors: str) -> Path:
     """The pooled vault under ``work/vault`` (built once) and ``work/questions.json``."""
     vault, qfile = work / "vault", work / "questions.json"
     if qfile.exists():
@@ -85,8 +85,6 @@ def build(work: Path, mirrors: str, msc: str | None) -> Path:
     for p in sorted((code / "code_md").iterdir()):
         if not (vault / "code" / p.name).is_dir():
             shutil.copytree(p, vault / "code" / p.name, ignore=shutil.ignore_patterns("SHA256SUMS"))
-    if msc:
-        shutil.copytree(msc, vault / "msc")
     spc(Path(mirrors) / "google-research-datasets+Synthetic-Persona-Chat" / "repo", vault / "spc")
     questions += realtalk(Path(mirrors) / "danny911kr+REALTALK" / "repo", vault / "realtalk")
     qfile.write_text(json.dumps(questions, indent=0))
@@ -220,7 +218,6 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/tmp/chrollo-pooled")
     ap.add_argument("--mirrors", default="/work/.mirror")
-    ap.add_argument("--msc", help="a folder of converted Multi-Session Chat sessions to pool in (see docs/pooled.md)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a chrollo.retrieval.tuning constant")
     ap.add_argument("--gate-set", action="append", default=[], metavar="NAME=VALUE", help="a chrollo.recall constant")
     ap.add_argument("--no-fts5", action="store_true")
@@ -232,7 +229,7 @@ def main() -> int:
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
-    questions = json.loads(build(work, a.mirrors, a.msc).read_text())
+    questions = json.loads(build(work, a.mirrors).read_text())
     if a.max_questions:
         questions = questions[:: max(1, len(questions) // a.max_questions)]
     vault = work / "vault"

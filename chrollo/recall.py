@@ -56,7 +56,8 @@ UNSEEN_DF = 0.5            # a term found nowhere weighs as if half a session he
 COMMON_SHARE = 0.67        # a term in more than 67% of the sessions is common: never a match alone
 COMMON_MIN_SESSIONS = 5    # … in a vault of at least this many (in 1 or 2 sessions every word is in most)
 TIE_RATIO = 0.9            # a session ties with the best candidate when its best hit scores this share of it
-TIE_SESSIONS = 5           # … this many sessions tying (the best's own included) is "many" (docs/pooled.md)
+TIE_SESSIONS = 7           # … this many sessions tying (the best's own included): every one the recall
+                           # search returned (its limit is at least this) — nothing singles one out (docs/pooled.md)
 CHANCE_MAX = 1.0           # … and silent only when the best line's terms are expected in this many sessions by chance
 MAX_QUERY = 1000           # characters of the prompt searched (a pasted log is not a query)
 LINE_CHARS = 400           # one injected line at most
@@ -139,7 +140,7 @@ def recall(prompt, session_id: str, cwd: str | None = None, budget=None,
     trace.update(query=query, budget={"chars": chars, "excerpts": max_hits})
     spent = time.monotonic() - started if started is not None else 0.0
     try:
-        result = search(query, SearchOptions(limit=max(max_hits + 3, TIE_SESSIONS + 2), context=3, dir=vault, cwd=cwd, timeout=SEARCH_TIMEOUT,
+        result = search(query, SearchOptions(limit=max(max_hits + 3, TIE_SESSIONS), context=3, dir=vault, cwd=cwd, timeout=SEARCH_TIMEOUT,
                                              deadline=max(MIN_DEADLINE, DEADLINE - spent)))
     except Exception as e:  # no vault yet, rg missing…: no memory, but the prompt goes on
         from .errors import ChrolloError
