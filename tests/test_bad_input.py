@@ -95,7 +95,7 @@ def test_dates_up_to_9999_work_or_are_usage_errors(home, vault, args):
     p = run([*args, "--dir", vault, "--json"], home)
     assert "Traceback" not in p.stderr and "Overflow" not in p.stdout, (args, p.stdout, p.stderr)
     if p.returncode:
-        assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] == "bad_date", (args, p.stdout)
+        assert p.returncode == 2 and json.loads(p.stdout)["error"]["kind"] in ("bad_date", "too_many_bars"), (args, p.stdout)
     else:
         out = json.loads(p.stdout)
         assert "error" not in out
@@ -117,10 +117,11 @@ def test_a_fifo_named_md_is_skipped_never_opened(home, vault):
     p = _cli(home, "stats", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["sessions"] == 1 and any("not a regular file" in u and fifo.name in u for u in out["unreadable"])
+    # (a FIFO is no file of the vault's: the one walk, like rg's, lists regular files only)
+    assert out["sessions"] == 1 and not any(fifo.name in u for u in out["unreadable"]), out
     p = _cli(home, "stats")
     assert p.returncode == 0 and "sessions  1" in p.stdout
-    assert f"warning: unreadable: {fifo}: not a regular file" in p.stderr
+    assert "Traceback" not in p.stderr and fifo.name not in p.stderr
     p = _cli(home, "search", "webhook", "relay", "--json")
     hits = json.loads(p.stdout)["hits"]
     assert p.returncode == 0 and hits and all("aaaa0000" in h["path"] for h in hits)

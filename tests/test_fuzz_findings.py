@@ -132,7 +132,13 @@ def test_a_folder_whose_listing_fails_midway_is_skipped(tmp_path, monkeypatch):
             return False
 
         def __iter__(self):
+            return self
+
+        def __next__(self):
             raise OSError(22, "Invalid argument")
+
+        def close(self):
+            pass
 
     monkeypatch.setattr(vaultfiles.os, "scandir", lambda d: Failing() if d.endswith(b"gone") else real(d))
     assert [p for p, _e in vaultfiles.walk(str(tmp_path))] == [os.fsencode(str(tmp_path / "ok" / "a.md"))]
