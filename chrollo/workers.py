@@ -54,12 +54,22 @@ class Running:
         try:
             for k in range(workers):
                 r, w = os.pipe()
-                pid = os.fork()
+                # Ctrl-C is held back while forking: landing in the fork's own Python handlers
+                # (logging's lock release) it is printed as "Exception ignored … KeyboardInterrupt"
+                # and lost; held, it arrives in the parent once the child exists (the child
+                # ignores it before letting it through, and a fork inherits no pending signal)
+                held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+                try:
+                    pid = os.fork()
+                except BaseException:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                    raise
                 if pid == 0:  # (never returns)
                     os.close(r)
                     for _, other in self.kids:
                         os.close(other)  # (a sibling's pipe: its reader must be the parent alone)
-                    _child(lambda pair: (pair[0], fn(pair[1])), pairs[k::workers], w, parent)
+                    _child(lambda pair: (pair[0], fn(pair[1])), pairs[k::workers], w, parent, held)
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
                 os.close(w)
                 self.kids.append((pid, r))
         except BaseException:
@@ -121,11 +131,13 @@ def _reap(pid: int) -> None:
             return
 
 
-def _child(fn, mine: list, w: int, parent: int) -> None:
+def _child(fn, mine: list, w: int, parent: int, mask=None) -> None:
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         _die_with_parent(parent)
         with os.fdopen(w, "wb") as out:
             for item in mine:
