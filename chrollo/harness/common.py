@@ -262,6 +262,26 @@ def tool_call(name, args) -> ToolCall:
     return ToolCall(name, arg)
 
 
+def sqlite_readonly(path: str, tables: set, missing: str):
+    """The SQLite database at ``path`` opened read-only (never written: no journal, no WAL
+    checkpoint); ValueError if it cannot be read, or — ``missing`` — lacks one of ``tables``."""
+    import sqlite3
+    from urllib.parse import quote
+
+    con = None
+    try:
+        con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=2)
+        have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as e:
+        if con is not None:
+            con.close()
+        raise ValueError(f"not a readable SQLite database ({e})") from None
+    if not set(tables) <= have:
+        con.close()
+        raise ValueError(missing)
+    return con
+
+
 def plain_path(path) -> bool:
     """Is ``path`` an absolute ``.jsonl``/``.json`` path with no ``..`` segment (and no NUL)?"""
     return (isinstance(path, str) and os.path.isabs(path) and "\x00" not in path

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 
-from .common import Transcript, Unit, is_injected, parse_time, read_json_file, tool_call
+from .common import Transcript, Unit, is_injected, parse_time, read_json_file, sqlite_readonly, tool_call
 
 NAME = "crush"
 DB = "crush.db"
@@ -47,18 +47,7 @@ def find(root) -> list:
 
 
 def _connect(path: str):
-    import sqlite3
-    from urllib.parse import quote
-
-    try:
-        con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=2)
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as e:
-        raise ValueError(f"not a readable SQLite database ({e})") from None
-    if not {"sessions", "messages"} <= tables:
-        con.close()
-        raise ValueError("no sessions and messages tables: not a Crush crush.db")
-    return con
+    return sqlite_readonly(path, {"sessions", "messages"}, 'no sessions and messages tables: not a Crush crush.db')
 
 
 def session_of(path: str) -> dict:

@@ -28,7 +28,7 @@ import os
 import re
 
 from .common import (HookEvent, Transcript, Unit, context_of, context_reply, fill_times, hook_event, is_injected,
-                     parse_time, read_jsonl, text_of, tool_call)
+                     parse_time, read_jsonl, sqlite_readonly, text_of, tool_call)
 
 NAME = "cursor"
 _AGENT = ["*/agent-transcripts/*.jsonl", "*/agent-transcripts/*/*.jsonl", "*/agent-transcripts/*/subagents/*.jsonl"]
@@ -142,18 +142,7 @@ def _workspace(project: str) -> str | None:
 
 def _connect(path: str):
     """The IDE's ``state.vscdb`` (VS Code's key-value store), read-only; ValueError if it is not one."""
-    import sqlite3
-    from urllib.parse import quote
-
-    try:
-        con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=2)
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as e:
-        raise ValueError(f"not a readable SQLite database ({e})") from None
-    if "cursorDiskKV" not in tables:
-        con.close()
-        raise ValueError("no cursorDiskKV table: not Cursor's state.vscdb")
-    return con
+    return sqlite_readonly(path, {"cursorDiskKV"}, "no cursorDiskKV table: not Cursor's state.vscdb")
 
 
 def _value(raw):

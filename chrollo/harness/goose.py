@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from .common import (Transcript, Unit, first_record, is_injected, parse_time, read_jsonl, skip_patterns,
-                     tool_call)
+                     sqlite_readonly, tool_call)
 
 NAME = "goose"
 DB = "sessions.db"
@@ -55,18 +55,7 @@ def _unit(role, content, when, key: str, meta=None) -> Unit | None:
 def _connect(path: str):
     """The database, read-only (never written: no journal, no WAL checkpoint); ValueError if it
     is not a Goose sessions database."""
-    import sqlite3
-    from urllib.parse import quote
-
-    try:
-        con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=2)
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as e:
-        raise ValueError(f"not a readable SQLite database ({e})") from None
-    if not {"sessions", "messages"} <= tables:
-        con.close()
-        raise ValueError("no sessions and messages tables: not a Goose sessions.db")
-    return con
+    return sqlite_readonly(path, {"sessions", "messages"}, 'no sessions and messages tables: not a Goose sessions.db')
 
 
 def read_transcript(path: str, offset: int = 0, agent_id: str | None = None) -> Transcript:
