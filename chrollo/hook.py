@@ -216,10 +216,11 @@ def _capture(mod, ev: HookEvent) -> None:
         _captured(name, sid, written)
         return
     capture = ev.action == "capture"
-    if capture and transcript and getattr(mod, "TRANSCRIPT_AFTER_HOOKS", False) \
-            and not mod.transcript_written(transcript, ev.mark):
-        # (Copilot CLI writes the turn only as it exits: a pass now would write half of it)
-        _leave_settle(name, sid, cwd, transcript, "catch_up_when_written", ev.mark or "")
+    if capture and ev.transcript_named and getattr(mod, "TRANSCRIPT_AFTER_HOOKS", False) \
+            and (transcript is None or not mod.transcript_written(transcript, ev.mark)):
+        # (Copilot CLI writes the turn — a new session's file itself — only as it exits: a pass
+        # now would write half of it, or nothing)
+        _leave_settle(name, sid, cwd, str(ev.transcript_named), "catch_up_when_written", ev.mark or "")
         return
     # (Claude Code may write the turn only after this hook returns: no use waiting for it here)
     later = capture and bool(final and final.strip() and ev.transcript_named) \

@@ -4,6 +4,7 @@ shortened."""
 from __future__ import annotations
 
 import json
+import os
 
 from conftest import run
 from hookkit import hook, ok, vault_files
@@ -125,6 +126,28 @@ def test_a_turn_written_after_agent_stop_is_caught_up_when_it_lands(home, tmp_pa
     (f,) = vault_files(home)
     text = f.read_text()
     assert text.count("[User]") == 1 and text.count("> done it") == 1 and "<tool>$ echo hi-7</tool>" in text
+
+
+def test_a_first_turn_whose_events_file_does_not_exist_yet_is_caught_up_when_it_lands(home, tmp_path):
+    """A new session's events.jsonl may not exist yet when agentStop fires (Copilot CLI writes
+    it as it exits): the hook waits for it as for a file not yet holding the turn (seen in the
+    e2e suite: the turn was lost, the hook having read a missing file as nothing to wait for)."""
+    import time
+
+    t = events(tmp_path)
+    whole = open(t).read()
+    os.remove(t)
+    ok(hook(home, "copilot", "userPromptSubmitted", _payload(prompt="run: echo hi-7\nsay: done it")))
+    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn", timestamp=STOP)))
+    time.sleep(0.3)
+    with open(t, "w") as fh:                            # Copilot CLI exits: the file lands
+        fh.write(whole)
+    deadline = time.monotonic() + 10
+    while "> done it" not in "".join(f.read_text() for f in vault_files(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (f,) = vault_files(home)
+    text = f.read_text()
+    assert text.count("[User]") == 1 and text.count("> done it") == 1, text
 
 
 def test_the_next_prompt_catches_up_the_answer_before_its_own_prompt(home, tmp_path):

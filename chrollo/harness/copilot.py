@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 
 from .common import (HookEvent, Transcript, Unit, first_record, home_from, hook_event, is_injected, parse_time,
-                     plain_id, read_jsonl, skip_patterns, tool_call)
+                     plain_id, read_jsonl, regular_file, skip_patterns, tool_call)
 
 NAME = "copilot"
 BINARY = "copilot"   # the harness's command (`chrollo install --all` looks for it)
@@ -98,10 +99,17 @@ def transcript_written(path: str, mark: str | None = None) -> bool:
     ``mark`` (a resumed session's file already holds the agentStop of its earlier runs).
     Without a mark: an ``agentStop`` record after the last prompt. (Inside a string JSON
     escapes the quotes, so text can never match.)"""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - TAIL))
+    if not os.path.lexists(path):
+        return False  # (a new session's file is written as Copilot exits, too)
+    if regular_file(path) is None:
+        return True   # (a link, a FIFO, a path with "..": never read — nothing to wait for)
+    try:  # (no link followed, no FIFO waited on: the path may have changed since)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return True
+            fh.seek(max(0, st.st_size - TAIL))
             tail = fh.read()
     except OSError:
         return True   # (nothing to wait for)

@@ -33,6 +33,7 @@ class Copilot(Driver):
         cmd = ["copilot", "-p", prompt, "--allow-all-tools", "--output-format", "json", *args]
         cmd += ["--resume", resume] if resume else ["--continue"] if cont else ["--session-id", sid]
         p = self._exec(cmd, timeout, **env)
+        self._settled()
         text, out_sid = "", None
         for line in p.stdout.splitlines():
             try:
@@ -45,6 +46,30 @@ class Copilot(Driver):
             if ev.get("type") == "result":
                 out_sid = ev.get("sessionId")
         return Result(p, out_sid or (None if cont else sid), text)
+
+    def _settled(self, limit: float = 20.0) -> None:
+        """Copilot writes the turn to events.jsonl as it exits, after its hooks: the capture is
+        the detached pass the agentStop hook left (``chrollo.hook.settle_main``, ≤ 5 s of
+        waiting). A user sees the turn moments later; a scenario waits for that pass to end."""
+        import os
+        import time
+
+        home = str(self.w.home).encode()
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            pending = False
+            for pid in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                        line = fh.read()
+                except OSError:
+                    continue
+                if b"settle_main" in line and home in line:
+                    pending = True
+                    break
+            if not pending:
+                return
+            time.sleep(0.1)
 
     def transcripts(self) -> list:
         return sorted((self.w.home / ".copilot" / "session-state").glob("*/events.jsonl"))
