@@ -19,6 +19,9 @@ SETTINGS = {"general": {"enableAutoUpdate": False}, "privacy": {"usageStatistics
             "telemetry": {"enabled": False},
             # its own memory agents (a model request after every turn): not what the suite tests
             "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+            # its PTY shell now and then returns a command's output as "(empty)" on this loaded
+            # VM (2 of ~5 tool turns): the plain child-process shell returns it every time
+            "tools": {"shell": {"enableInteractiveShell": False}},
             "$version": 4}
 
 
