@@ -180,8 +180,9 @@ def doctor_check(report: dict, hooks_path: str, is_ours, pkg: dict | None = None
         report["trust"] = trust.status(hooks_path, config, is_ours)
     skipped = [t["event"] for t in report["trust"] if t["async"]]
     waiting = [t for t in report["trust"] if t["status"] != "trusted"]
-    if skipped:   # Codex 0.171 skips `async: true` command hooks: they never run
-        report.update(status="broken", fix=f"Codex skips hooks marked \"async\": true: remove it from chrollo's "
+    if skipped:   # Codex 0.171 does not wait for `async: true` command hooks: a turn can be lost
+        report.update(status="broken", fix=f"Codex does not wait for hooks marked \"async\": true (a turn can be "
+                      f"lost): remove it from chrollo's "
                       f"{', '.join(skipped)} hook in {os.path.join(pkg['root'], 'hooks', 'hooks.json') if pkg else hooks_path} "
                       f"(then trust them again).")
     elif waiting:

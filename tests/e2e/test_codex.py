@@ -13,7 +13,10 @@ def _hooks(world):
     return world.home / ".codex" / "hooks.json"
 
 
-def test_hooks_marked_async_never_run_and_doctor_says_so(make, world):
+def test_hooks_marked_async_are_not_waited_for_and_doctor_says_so(make, world):
+    """Codex 0.171 does not wait for a hook marked async: whether its turn is written depends
+    on the machine's load (lost at load 15, written on a quiet machine) — doctor calls that
+    broken whatever this run did."""
     drv = make("codex")
     data = json.loads(_hooks(world).read_text("utf-8"))
     for groups in data["hooks"].values():
@@ -22,7 +25,6 @@ def test_hooks_marked_async_never_run_and_doctor_says_so(make, world):
                 h["async"] = True
     _hooks(world).write_text(json.dumps(data, indent=2), "utf-8")
     assert drv.run("say: an async hook turn").ok
-    assert world.vault_files() == {}
     report = json.loads(world.chrollo("doctor", "--json", "--harness", "codex", check=False).stdout)["harnesses"]["codex"]
     assert report["status"] == "broken" and '"async": true' in report["fix"], report
 
