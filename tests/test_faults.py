@@ -41,12 +41,17 @@ def _start_build(home: Path, vault: Path) -> subprocess.Popen:
                             cwd=str(home.parent), start_new_session=True)
 
 
-def _midway(home: Path, vault: Path, proc: subprocess.Popen, k: int) -> None:
-    """Wait until the rebuild's workers are running, then a little."""
+def _midway(home: Path, vault: Path, proc: subprocess.Popen, k: int) -> bool:
+    """Wait until the command's workers are running, then a little. Returns whether a worker
+    was seen (or the command had already ended): checked when seen, not after the extra wait,
+    in which a loaded machine's workers may finish their batch and be gone again."""
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None and not _children_of(proc.pid):
+    while time.monotonic() < deadline:
+        if proc.poll() is not None or _children_of(proc.pid):
+            time.sleep(0.03 * k)
+            return True
         time.sleep(0.005)
-    time.sleep(0.03 * k)
+    return False
 
 
 def _procs() -> list:
@@ -240,8 +245,7 @@ def test_ctrl_c_during_a_redacting_mesh_sync_stops_it_cleanly(home, tmp_path):
         proc = subprocess.Popen([sys.executable, "-c", _SMALL_REDACT, "mesh", "sync", "--folder", str(shared)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(home),
                                 cwd=str(tmp_path), start_new_session=True)
-        _midway(home, vault, proc, k)
-        assert proc.poll() is not None or _children_of(proc.pid), f"try {k}: no redaction worker started"
+        assert _midway(home, vault, proc, k), f"try {k}: no redaction worker started"
         os.killpg(proc.pid, signal.SIGINT)
         try:
             _out, err = proc.communicate(timeout=8)
