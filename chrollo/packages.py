@@ -110,12 +110,20 @@ def describe(pkg: dict) -> dict:
 def mcp_stands_down() -> bool:
     """True for the package's MCP server (``CHROLLO_VIA=package``, ``CHROLLO_HARNESS``) where
     ``chrollo install`` registered chrollo's server for the same harness: it lists no tools,
-    so the model is offered read_memory once."""
+    so the model is offered read_memory once — unless the harness loads the package's server
+    instead of the user's same-named one (an adapter's ``PACKAGE_MCP_REPLACES_USERS``)."""
     harness = os.environ.get("CHROLLO_HARNESS")
     if os.environ.get(VIA_ENV) != "package" or not harness:
         return False
     from .errors import ChrolloError
+    from .harness import adapter
     from .install import mcp_config_path, registered_server
+
+    try:
+        if getattr(adapter(harness), "PACKAGE_MCP_REPLACES_USERS", False):
+            return False   # (the user's server of that name is not loaded at all: this one is offered)
+    except ImportError:   # (a harness name chrollo does not know)
+        return False
 
     try:
         with open(mcp_config_path(harness), encoding="utf-8") as fh:

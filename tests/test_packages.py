@@ -21,7 +21,8 @@ from chrollo.packages import HOW_TO_INSTALL
 PACKAGES = {"claude-code": ("hooks/claude-code", '"${CLAUDE_PLUGIN_ROOT}/bin/chrollo-hook"'),
             "codex": ("hooks/codex", '"$PLUGIN_ROOT/bin/chrollo-hook"'),
             "gemini": ("hooks/gemini", '"${extensionPath}/bin/chrollo-hook"'),
-            "qwen-code": ("hooks/qwen-code", '"${CLAUDE_PLUGIN_ROOT}/bin/chrollo-hook"')}
+            "qwen-code": ("hooks/qwen-code", '"${CLAUDE_PLUGIN_ROOT}/bin/chrollo-hook"'),
+            "copilot": ("hooks/copilot", '"$PLUGIN_ROOT/bin/chrollo-hook"')}
 SHIM = ROOT / "hooks" / "claude-code" / "bin" / "chrollo-hook"
 
 
@@ -43,11 +44,14 @@ def test_every_manifest_has_the_cli_version():
     """doctor compares the installed package's version with the CLI's: one number everywhere."""
     versions = [json.loads((ROOT / p).read_text())["version"] for p in (
         "hooks/claude-code/.claude-plugin/plugin.json", "hooks/codex/.codex-plugin/plugin.json",
-        "hooks/gemini/gemini-extension.json", "hooks/qwen-code/qwen-extension.json", "package.json")]
+        "hooks/gemini/gemini-extension.json", "hooks/qwen-code/qwen-extension.json", "hooks/copilot/.plugin/plugin.json",
+        "package.json")]
     market = json.loads((ROOT / ".claude-plugin/marketplace.json").read_text())
-    versions += [p["version"] for p in market["plugins"]]
+    copilot = json.loads((ROOT / ".github/plugin/marketplace.json").read_text())
+    versions += [p["version"] for p in market["plugins"] + copilot["plugins"]]
     assert versions == [__version__] * len(versions)
     assert market["plugins"][0]["source"] == "./hooks/claude-code"
+    assert copilot["plugins"][0]["source"] == "./hooks/copilot"
     codex = json.loads((ROOT / ".agents/plugins/marketplace.json").read_text())
     assert codex["plugins"][0]["source"] == {"source": "local", "path": "./hooks/codex"}
     assert json.loads((ROOT / "package.json").read_text())["pi"]["extensions"] == ["./chrollo/data/pi-extension.ts"]
@@ -72,6 +76,10 @@ def test_shim_without_chrollo_says_once_per_session_how_to_install_it_and_exits_
     for event in ("Stop", "AfterAgent", "SessionEnd"):            # capture events: silent
         p = _shim(["codex", event], json.dumps({"session_id": "sess-3"}), tmp_path)
         assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+    camel = json.dumps({"sessionId": "sess-4", "prompt": "hello"})     # Copilot CLI's payload
+    told = _shim(["copilot", "userPromptSubmitted"], camel, tmp_path)
+    assert json.loads(told.stdout)["systemMessage"] == notice
+    assert _shim(["copilot", "userPromptSubmitted"], camel, tmp_path).stdout == ""   # once per session
     mcp = _shim(["codex", "mcp"], "", tmp_path)
     assert mcp.returncode == 1 and HOW_TO_INSTALL in mcp.stderr and mcp.stdout == ""
 
@@ -212,9 +220,62 @@ def test_the_package_s_mcp_server_lists_no_tools_where_chrollo_install_s_is_regi
     assert tools() == []      # chrollo install's server offers them: the model sees them once
 
 
+def test_copilot_plugin_is_found_in_a_local_marketplace_or_as_a_copy(tmp_path, monkeypatch):
+    """Copilot CLI keeps a plugin of a local marketplace in settings.json (loaded live from the
+    marketplace's folder), any other in config.json's installedPlugins (a copy; JSON with
+    comments): doctor finds chrollo's either way, and never a folder outside the marketplace."""
+    from chrollo.harness import copilot
+
+    home = tmp_path / "copilot"
+    home.mkdir()
+    monkeypatch.setenv("COPILOT_HOME", str(home))
+    assert copilot.package() is None
+    market = {"extraKnownMarketplaces": {"chrollo": {"source": {"source": "directory", "path": str(ROOT)}}},
+              "enabledPlugins": {"chrollo@chrollo": True}}
+    (home / "settings.json").write_text(json.dumps(market))
+    pkg = copilot.package()
+    assert (pkg["id"], pkg["root"], pkg["version"], pkg["enabled"]) == \
+        ("chrollo@chrollo", str(ROOT / "hooks" / "copilot"), __version__, True)
+    assert pkg["remove"] == "copilot plugin uninstall chrollo@chrollo"
+    from chrollo.packages import hook_commands, mcp_command
+    assert hook_commands(pkg)["userPromptSubmitted"] == f'"{pkg["root"]}/bin/chrollo-hook" copilot userPromptSubmitted'
+    assert mcp_command(pkg) == [f'{pkg["root"]}/bin/chrollo-hook', "copilot", "mcp"]
+    (home / "settings.json").write_text(json.dumps({**market, "enabledPlugins": {"chrollo@chrollo": False}}))
+    assert copilot.package()["enabled"] is False          # (what `copilot plugin uninstall` leaves)
+    evil = tmp_path / "evil"
+    (evil / ".github" / "plugin").mkdir(parents=True)
+    (evil / ".github" / "plugin" / "marketplace.json").write_text(json.dumps(
+        {"name": "chrollo", "plugins": [{"name": "chrollo", "source": "../../.."}]}))
+    (home / "settings.json").write_text(json.dumps({**market, "extraKnownMarketplaces": {
+        "chrollo": {"source": {"source": "directory", "path": str(evil)}}}}))
+    assert copilot.package() is None
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "hooks" / "copilot", copy)
+    (home / "config.json").write_text("// managed automatically\n" + json.dumps({"installedPlugins": [
+        {"name": "chrollo", "marketplace": "", "version": __version__, "cache_path": str(copy), "enabled": True}]}))
+    pkg = copilot.package()
+    assert (pkg["id"], pkg["root"], pkg["enabled"], pkg["remove"]) == ("chrollo", str(copy), True, "copilot plugin uninstall chrollo")
+
+
+def test_copilot_plugin_s_mcp_server_keeps_its_tools_beside_chrollo_install_s(home, tmp_path):
+    """Copilot CLI loads a plugin's MCP server instead of the user's of the same name: were the
+    plugin's to stand down as the other harnesses' do, the model would be offered no read_memory."""
+    from conftest import run
+
+    cp = tmp_path / "copilot"
+    calls = "".join(json.dumps(c) + "\n" for c in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+         "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+    assert run(["install", "copilot", "--mcp"], home, COPILOT_HOME=cp).returncode == 0
+    p = run(["mcp"], home, input=calls, COPILOT_HOME=cp, CHROLLO_VIA="package", CHROLLO_HARNESS="copilot")
+    assert [t["name"] for t in json.loads(p.stdout.splitlines()[-1])["result"]["tools"]] == ["read_memory", "read_memory_file"]
+
+
 # ----------------------------------------------------------------------------- the README
 
-BINARY_OF = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "pi": "pi", "qwen": "qwen-code"}
+BINARY_OF = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "pi": "pi", "qwen": "qwen-code",
+             "copilot": "copilot"}
 # what the end-to-end suite adds to a user's command line: Codex's plugin feature (the suite's
 # config turns it off: its catalogue sync reaches out) and Gemini's --consent (no terminal)
 SUITE_ONLY = (("--enable", "plugins"), ("--consent",))
@@ -267,7 +328,8 @@ def test_readme_install_commands_are_the_ones_the_e2e_suite_runs():
 TELLS_HOW = ("hooks/claude-code/bin/chrollo-hook", "chrollo/data/pi-extension.ts", "chrollo/data/opencode-plugin.js",
              "chrollo/packages.py",
              "chrollo/doctor.py", "hooks/claude-code/.claude-plugin/plugin.json", "hooks/codex/.codex-plugin/plugin.json",
-             "hooks/gemini/gemini-extension.json", "package.json", "README.md", "hooks/README.md", "docs/install.md")
+             "hooks/gemini/gemini-extension.json", "hooks/copilot/.plugin/plugin.json", "package.json", "README.md",
+             "hooks/README.md", "docs/install.md")
 
 
 def test_every_install_hint_installs_from_chrollo_s_repository_and_says_it_alike():

@@ -125,7 +125,73 @@ def expected_events() -> dict:
             "sessionend": "catchup"}
 
 
+# where a plugin folder or a marketplace keeps its manifest, in the order Copilot CLI looks
+MARKETPLACE_FILES = ("marketplace.json", ".plugin/marketplace.json", ".github/plugin/marketplace.json",
+                     ".claude-plugin/marketplace.json")
+PLUGIN_FILES = (".plugin/plugin.json", "plugin.json", ".github/plugin/plugin.json", ".claude-plugin/plugin.json")
+# A plugin's MCP server replaces a user's server of the same name (Copilot CLI: last loaded wins),
+# so beside `chrollo install` the package's server must not stand down: it is the one offered.
+PACKAGE_MCP_REPLACES_USERS = True
+
+
 def package() -> dict | None:
+    """chrollo's Copilot CLI plugin, if installed. From a marketplace in a local folder (this
+    checkout: ``copilot plugin marketplace add <checkout>``) it is loaded live from there:
+    ``settings.json`` names the marketplace's folder (``extraKnownMarketplaces``) and whether
+    the plugin runs (``enabledPlugins``, ``chrollo@<marketplace>``); otherwise ``config.json``'s
+    ``installedPlugins`` names its copy (``cache_path``). Its hooks name their folder
+    ``$PLUGIN_ROOT`` (set for them, with ``COPILOT_PLUGIN_ROOT`` and ``CLAUDE_PLUGIN_ROOT``),
+    its MCP server ``${PLUGIN_ROOT}``."""
+    from .. import jsonc
+    from ..homedir import read_json
+    from .common import package_record
+
+    base = home_dir()
+    settings = read_json(os.path.join(base, "settings.json"))
+    enabled = settings.get("enabledPlugins") if isinstance(settings.get("enabledPlugins"), dict) else {}
+    markets = settings.get("extraKnownMarketplaces") if isinstance(settings.get("extraKnownMarketplaces"), dict) else {}
+    try:
+        with open(os.path.join(base, "config.json"), encoding="utf-8") as fh:
+            config = jsonc.loads(fh.read())
+    except (OSError, ValueError, UnicodeDecodeError):
+        config = {}
+    installed = config.get("installedPlugins") if isinstance(config, dict) else None
+    found = []   # (id, folder, enabled)
+    for e in installed if isinstance(installed, list) else []:
+        if isinstance(e, dict) and e.get("name") == "chrollo" and isinstance(e.get("cache_path"), str):
+            pid = "chrollo@" + e["marketplace"] if e.get("marketplace") else "chrollo"
+            found.append((pid, e["cache_path"], e.get("enabled") is not False))
+    for pid, on in enabled.items():
+        name, _, market = str(pid).partition("@")
+        src = (markets.get(market) or {}).get("source") if isinstance(markets.get(market), dict) else None
+        if name == "chrollo" and isinstance(src, dict) and src.get("source") == "directory" \
+                and isinstance(src.get("path"), str) and not any(f[0] == pid for f in found):
+            root = _market_plugin(src["path"], name)
+            if root:
+                found.append((pid, root, on is True))
+    for pid, root, on in found:
+        manifest = next((read_json(os.path.join(root, f)) for f in PLUGIN_FILES if os.path.isfile(os.path.join(root, f))), {})
+        if manifest.get("name") == "chrollo":
+            return package_record(pid, root, manifest.get("version"), on,
+                                  {"${PLUGIN_ROOT}": root, "$PLUGIN_ROOT": root},
+                                  {"PLUGIN_ROOT": root, "COPILOT_PLUGIN_ROOT": root, "CLAUDE_PLUGIN_ROOT": root},
+                                  f"copilot plugin uninstall {pid}", mcp_file=".mcp.json")
+    return None
+
+
+def _market_plugin(folder: str, name: str) -> str | None:
+    """The folder of plugin ``name`` in the local marketplace ``folder`` (its ``source``, a
+    path inside it)."""
+    from ..homedir import read_json
+
+    for f in MARKETPLACE_FILES:
+        if os.path.isfile(os.path.join(folder, f)):
+            plugins = read_json(os.path.join(folder, f)).get("plugins")
+            for p in plugins if isinstance(plugins, list) else []:
+                if isinstance(p, dict) and p.get("name") == name and isinstance(p.get("source"), str):
+                    root = os.path.normpath(os.path.join(folder, p["source"]))
+                    return root if root.startswith(os.path.normpath(folder) + os.sep) else None
+            return None
     return None
 
 # ----------------------------------------------------------------------------- profile

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from .test_recall import (test_model_calls_read_memory_and_the_hit_reaches_its_n
                           agent_requests, test_new_session_request_carries_the_recall_block)
 
 pytestmark = pytest.mark.e2e
-PACKAGED = [h for h in HARNESSES if DRIVERS[h].has_package]   # (Copilot CLI: no package of chrollo yet)
+PACKAGED = [h for h in HARNESSES if DRIVERS[h].has_package]   # (OpenCode: no package of chrollo)
 
 
 @pytest.fixture
@@ -80,8 +81,10 @@ def _mentions_chrollo(home: Path) -> list:
             continue
         # pi records a local package's path relative to its settings file ("../../../../ci" for a
         # clone at /tmp/ci): the checkout is named either way
-        names = (b"chrollo", str(ROOT).encode(), os.path.relpath(ROOT, p.parent).encode())
-        if "chrollo" in p.name or p.is_file() and any(w in p.read_bytes() for w in names):
+        # (the word, not a part of one: Copilot CLI's own runtime.node says "mismatchrollover")
+        names = re.compile(b"|".join(re.escape(w) for w in (str(ROOT).encode(), os.path.relpath(ROOT, p.parent).encode()))
+                           + rb"|(?<![A-Za-z])chrollo(?![A-Za-z])")
+        if "chrollo" in p.name or p.is_file() and names.search(p.read_bytes()):
             out.append(str(p.relative_to(home)))
     return out
 
@@ -100,6 +103,13 @@ def test_the_harness_uninstall_removes_everything(make, world, harness):
             ".qwen/extension-store/state.previous.json"}
     # Claude Code 2.1.332 lists an uninstalled plugin under ~/.claude.json's "declinedPlugins"
     # (so it does not offer it again): also its own record, and the only mention left there
+    # Copilot CLI 1.0.102 uninstalls a plugin of a local marketplace by disabling it (it was
+    # loaded live from the checkout, never copied): settings.json keeps "chrollo@chrollo": false
+    copilot_settings = world.home / ".copilot" / "settings.json"
+    if copilot_settings.is_file():
+        left = {k: v for k, v in json.loads(copilot_settings.read_text("utf-8")).items() if "chrollo" in json.dumps(v)}
+        if left == {"enabledPlugins": {"chrollo@chrollo": False}}:
+            kept.add(".copilot/settings.json")
     claude_json = world.home / ".claude.json"
     if ".claude.json" not in before and claude_json.is_file():
         left = {k: v for k, v in json.loads(claude_json.read_text("utf-8")).items() if "chrollo" in json.dumps(v)}
@@ -123,7 +133,7 @@ def test_without_the_cli_the_prompt_goes_on(make, world, harness):
     assert r.ok, r.proc.stderr
     assert "answered without chrollo" in r.proc.stdout
     assert world.vault_files() == {} and "Traceback" not in r.proc.stderr
-    if harness in ("codex", "qwen-code"):   # `codex exec` and `qwen -p` show no hook's message: the shim told this session
+    if harness in ("codex", "qwen-code", "copilot"):   # `codex exec`, `qwen -p`, `copilot -p` show no hook's message: the shim told this session
         assert len(list(told.iterdir())) == 1
     else:
         assert _notices(harness, r) == 1, r.proc.stdout + r.proc.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 
+from ..kit.world import ROOT
 from .base import Driver, Result
 
 MODEL = "fake-model"
@@ -18,7 +19,7 @@ MODEL = "fake-model"
 
 class Copilot(Driver):
     name = "copilot"
-    has_package = False   # its plugin format is not done yet: `chrollo install copilot` only
+    has_package = True
 
     def env(self) -> dict:
         return {"COPILOT_PROVIDER_BASE_URL": f"{self.w.server.url}/v1", "COPILOT_PROVIDER_API_KEY": "sk-e2e-fake",
@@ -26,6 +27,13 @@ class Copilot(Driver):
 
     def config_files(self) -> list:
         return [self.w.home / ".copilot" / "hooks" / "chrollo.json", self.w.home / ".copilot" / "mcp-config.json"]
+
+    def package_commands(self) -> tuple:
+        """The plugin is ``hooks/copilot`` (``.plugin/plugin.json``), catalogued by the
+        checkout's ``.github/plugin/marketplace.json`` (a local marketplace: loaded live from
+        the checkout, never copied). Copilot CLI 1.0.102 calls a direct path install deprecated."""
+        return ([["copilot", "plugin", "marketplace", "add", str(ROOT)], ["copilot", "plugin", "install", "chrollo@chrollo"]],
+                [["copilot", "plugin", "uninstall", "chrollo@chrollo"], ["copilot", "plugin", "marketplace", "remove", "chrollo"]])
 
     def run(self, prompt: str, *, resume: str | None = None, cont: bool = False, timeout: float = 180,
             args: tuple = (), **env) -> Result:
