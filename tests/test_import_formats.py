@@ -1,5 +1,5 @@
 """#46 item 3: `chrollo import` reads the transcripts other tools keep (Cursor, Aider, Cline, Roo Code,
-Kilo Code, Continue, Goose, Kimi, Factory Droid, OpenHands), each under its own harness label, once,
+Kilo Code and Kilo Code CLI, Continue, Goose, Kimi, Factory Droid, OpenHands, Crush), each under its own harness label, once,
 and never trips on a hostile file. Fixtures: tests/fixtures/import/<harness>/ (their README says
 where each shape comes from: recorded from the real tool, or a public sample)."""
 from __future__ import annotations
@@ -49,6 +49,7 @@ EXPECTED = [
      ["$", "str_replace_editor"]),
     ("openhands", "a41e2c5b7d9f", "why does the build need node 18?", "UA", ["$"]),
     ("crush", "s-7d1f", "the nightly backup script exits 0", "UAUA", ["view", "edit", "$"]),
+    ("kilo-cli", "ses_kilo7c1d2e3f4a", "why does the cart total round half up?", "UAUA", []),
 ]
 
 
@@ -59,7 +60,8 @@ def fake_home(tmp: Path) -> tuple:
     for h in sorted(p.name for p in FIXTURES.iterdir() if (p / "home").is_dir()):
         shutil.copytree(FIXTURES / h / "home", home, dirs_exist_ok=True)
     for db, sql in ((home / ".local/share/goose/sessions/sessions.db", FIXTURES / "goose/sessions.sql"),
-                    (home / ".config/Cursor/User/globalStorage/state.vscdb", FIXTURES / "cursor/state.vscdb.sql")):
+                    (home / ".config/Cursor/User/globalStorage/state.vscdb", FIXTURES / "cursor/state.vscdb.sql"),
+                    (home / ".local/share/kilo/kilo.db", FIXTURES / "kilo-cli/kilo.db.sql")):
         db.parent.mkdir(parents=True, exist_ok=True)
         with sqlite3.connect(db) as con:
             con.executescript(sql.read_text("utf-8"))
@@ -149,7 +151,7 @@ def test_what_is_not_a_turn_is_left_out(home, tmp_path):
 
 def test_import_help_lists_every_source_and_the_registry_tells_hooks_from_import_only():
     assert set(import_only()) >= {"cursor", "aider", "cline", "roo-code", "kilo-code", "continue", "goose", "kimi",
-                                  "factory-droid", "openhands", "crush"}
+                                  "factory-droid", "openhands", "crush", "kilo-cli"}
     assert not set(import_only()) & set(names()) and importers()[:len(names())] == names()
     p = run(["import", "--help"], Path(os.environ["CHROLLO_HOME"]))
     assert p.returncode == 0

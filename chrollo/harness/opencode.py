@@ -16,7 +16,7 @@ user's words — and ``ignored: true`` is not sent). A user turn is its message'
 parts; ``opencode run "two words"`` stores each argument holding a space in double quotes
 (``"two words"``), so a text that is exactly one such quoted argument is stored as typed.
 Kilo Code CLI (``@kilocode/cli``) is OpenCode underneath: its database, where it has the
-same tables, reads the same way (``chrollo import opencode --source <its .db>``).
+same tables, reads the same way (:mod:`chrollo.harness.kilo_cli`).
 """
 from __future__ import annotations
 
@@ -201,10 +201,10 @@ IMPORT_HELP = "~/.local/share/opencode   ($XDG_DATA_HOME/opencode; opencode*.db)
 _COMMAND = 'const CHROLLO = ["chrollo"];'
 
 
-def _xdg(var: str, default: str) -> str:
+def _xdg(var: str, default: str, app: str = "opencode") -> str:
     value = os.environ.get(var)
     base = value if value and os.path.isabs(value) else os.path.join(os.path.expanduser("~"), default)
-    return os.path.join(base, "opencode")
+    return os.path.join(base, app)
 
 
 def home_dir() -> str:
