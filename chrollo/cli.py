@@ -730,7 +730,7 @@ def recall_log(limit, all_, as_json):
 
 @recall.command("why")
 @click.argument("prompt", nargs=-1, required=True)
-@click.option("--session", metavar="ID", default="", help="Answer as if in this session (its own lines "
+@click.option("--session", metavar="ID", help="Answer as if in this session (its own lines "
               "and those already injected into it are left out).")
 @click.option("--budget", metavar="SIZE", help="small, medium, large or a number of characters.")
 @click.option("--dir", "dir_", metavar="PATH", help="Recall from this memory folder instead of the vault.")
@@ -745,8 +745,12 @@ def recall_why(prompt, session, budget, dir_, as_json):
     """
     import time
 
+    from .harness import plain_id
     from .recall import check_budget, recall as run
 
+    if session is not None and not plain_id(session):   # (click hands `--session --json` "--json")
+        raise UsageError(f"--session takes a session id (letters, digits and ._@:+-, from a letter or digit), "
+                         f"got {session!r}", "`chrollo sessions` lists them.", kind="bad_usage")
     if budget is not None:
         check_budget(budget)
     trace: dict = {}

@@ -367,9 +367,25 @@ def check(args: list, r: Result, *, hook_harness: str | None = None) -> str | No
     return None
 
 
-VALUE_OPTIONS = {"-n", "--limit", "-C", "--context", "--since", "--until", "--project", "--harness", "--peer",
-                 "--dir", "-B", "--before", "-A", "--after", "--config", "--vault", "--source", "--as", "--lines",
-                 "--name", "--id", "--quota", "--address", "--folder", "--git", "--keep", "--budget", "--join"}
+def _value_options() -> frozenset:
+    """Every option of the CLI that takes a value (from click itself: a list kept by hand here
+    missed --session, and the long run took `--session --json` for the flag)."""
+    import click
+
+    from chrollo.cli import cli
+
+    found: set = set()
+
+    def walk(cmd) -> None:
+        found.update(o for p in cmd.params if isinstance(p, click.Option) and not p.is_flag and not p.count
+                     for o in p.opts)
+        for sub in (cmd.commands.values() if isinstance(cmd, click.Group) else ()):
+            walk(sub)
+    walk(cli)
+    return frozenset(found)
+
+
+VALUE_OPTIONS = _value_options()
 
 
 def options_of(args: list) -> list:

@@ -144,6 +144,15 @@ def test_recall_why_with_a_budget_it_cannot_take_is_a_usage_error(home, budget):
     assert "--budget" in err["error"]["message"] or "-5" in err["error"]["message"]
 
 
+@pytest.mark.parametrize("session", ["--json", "../etc", "", " "])
+def test_recall_why_with_a_session_that_is_no_session_id_is_a_usage_error(home, session):
+    """`recall why refund --session --json ID` took "--json" for the session (click gives an
+    option's value whatever it looks like) and printed text: the long fuzz run's one failure."""
+    r, err = run_json(["recall", "why", "refund", "--session", session, "--json"], home)
+    assert r.returncode == 2 and err["error"]["kind"] == "bad_usage" and "--session" in err["error"]["message"], \
+        (r.stdout, r.stderr)
+
+
 def test_recall_why_takes_presets_and_numbers_in_range(home):
     for budget in ("large", "Small", "500", "9500"):
         r, out = run_json(["recall", "why", "how does the backup job work", "--budget", budget], home)
