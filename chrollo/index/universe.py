@@ -103,6 +103,7 @@ def rg_masks(groups: list, paths: list, globs: tuple, timeout: float) -> list:
 
 
 HEAD_THREADS = 4  # threads reading heads (each read is a few syscalls: the GIL is released in them)
+HEAD_THREADS_AFTER = 200  # (fewer heads: read in this thread)
 
 
 def _frontmatter_ends(paths: list) -> list:
@@ -111,7 +112,7 @@ def _frontmatter_ends(paths: list) -> list:
     rg's whole pass; open, read and close run in parallel."""
     from ..fileformat import frontmatter_end
 
-    if len(paths) < 200:
+    if len(paths) <= HEAD_THREADS_AFTER:
         return list(map(frontmatter_end, paths))
     import threading
 
