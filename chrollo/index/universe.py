@@ -63,18 +63,22 @@ def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: f
     """The selection's view of a folder without an index (see :class:`TermFiles`): ``n`` files
     in scope, the terms each holds from one rg pass over ``paths`` with ``globs``
     (:func:`rg_masks`) — the same answer as :func:`indexed_universe`."""
-    extras = [_extra(p, m) for p, m in rg_masks(groups, paths, globs, timeout)]
-    return TermFiles(n, [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+    fm_ends: dict = {}
+    extras = [_extra(p, m) for p, m in rg_masks(groups, paths, globs, timeout, fm_ends)]
+    u = TermFiles(n, [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+    u.fm_ends = fm_ends
+    return u
 
 
-def rg_masks(groups: list, paths: list, globs: tuple, timeout: float) -> list:
+def rg_masks(groups: list, paths: list, globs: tuple, timeout: float, fm_ends: dict | None = None) -> list:
     """(path, terms mask) of each file holding one of ``groups``' terms, ripgrep reading
     ``paths`` (folders walked with ``globs``, files named; in batches its command line takes):
     it lists, in each file's body, every ASCII word that is one of the terms and every
     identifier holding one, and the terms a file holds are taken from those exactly as
     :func:`terms_of` would — each distinct text once per scan (:class:`_Masks`). (Also how the
     index's answer reads the files it cannot vouch for: at rg's speed, never slower than a walk
-    of the folder.)"""
+    of the folder.) ``fm_ends`` gets the frontmatter ends of the heads it read (path -> line,
+    fileformat.frontmatter_end): the collector reads none of those again."""
     from ..rg import rows_after, scan
     from ..textnorm import folded_regex
 
@@ -95,7 +99,10 @@ def rg_masks(groups: list, paths: list, globs: tuple, timeout: float) -> list:
             m = mask_of(set(_TEXT.findall(rows)))
             if m:
                 out.append((path, m))
-    for (path, rows), end in zip(heads, _frontmatter_ends([p for p, _r in heads])):
+    ends = _frontmatter_ends([p for p, _r in heads])
+    if fm_ends is not None:
+        fm_ends.update(zip((p for p, _r in heads), ends))
+    for (path, rows), end in zip(heads, ends):
         m = mask_of(set(_TEXT.findall(rows_after(rows, end) if end else rows)))
         if m:
             out.append((path, m))
@@ -228,9 +235,11 @@ def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool 
                 pass
             if size > direct_bytes:  # (no need to stat the rest: thousands of them, on the hook's clock)
                 return None
+    read_ends: dict = {}
     if direct:  # (rg reads them as a walk would: see rg_masks)
-        extras += [_extra(p, m) for p, m in rg_masks(groups, direct, (), timeout)]
+        extras += [_extra(p, m) for p, m in rg_masks(groups, direct, (), timeout, read_ends)]
     u = TermFiles(scope.files, sets, ids, times, pos, extras, None, len(direct))
+    u.fm_ends.update(read_ends)
     u.paths = _paths_of(vault, scope.vb, u)
     return u
 
