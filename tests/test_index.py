@@ -741,14 +741,11 @@ def test_a_file_of_millions_of_distinct_words_is_read_directly_and_the_build_sta
     assert search_json(vault, "glacier", True)["hits"]
 
 
-@pytest.mark.parametrize("threads_after", [200, 0])
-def test_rg_masks_are_what_the_index_says_each_file_holds(tmp_path, monkeypatch, threads_after):
+def test_rg_masks_are_what_the_index_says_each_file_holds(tmp_path):
     """The selection's view of files the index cannot vouch for (index.universe.rg_masks: one
     rg pass, each distinct text worked out once) is, file by file, what terms_of of its body
     holds — forms of one run and of several (``auth-service``), identifier parts, accented
-    spellings, with and without a frontmatter holding the words too (the heads read in this
-    thread, or by HEAD_THREADS)."""
-    monkeypatch.setattr(index_universe, "HEAD_THREADS_AFTER", threads_after)
+    spellings, with and without a frontmatter holding the words too."""
     rng = random.Random(4707)
     folder = tmp_path / "v"
     folder.mkdir()

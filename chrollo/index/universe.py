@@ -79,6 +79,7 @@ def rg_masks(groups: list, paths: list, globs: tuple, timeout: float, fm_ends: d
     index's answer reads the files it cannot vouch for: at rg's speed, never slower than a walk
     of the folder.) ``fm_ends`` gets the frontmatter ends of the heads it read (path -> line,
     fileformat.frontmatter_end): the collector reads none of those again."""
+    from ..fileformat import frontmatter_end
     from ..rg import rows_after, scan
     from ..textnorm import folded_regex
 
@@ -90,51 +91,19 @@ def rg_masks(groups: list, paths: list, globs: tuple, timeout: float, fm_ends: d
     folded = "".join(f"|{f}" for r in sorted(runs) if (f := folded_regex(r.decode("utf-8"))))
     regex = rf"(?-u:(?i:\b(?:{alt})\b|[A-Za-z0-9_]*(?:{alt})[A-Za-z0-9_]*){folded})"
     mask_of = _Masks(groups, runs)
-    out, heads = [], []  # (heads: the files whose first row may lie in a frontmatter)
+    out = []
+    ends = {} if fm_ends is None else fm_ends
     for i in range(0, len(paths), RG_BATCH):
         for path, rows in scan([], paths[i:i + RG_BATCH], globs=globs, timeout=timeout, regex=regex):
             if int(rows[:rows.index(b":")]) <= FRONTMATTER_LINES:
-                heads.append((path, rows))
-                continue
+                # (read as rg goes on: deferred until it was done — in threads or not — the
+                # pass took longer on a loaded machine)
+                end = ends[path] = frontmatter_end(path)
+                rows = rows_after(rows, end)
             m = mask_of(set(_TEXT.findall(rows)))
             if m:
                 out.append((path, m))
-    ends = _frontmatter_ends([p for p, _r in heads])
-    if fm_ends is not None:
-        fm_ends.update(zip((p for p, _r in heads), ends))
-    for (path, rows), end in zip(heads, ends):
-        m = mask_of(set(_TEXT.findall(rows_after(rows, end) if end else rows)))
-        if m:
-            out.append((path, m))
     return out
-
-
-HEAD_THREADS = 4  # threads reading heads (each read is a few syscalls: the GIL is released in them)
-HEAD_THREADS_AFTER = 200  # (fewer heads: read in this thread)
-
-
-def _frontmatter_ends(paths: list) -> list:
-    """fileformat.frontmatter_end of each path, read by HEAD_THREADS threads once rg is done:
-    ~20,000 heads (a 100 MB vault's files holding a common word) took one thread as long as
-    rg's whole pass; open, read and close run in parallel."""
-    from ..fileformat import frontmatter_end
-
-    if len(paths) <= HEAD_THREADS_AFTER:
-        return list(map(frontmatter_end, paths))
-    import threading
-
-    ends = [0] * len(paths)
-    step = -(-len(paths) // HEAD_THREADS)
-
-    def part(lo: int) -> None:
-        ends[lo:lo + step] = map(frontmatter_end, paths[lo:lo + step])
-
-    threads = [threading.Thread(target=part, args=(lo,)) for lo in range(0, len(paths), step)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return ends
 
 
 _TEXT = re.compile(rb"^[0-9]+:(.+)$", re.M)  # (a row's text)
