@@ -276,11 +276,29 @@ def file_key(path: bytes) -> bytes:
 
 def name_time(name: bytes) -> float:
     """A session file name's start time as naive seconds (the wall clock its name is in), NaN
-    when the name holds none."""
+    when the name holds none (or no such time: a 13th month, a 61st second).
+
+    (A day's seconds from a cache of its date: the selection takes the time of every file
+    holding a query word, 20,000 of a 100 MB vault, and building a datetime for each took
+    ~5 µs — a third of bare rg's pass over it.)"""
     m = _NAME_TIME.match(name)
     if m is None:
         return math.nan
-    try:
-        return (dt.datetime(*map(int, m.groups())) - NAME_EPOCH).total_seconds()
-    except ValueError:
+    day = _DAYS.get(name[:10])
+    if day is None:
+        try:
+            day = (dt.date(int(name[:4]), int(name[5:7]), int(name[8:10])) - _EPOCH_DAY).days * 86400
+        except ValueError:
+            day = math.nan
+        if len(_DAYS) > 100_000:
+            _DAYS.clear()
+        _DAYS[name[:10]] = day
+    hms = int(name[11:17])  # (six digits: the regex said so)
+    h, mi, sec = hms // 10000, hms // 100 % 100, hms % 100
+    if h > 23 or mi > 59 or sec > 59:
         return math.nan
+    return float(day + h * 3600 + mi * 60 + sec)
+
+
+_EPOCH_DAY = NAME_EPOCH.date()
+_DAYS: dict = {}  # b"YYYY-MM-DD" -> its first second since NAME_EPOCH (NaN: no such day)

@@ -739,3 +739,32 @@ def test_a_file_of_millions_of_distinct_words_is_read_directly_and_the_build_sta
     index_update.update(str(vault), [big])
     assert search_json(vault, "glacier", True) == search_json(vault, "glacier", False)
     assert search_json(vault, "glacier", True)["hits"]
+
+
+def test_rg_masks_are_what_the_index_says_each_file_holds(tmp_path):
+    """The selection's view of files the index cannot vouch for (index.universe.rg_masks: one
+    rg pass, each distinct text worked out once) is, file by file, what terms_of of its body
+    holds — forms of one run and of several (``auth-service``), identifier parts, accented
+    spellings, with and without a frontmatter holding the words too."""
+    rng = random.Random(4707)
+    folder = tmp_path / "v"
+    folder.mkdir()
+    heads = ["", "---\ntitle: falcon parse_config\n---\n", "---\r\nfalcon: 1\r\n---\r\n", "---\nx: 1\n",
+             "---\n" + "k: falcon\n" * 3 + "---\n"]
+    for n in range(120):
+        body = _soup(rng) + b"\n" + " ".join(rng.choice(WORDS + IDENTS) for _ in range(rng.randint(0, 12))).encode()
+        (folder / f"f{n:03d}.md").write_bytes(rng.choice(heads).encode() + body)
+    forms = [["falcon"], ["parse_config", "parse-config"], ["auth-service"], ["cafe"], ["settings"], ["mix"],
+             ["quartz", "quartzes"], ["http", "server"]]
+    for k in range(1, len(forms) + 1):
+        groups = index_terms.term_groups(forms[:k])
+        want = {}
+        for p in folder.iterdir():
+            _fm, body = index_terms.body_and_end(p.read_bytes())
+            held = index_terms.terms_of(body)
+            m = sum(1 << i for i, g in enumerate(groups) if index_terms.holds(held, g))
+            if m:
+                want[str(p).encode()] = m
+        got = dict(index_universe.rg_masks(groups, [str(folder)], ("*.md",), 30))
+        assert got == want, k
+        assert len(want) > 10

@@ -41,6 +41,32 @@ def _brute(files: list, weights: list, want: int) -> list:
     return [p for _s, _k, p in sorted(scored)[:want]]
 
 
+def test_a_names_time_is_the_datetime_it_spells():
+    """name_time (the recency of every file the selection weighs: computed from a cache of days,
+    not a datetime per name) is the seconds the name's datetime is from NAME_EPOCH — NaN for a
+    name with none, or with a time that does not exist (a 13th month, February 30, 24:00)."""
+    from chrollo.fileformat import NAME_EPOCH
+
+    def spelled(name: bytes) -> float:
+        try:
+            y, mo, d, h, mi, s = (int(x) for x in (name[:4], name[5:7], name[8:10], name[11:13], name[13:15],
+                                                    name[15:17]))
+            return (dt.datetime(y, mo, d, h, mi, s) - NAME_EPOCH).total_seconds()
+        except ValueError:
+            return math.nan
+
+    rng = random.Random(47)
+    for _ in range(20_000):
+        parts = (rng.choice([rng.randint(1, 9999), rng.randint(1960, 2100)]), rng.randint(0, 13), rng.randint(0, 32),
+                 rng.randint(0, 25), rng.randint(0, 61), rng.randint(0, 61))
+        name = b"%04d-%02d-%02d_%02d%02d%02d_5ca1ab1e.md" % parts
+        want, got = spelled(name), name_time(name)
+        assert (got == want or math.isnan(got) and math.isnan(want)) and isinstance(got, float), name
+    assert name_time(b"2026-11-01_120000_x.md") == (NOW - NAME_EPOCH).total_seconds()
+    for none in (b"notes.md", b"2026-11-01_120000.md", b"2026-11-01-120000_x.md", b"2026-1x-01_120000_x.md"):
+        assert math.isnan(name_time(none)), none
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_best_files_are_those_the_definition_ranks_first(seed):
     """Random files (some holding rare terms, most only common ones; equal times, names

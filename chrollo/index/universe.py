@@ -14,7 +14,7 @@ from ..fileformat import FRONTMATTER_LINES, file_key, name_time
 
 from .scope import Scope, unchanged
 from .store import open_reader, read_order, read_postings, unpack_ids
-from .terms import holds, run_terms
+from .terms import run_terms
 
 
 class TermFiles:
@@ -63,48 +63,96 @@ def scanned_universe(n: int, groups: list, paths: list, globs: tuple, timeout: f
     """The selection's view of a folder without an index (see :class:`TermFiles`): ``n`` files
     in scope, the terms each holds from one rg pass over ``paths`` with ``globs``
     (:func:`rg_masks`) — the same answer as :func:`indexed_universe`."""
-    extras = [_extra(p, m) for p, m in rg_masks(groups, paths, globs, timeout)]
-    return TermFiles(n, [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+    fm_ends: dict = {}
+    extras = [_extra(p, m) for p, m in rg_masks(groups, paths, globs, timeout, fm_ends)]
+    u = TermFiles(n, [set() for _ in groups], array("I"), array("d"), array("i"), extras, dict)
+    u.fm_ends = fm_ends
+    return u
 
 
-def rg_masks(groups: list, paths: list, globs: tuple, timeout: float) -> list:
+def rg_masks(groups: list, paths: list, globs: tuple, timeout: float, fm_ends: dict | None = None) -> list:
     """(path, terms mask) of each file holding one of ``groups``' terms, ripgrep reading
     ``paths`` (folders walked with ``globs``, files named; in batches its command line takes):
     it lists, in each file's body, every ASCII word that is one of the terms and every
     identifier holding one, and the terms a file holds are taken from those exactly as
-    :func:`terms_of` would. (Also how the index's answer reads the files it cannot vouch for:
-    at rg's speed, never slower than a walk of the folder.)"""
+    :func:`terms_of` would — each distinct text once per scan (:class:`_Masks`). (Also how the
+    index's answer reads the files it cannot vouch for: at rg's speed, never slower than a walk
+    of the folder.) ``fm_ends`` gets the frontmatter ends of the heads it read (path -> line,
+    fileformat.frontmatter_end): the collector reads none of those again."""
     from ..fileformat import frontmatter_end
     from ..rg import rows_after, scan
+    from ..textnorm import folded_regex
 
     runs = {t for g in groups for need in g for t in need}
     alt = "|".join(re.escape(r.decode("utf-8")) for r in sorted(runs, key=lambda r: (-len(r), r)))
     # (a run that is a term, or any run holding one: the pieces terms_of would take from it)
     # (and a run spelled with accents or in full width, as the search's folded alternatives
     # find it: its folded spelling is the term, as unicode_terms takes it)
-    from ..textnorm import fold, folded_regex
-
     folded = "".join(f"|{f}" for r in sorted(runs) if (f := folded_regex(r.decode("utf-8"))))
     regex = rf"(?-u:(?i:\b(?:{alt})\b|[A-Za-z0-9_]*(?:{alt})[A-Za-z0-9_]*){folded})"
+    mask_of = _Masks(groups, runs)
     out = []
+    ends = {} if fm_ends is None else fm_ends
     for i in range(0, len(paths), RG_BATCH):
         for path, rows in scan([], paths[i:i + RG_BATCH], globs=globs, timeout=timeout, regex=regex):
-            first = int(rows[:rows.index(b":")])
-            if first <= FRONTMATTER_LINES:
-                rows = rows_after(rows, frontmatter_end(path))
-            held = set()
-            for text in {r.partition(b":")[2] for r in rows.split(b"\n")}:
-                if text:
-                    if not text.isascii():
-                        text = fold(text.decode("utf-8", "replace")).encode("utf-8")
-                    held.update(t for t in run_terms(text) if t in runs)
-            m = 0
-            for k, g in enumerate(groups):
-                if holds(held, g):
-                    m |= 1 << k
+            if int(rows[:rows.index(b":")]) <= FRONTMATTER_LINES:
+                # (read as rg goes on: deferred until it was done — in threads or not — the
+                # pass took longer on a loaded machine)
+                end = ends[path] = frontmatter_end(path)
+                rows = rows_after(rows, end)
+            m = mask_of(set(_TEXT.findall(rows)))
             if m:
                 out.append((path, m))
     return out
+
+
+_TEXT = re.compile(rb"^[0-9]+:(.+)$", re.M)  # (a row's text)
+
+
+class _Masks:
+    """The groups' mask of the distinct texts rg listed in one file (see :func:`rg_masks`),
+    each text's terms worked out once per scan: a term that is a form alone sets its groups'
+    bits; the terms of forms of several runs (``auth-service``) are tracked as bits above the
+    groups' and a form's bit is set when the file holds all of them."""
+
+    def __init__(self, groups: list, runs: set):
+        self.runs, k = runs, len(groups)
+        self.single: dict = {}
+        multi_terms = sorted({t for g in groups for need in g if len(need) > 1 for t in need})
+        self.term_bit = {t: 1 << (k + j) for j, t in enumerate(multi_terms)}
+        self.multi = []  # (the bits of a form's terms, its group's bit)
+        for gi, g in enumerate(groups):
+            for need in g:
+                if len(need) == 1:
+                    self.single[need[0]] = self.single.get(need[0], 0) | 1 << gi
+                else:
+                    self.multi.append((sum(self.term_bit[t] for t in set(need)), 1 << gi))
+        self.low = (1 << k) - 1
+        self.cache: dict = {}
+
+    def text(self, text: bytes) -> int:
+        from ..textnorm import fold
+
+        if not text.isascii():
+            text = fold(text.decode("utf-8", "replace")).encode("utf-8")
+        m = 0
+        for t in run_terms(text):
+            if t in self.runs:
+                m |= self.single.get(t, 0) | self.term_bit.get(t, 0)
+        return m
+
+    def __call__(self, texts: set) -> int:
+        cache, m = self.cache, 0
+        for t in texts:
+            x = cache.get(t)
+            if x is None:
+                x = cache[t] = self.text(t)
+            m |= x
+        if self.multi:
+            for need, bit in self.multi:
+                if m & need == need:
+                    m |= bit
+        return m & self.low
 
 
 RG_BATCH = 10_000  # paths on one rg command line (far below ARG_MAX)
@@ -156,9 +204,11 @@ def indexed_universe(vault: str, folder: str, groups: list, exclude_peers: bool 
                 pass
             if size > direct_bytes:  # (no need to stat the rest: thousands of them, on the hook's clock)
                 return None
+    read_ends: dict = {}
     if direct:  # (rg reads them as a walk would: see rg_masks)
-        extras += [_extra(p, m) for p, m in rg_masks(groups, direct, (), timeout)]
+        extras += [_extra(p, m) for p, m in rg_masks(groups, direct, (), timeout, read_ends)]
     u = TermFiles(scope.files, sets, ids, times, pos, extras, None, len(direct))
+    u.fm_ends.update(read_ends)
     u.paths = _paths_of(vault, scope.vb, u)
     return u
 
