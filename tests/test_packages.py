@@ -45,7 +45,7 @@ def test_every_manifest_has_the_cli_version():
     versions = [json.loads((ROOT / p).read_text())["version"] for p in (
         "hooks/claude-code/.claude-plugin/plugin.json", "hooks/codex/.codex-plugin/plugin.json",
         "hooks/gemini/gemini-extension.json", "hooks/qwen-code/qwen-extension.json", "hooks/copilot/.plugin/plugin.json",
-        "package.json")]
+        "hooks/opencode/package.json", "package.json")]
     market = json.loads((ROOT / ".claude-plugin/marketplace.json").read_text())
     copilot = json.loads((ROOT / ".github/plugin/marketplace.json").read_text())
     versions += [p["version"] for p in market["plugins"] + copilot["plugins"]]
@@ -172,6 +172,40 @@ def test_the_package_s_hooks_stand_down_where_chrollo_install_s_run(home, tmp_pa
         assert (p.returncode, p.stdout) == (0, "")
         log = (home / "logs" / "hooks.log").read_text() if (home / "logs" / "hooks.log").exists() else ""
         assert ("stand down" in log) is installed, log
+
+
+def test_the_opencode_package_s_hooks_stand_down_where_chrollo_install_s_plugin_runs(home, tmp_path):
+    """OpenCode loads both plugins, the package's and the file `chrollo install opencode` wrote:
+    that file is JavaScript, whose code holds no "--harness opencode" to find (only a comment
+    did), so the package's hooks ask for chrollo's plugin mark instead."""
+    from conftest import run
+
+    env = {"XDG_CONFIG_HOME": tmp_path / "config", "XDG_DATA_HOME": tmp_path / "data"}
+    payload = json.dumps({"shim": "chrollo-opencode", "harness": "opencode", "session_id": "ses_both0001",
+                          "cwd": str(tmp_path), "hook_event_name": "session.idle"})
+    for installed in (False, True):
+        if installed:
+            assert run(["install", "opencode", "--no-mcp"], home, **env).returncode == 0
+            plugin = tmp_path / "config" / "opencode" / "plugin" / "chrollo.js"   # (its code, not its comments)
+            plugin.write_text("".join(ln for ln in plugin.read_text().splitlines(True) if not ln.startswith("//")))
+        p = run(["hook", "session.idle", "--harness", "opencode"], home, input=payload, CHROLLO_VIA="package",
+                CHROLLO_HARNESS="opencode", **env)
+        assert (p.returncode, p.stdout) == (0, "")
+        log = (home / "logs" / "hooks.log").read_text() if (home / "logs" / "hooks.log").exists() else ""
+        assert ("stand down" in log) is installed, log
+
+
+def test_the_opencode_package_is_the_shipped_plugin_with_only_via_changed():
+    """One source: hooks/opencode/index.js is chrollo/data/opencode-plugin.js (what `chrollo
+    install opencode` writes) with the one line that makes it the package, and its package.json
+    names it as OpenCode loads a folder (an ES module, ``main``)."""
+    shipped = (ROOT / "chrollo" / "data" / "opencode-plugin.js").read_text("utf-8")
+    package = (ROOT / "hooks" / "opencode" / "index.js").read_text("utf-8")
+    assert shipped.count('\nconst VIA = "";\n') == 1
+    assert package == shipped.replace('\nconst VIA = "";\n', '\nconst VIA = "package";\n')
+    manifest = json.loads((ROOT / "hooks" / "opencode" / "package.json").read_text("utf-8"))
+    assert (manifest["name"], manifest["type"], manifest["main"]) == ("chrollo", "module", "index.js")
+    assert adapter("opencode").EXTENSION_MARK in package
 
 
 # ----------------------------------------------------------------------------- one command per machine
