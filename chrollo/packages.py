@@ -66,8 +66,13 @@ def hook_commands(pkg: dict) -> dict:
 
 
 def mcp_command(pkg: dict) -> list | None:
-    """The command line of the package's ``chrollo`` MCP server, folder filled in."""
+    """The command line of the package's ``chrollo`` MCP server, folder filled in (a package
+    whose code adds the server, ``mcp_command``: the chrollo that code finds)."""
     from .homedir import read_json
+
+    if pkg.get("mcp_command"):
+        cmd = pkg["mcp_command"]
+        return [findable_cli() or cmd[0], *cmd[1:]] if cmd[0] == "chrollo" else list(cmd)
 
     servers = read_json(os.path.join(pkg["root"], pkg.get("mcp_file") or ".mcp.json")).get("mcpServers")
     entry = servers.get("chrollo") if isinstance(servers, dict) else None

@@ -306,10 +306,62 @@ def test_copilot_plugin_s_mcp_server_keeps_its_tools_beside_chrollo_install_s(ho
     assert [t["name"] for t in json.loads(p.stdout.splitlines()[-1])["result"]["tools"]] == ["read_memory", "read_memory_file"]
 
 
+def test_opencode_package_is_found_in_a_global_config_s_plugin_list(tmp_path, monkeypatch):
+    """`opencode plugin -g <folder>` adds the folder's path to opencode.json's (or .jsonc's)
+    ``plugin`` list: doctor finds chrollo's there (a path, ``file://``, ``[spec, options]``),
+    never an npm name or another folder; its MCP server is the one its code adds."""
+    from chrollo.harness import opencode
+    from chrollo.packages import findable_cli, mcp_command
+
+    cfg = tmp_path / "config" / "opencode"
+    cfg.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    folder = str(ROOT / "hooks" / "opencode")
+    assert opencode.package() is None
+    (cfg / "opencode.json").write_text(json.dumps({"plugin": ["opencode-foo@1.2.0", str(ROOT / "hooks" / "copilot")]}))
+    assert opencode.package() is None
+    (cfg / "opencode.jsonc").write_text('// mine\n{"plugin": ["opencode-foo", "%s"]}' % folder)
+    pkg = opencode.package()
+    assert (pkg["id"], pkg["root"], pkg["version"], pkg["enabled"]) == (folder, folder, __version__, True)
+    assert pkg["extension"] == os.path.join(folder, "index.js")
+    assert pkg["remove"] == f'delete "{folder}" from the "plugin" list of {cfg / "opencode.jsonc"}'
+    assert pkg["env"] == {"CHROLLO_VIA": "package", "CHROLLO_HARNESS": "opencode"}
+    assert mcp_command(pkg) == [findable_cli() or "chrollo", "mcp"]
+    (cfg / "opencode.jsonc").unlink()
+    (cfg / "opencode.json").write_text(json.dumps({"plugin": [["file://" + folder, {"x": 1}]]}))
+    assert opencode.package()["root"] == folder
+
+
+def test_doctor_checks_the_opencode_package_and_says_which_to_remove_beside_chrollo_install(home, tmp_path):
+    """The package alone: its plugin's events fired and the MCP server its code adds answer
+    (ok); with `chrollo install opencode` too, doctor says which to remove — the package by
+    deleting its entry, as OpenCode has no command for it."""
+    from conftest import run
+
+    env = {"XDG_CONFIG_HOME": tmp_path / "config", "XDG_DATA_HOME": tmp_path / "data",
+           "CHROLLO_BIN": shutil.which("chrollo") or os.path.join(os.path.dirname(sys.executable), "chrollo")}
+    (tmp_path / "config" / "opencode").mkdir(parents=True)
+    (tmp_path / "config" / "opencode" / "opencode.json").write_text(json.dumps({"plugin": [str(ROOT / "hooks" / "opencode")]}))
+
+    def doctor():
+        p = run(["doctor", "--json", "--harness", "opencode"], home, **env)
+        return json.loads(p.stdout)["harnesses"]["opencode"]
+
+    report = doctor()
+    assert report["status"] == "ok", report
+    assert {f["event"] for f in report["fired"]} == {e for e, _ in adapter("opencode").EVENTS} and report["mcp"]["ok"]
+    assert report["config"] == str(ROOT / "hooks" / "opencode")
+    assert run(["install", "opencode"], home, **env).returncode == 0
+    report = doctor()
+    assert report["status"] == "duplicate", report
+    assert "chrollo uninstall opencode" in report["fix"] and 'from the "plugin" list of' in report["fix"], report
+    assert "the package's stand down" in report["fix"], report
+
+
 # ----------------------------------------------------------------------------- the README
 
 BINARY_OF = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "pi": "pi", "qwen": "qwen-code",
-             "copilot": "copilot"}
+             "copilot": "copilot", "opencode": "opencode"}
 # what the end-to-end suite adds to a user's command line: Codex's plugin feature (the suite's
 # config turns it off: its catalogue sync reaches out) and Gemini's --consent (no terminal)
 SUITE_ONLY = (("--enable", "plugins"), ("--consent",))
@@ -317,7 +369,8 @@ SUITE_ONLY = (("--enable", "plugins"), ("--consent",))
 
 def readme_package_commands() -> dict:
     """{harness: ([install commands], [uninstall commands])} as docs/install.md's *Install* section
-    types them (a block's lines after ``# remove:`` uninstall), the checkout for its placeholders."""
+    types them (a block's lines after ``# remove:`` uninstall; a comment there is an edit, no
+    command), the checkout for its placeholders."""
     import re
     import shlex
 
@@ -329,7 +382,8 @@ def readme_package_commands() -> dict:
         if lines[0].split()[0] not in BINARY_OF:
             continue
         cut = lines.index("# remove:")
-        out[BINARY_OF[lines[0].split()[0]]] = tuple([shlex.split(c) for c in part] for part in (lines[:cut], lines[cut + 1:]))
+        out[BINARY_OF[lines[0].split()[0]]] = tuple([shlex.split(c) for c in part if not c.startswith("#")]
+                                                    for part in (lines[:cut], lines[cut + 1:]))
     return out
 
 
