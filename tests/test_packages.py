@@ -306,6 +306,41 @@ def test_copilot_plugin_s_mcp_server_keeps_its_tools_beside_chrollo_install_s(ho
     assert [t["name"] for t in json.loads(p.stdout.splitlines()[-1])["result"]["tools"]] == ["read_memory", "read_memory_file"]
 
 
+OPENCODE_LOADS = r"""
+import * as mod from "%s";
+const hooks = await Object.values(mod)[0]({ directory: process.env.PROJECT, worktree: "/", client: {} });
+const bare = {}, theirs = { mcp: { chrollo: { type: "local", command: ["/elsewhere/chrollo", "mcp"] } } };
+await hooks.config(bare);
+await hooks.config(theirs);
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_pkg0001" } } });
+console.log(JSON.stringify({ hooks: Object.keys(hooks).sort(), bare, theirs }));
+"""
+
+
+def test_the_opencode_package_adds_the_mcp_server_once_and_runs_chrollo_as_the_package(home, tmp_path):
+    """The package's code as OpenCode loads it (a fake of its plugin API, the machine's node):
+    its config hook adds chrollo's MCP server — the chrollo it finds, marked as the package's —
+    unless the config has a server named chrollo already; its hooks run chrollo with
+    CHROLLO_VIA=package and CHROLLO_HARNESS=opencode (what stands_down asks)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    calls = tmp_path / "calls.log"
+    wrapper = tmp_path / "chrollo"
+    wrapper.write_text(f'#!/bin/sh\necho "$CHROLLO_VIA $CHROLLO_HARNESS $*" >> {calls}\ncat >/dev/null\n')
+    wrapper.chmod(0o755)
+    (tmp_path / "load.mjs").write_text(OPENCODE_LOADS % (ROOT / "hooks" / "opencode" / "index.js"))
+    p = subprocess.run(["node", "load.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CHROLLO_BIN": str(wrapper),
+                            "PROJECT": str(tmp_path), "TMPDIR": str(tmp_path)})
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["hooks"] == ["chat.message", "config", "event"]
+    assert out["bare"] == {"mcp": {"chrollo": {"type": "local", "command": [str(wrapper), "mcp"], "enabled": True,
+                                               "environment": {"CHROLLO_VIA": "package", "CHROLLO_HARNESS": "opencode"}}}}
+    assert out["theirs"]["mcp"]["chrollo"]["command"] == ["/elsewhere/chrollo", "mcp"]   # (chrollo install's: kept)
+    assert calls.read_text().splitlines() == ["package opencode hook session.idle --harness opencode"]
+
+
 def test_opencode_package_is_found_in_a_global_config_s_plugin_list(tmp_path, monkeypatch):
     """`opencode plugin -g <folder>` adds the folder's path to opencode.json's (or .jsonc's)
     ``plugin`` list: doctor finds chrollo's there (a path, ``file://``, ``[spec, options]``),
