@@ -98,9 +98,10 @@ def stands_down(harness: str) -> bool:
     except (OSError, UnicodeDecodeError, ImportError):
         return False
     # an extension harness's file (OpenCode's plugin) is code, not a hooks config: chrollo's
-    # mark in it says it is chrollo's (as install.installed_events reads it)
+    # mark in it says it is chrollo's (as install.installed_events reads it), and chrollo
+    # install's names chrollo by absolute path — the shipped file unchanged is the package itself
     if mod.HOOKS == "extension":
-        return mod.EXTENSION_MARK in text
+        return mod.EXTENSION_MARK in text and mod.extension_command(text) != ["chrollo"]
     # every command chrollo install writes ends so (install._is_ours): a config without it holds
     # none, and the question costs this hook no import of chrollo.install (~50 ms a prompt)
     if f"--harness {harness}" not in text:

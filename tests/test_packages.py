@@ -193,19 +193,28 @@ def test_the_opencode_package_s_hooks_stand_down_where_chrollo_install_s_plugin_
         assert (p.returncode, p.stdout) == (0, "")
         log = (home / "logs" / "hooks.log").read_text() if (home / "logs" / "hooks.log").exists() else ""
         assert ("stand down" in log) is installed, log
+    # the shipped file copied there unchanged is the package's own code (it finds chrollo
+    # itself): never chrollo install's, so the package does not stand down for it
+    plugin.write_text((ROOT / "chrollo" / "data" / "opencode-plugin.js").read_text())
+    (home / "logs" / "hooks.log").unlink()
+    p = run(["hook", "session.idle", "--harness", "opencode"], home, input=payload, CHROLLO_VIA="package",
+            CHROLLO_HARNESS="opencode", **env)
+    log = home / "logs" / "hooks.log"
+    assert p.returncode == 0 and not (log.exists() and "stand down" in log.read_text())
 
 
-def test_the_opencode_package_is_the_shipped_plugin_with_only_via_changed():
-    """One source: hooks/opencode/index.js is chrollo/data/opencode-plugin.js (what `chrollo
-    install opencode` writes) with the one line that makes it the package, and its package.json
-    names it as OpenCode loads a folder (an ES module, ``main``)."""
-    shipped = (ROOT / "chrollo" / "data" / "opencode-plugin.js").read_text("utf-8")
+def test_the_opencode_package_is_the_shipped_plugin_itself():
+    """One file: hooks/opencode/index.js re-exports chrollo/data/opencode-plugin.js, the file
+    `chrollo install opencode` writes (a copy would drift; OpenCode 1.18.33 silently loads
+    nothing from a main that is a link out of the folder), and its package.json names it as
+    OpenCode loads a folder (an ES module, ``main``)."""
     package = (ROOT / "hooks" / "opencode" / "index.js").read_text("utf-8")
-    assert shipped.count('\nconst VIA = "";\n') == 1
-    assert package == shipped.replace('\nconst VIA = "";\n', '\nconst VIA = "package";\n')
+    code = [ln for ln in package.splitlines() if ln and not ln.startswith("//")]
+    assert code == ['export { ChrolloPlugin } from "../../chrollo/data/opencode-plugin.js";']
+    assert "export const ChrolloPlugin = " in (ROOT / "chrollo" / "data" / "opencode-plugin.js").read_text("utf-8")
     manifest = json.loads((ROOT / "hooks" / "opencode" / "package.json").read_text("utf-8"))
     assert (manifest["name"], manifest["type"], manifest["main"]) == ("chrollo", "module", "index.js")
-    assert adapter("opencode").EXTENSION_MARK in package
+    assert adapter("opencode").EXTENSION_MARK in package     # (doctor reads the package's file as chrollo's)
 
 
 # ----------------------------------------------------------------------------- one command per machine

@@ -5,14 +5,15 @@
 //                 stdout, if any, is added to the prompt as a synthetic text part (OpenCode
 //                 stores it with synthetic: true; chrollo never captures it back);
 //   session.idle  (the turn has ended) — chrollo reads the turn from OpenCode's database.
-// Two ways in, one file (tests/test_packages.py holds them to it):
+// Two ways in, one file:
 //   `chrollo install opencode` writes it into ~/.config/opencode/plugin/chrollo.js with
-//   chrollo's absolute path; read_memory is chrollo's MCP server, which it registers in
-//   opencode.json; `chrollo uninstall opencode` removes both.
-//   chrollo's OpenCode package, hooks/opencode/index.js (`opencode plugin -g <clone>/hooks/opencode`),
-//   is this file with VIA = "package": chrollo runs with CHROLLO_VIA=package, so beside
+//   chrollo's absolute path in CHROLLO; read_memory is chrollo's MCP server, which it
+//   registers in opencode.json; `chrollo uninstall opencode` removes both.
+//   chrollo's OpenCode package (`opencode plugin -g <clone>/hooks/opencode`) loads this file
+//   as it is, from the clone (hooks/opencode/index.js re-exports it). CHROLLO unchanged, it
+//   finds chrollo itself and is the package: chrollo runs with CHROLLO_VIA=package, so beside
 //   `chrollo install opencode` its hooks stand down, and its config hook adds chrollo's MCP
-//   server unless opencode.json already has one (read_memory offered once either way).
+//   server unless the config has one named chrollo already (read_memory offered once).
 // Plain JavaScript with no imports but node's own: it needs no @opencode-ai/plugin.
 import { spawn } from "node:child_process";
 import { accessSync, constants, mkdirSync, writeFileSync } from "node:fs";
@@ -20,7 +21,8 @@ import { delimiter, isAbsolute, join } from "node:path";
 import { homedir, tmpdir } from "node:os";
 
 const CHROLLO = ["chrollo"];
-const VIA = "";
+// (`chrollo install opencode` always writes an absolute path above: unchanged, this is the package)
+const VIA = CHROLLO[0] === "chrollo" ? "package" : "";
 const TIMEOUT_MS = 5000;
 const HOW_TO_INSTALL = "chrollo is not installed, so this session is not remembered. Install it with one of: " +
   "uv tool install . | pipx install . | pip install . in a clone of chrollo's repository, or uv tool install git+<its URL> (or set CHROLLO_BIN to its path); then run: chrollo doctor";
