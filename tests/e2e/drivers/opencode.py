@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 from ..kit.world import ROOT
 from .base import Driver, Result, write_json
@@ -82,6 +83,29 @@ class OpenCode(Driver):
             del cfg["plugin"]
         write_json(path, cfg)
 
+    def _wait_for_hooks(self, limit: float = 30) -> None:
+        """Until no ``chrollo hook`` of this world runs. ``opencode run`` exits without waiting
+        for a plugin's ``session.idle`` handler: the capture it started finishes just after
+        (its process outlives OpenCode's; seen 0.3 s late under load), and a scenario reading
+        the vault at once would race it."""
+        import time
+
+        mark = f"CHROLLO_HOME={self.w.chrollo_home}".encode() + b"\0"
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            busy = False
+            for proc in Path("/proc").iterdir():
+                try:
+                    if proc.name.isdigit() and b"\0hook\0" in (proc / "cmdline").read_bytes() \
+                            and mark in (proc / "environ").read_bytes() + b"\0":
+                        busy = True
+                        break
+                except OSError:
+                    continue
+            if not busy:
+                return
+            time.sleep(0.05)
+
     def _drop_stale_locks(self) -> None:
         """OpenCode's locks whose process has exited (see the module's docstring)."""
         for lock in (self.w.home / ".local" / "state" / "opencode" / "locks").glob("*.lock"):
@@ -101,6 +125,7 @@ class OpenCode(Driver):
         elif cont:
             cmd += ["--continue"]
         p = self._exec(cmd + [prompt], timeout, **env)
+        self._wait_for_hooks()
         sid, text = None, ""
         for line in p.stdout.splitlines():
             try:
