@@ -97,7 +97,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix=f"chrollo-bench-{name}-") as tmp:
             # The worlds run in turn: load drifts on a shared machine, and runs taken in one
             # block each would charge the drift to one variant.
-            # (a harness chrollo ships no package for — Copilot CLI, OpenCode — runs bare and install only)
+            # (a harness chrollo ships no package for — a driver's has_package = False — runs bare and install only)
             variants = VARIANTS if DRIVERS[name].has_package else VARIANTS[:2]
             worlds = {v: World(Path(tmp) / v, folder / "node_modules" / ".bin") for v in variants}
             try:

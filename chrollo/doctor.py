@@ -293,7 +293,7 @@ def _package_checks(h: str, r: dict, pkg, own, events) -> None:
 
 def _which_runs(h: str) -> str:
     """With both installed, what runs (nothing twice either way)."""
-    if adapter(h).HOOKS == "extension":
+    if getattr(adapter(h), "LOADS_ONE_EXTENSION", False):
         return f"{h} loads chrollo's extension once"
     return "only the latter's hooks run; the package's stand down"
 

@@ -1,10 +1,12 @@
 """chrollo as each harness's own package — the Claude Code plugin, the Codex plugin, the Gemini
-CLI extension, the pi package (``hooks/README.md``): which one is installed, what its hooks and
-MCP server run, and whether the ``chrollo`` they look for is there. The harness facts (where
-each keeps its packages, how their files name their folder) live in each adapter's ``package()``.
+CLI extension, the pi package, the OpenCode plugin… (``hooks/README.md``): which one is
+installed, what its hooks and MCP server run, and whether the ``chrollo`` they look for is
+there. The harness facts (where each keeps its packages, how their files name their folder)
+live in each adapter's ``package()``.
 
-The packages run ``chrollo`` through ``bin/chrollo-hook`` (pi: its extension), which looks for it
-as :func:`findable_cli` does and sets ``CHROLLO_VIA=package`` (see :func:`stands_down`).
+The packages run ``chrollo`` through ``bin/chrollo-hook`` (pi, OpenCode: their extension's
+code), which looks for it as :func:`findable_cli` does and sets ``CHROLLO_VIA=package`` (not
+pi's; see :func:`stands_down`).
 """
 from __future__ import annotations
 
@@ -64,8 +66,13 @@ def hook_commands(pkg: dict) -> dict:
 
 
 def mcp_command(pkg: dict) -> list | None:
-    """The command line of the package's ``chrollo`` MCP server, folder filled in."""
+    """The command line of the package's ``chrollo`` MCP server, folder filled in (a package
+    whose code adds the server, ``mcp_command``: the chrollo that code finds)."""
     from .homedir import read_json
+
+    if pkg.get("mcp_command"):
+        cmd = pkg["mcp_command"]
+        return [findable_cli() or cmd[0], *cmd[1:]] if cmd[0] == "chrollo" else list(cmd)
 
     servers = read_json(os.path.join(pkg["root"], pkg.get("mcp_file") or ".mcp.json")).get("mcpServers")
     entry = servers.get("chrollo") if isinstance(servers, dict) else None
@@ -79,16 +86,22 @@ def stands_down(harness: str) -> bool:
     """True for a hook the package ran (``CHROLLO_VIA=package``) while ``chrollo install``'s
     hooks for the same harness are in its user config too: those run, the package's do
     nothing — one capture and one recall per prompt, never two. (pi's extension does not set
-    it: loaded twice, it runs once.)"""
+    it: loaded twice, it runs once. OpenCode's package does: OpenCode loads both plugins.)"""
     if os.environ.get(VIA_ENV) != "package":
         return False
     from .harness import adapter
 
     try:
-        with open(adapter(harness).hooks_config(), encoding="utf-8") as fh:
+        mod = adapter(harness)
+        with open(mod.hooks_config(), encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError, ImportError):
         return False
+    # an extension harness's file (OpenCode's plugin) is code, not a hooks config: chrollo's
+    # mark in it says it is chrollo's (as install.installed_events reads it), and chrollo
+    # install's names chrollo by absolute path — the shipped file unchanged is the package itself
+    if mod.HOOKS == "extension":
+        return mod.EXTENSION_MARK in text and mod.extension_command(text) != ["chrollo"]
     # every command chrollo install writes ends so (install._is_ours): a config without it holds
     # none, and the question costs this hook no import of chrollo.install (~50 ms a prompt)
     if f"--harness {harness}" not in text:

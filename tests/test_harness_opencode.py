@@ -272,8 +272,9 @@ def _run_plugin(tmp_path, home, command: list, **env):
     (tmp_path / "fake.mjs").write_text(FAKE_OPENCODE)
     from conftest import cli_env
 
+    (tmp_path / "tmp").mkdir(exist_ok=True)   # (where the plugin records a session it told: not the machine's /tmp)
     p = subprocess.run(["node", "fake.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                       env=cli_env(home, PROJECT=str(tmp_path), **env))
+                       env=cli_env(home, PROJECT=str(tmp_path), TMPDIR=str(tmp_path / "tmp"), **env))
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout), p.stderr
 
@@ -311,6 +312,11 @@ def test_the_plugin_without_chrollo_says_so_once_and_the_prompt_goes_on(home, tm
     out, err = _run_plugin(tmp_path, home, [str(tmp_path / "gone" / "chrollo")], **env_for(tmp_path))
     assert [len(out["parts"]), len(out["again"])] == [1, 1]   # nothing added, nothing broken
     assert err.count(HOW_TO_INSTALL) == 1 and vault_files(home) == []
+    # the session resumed by a new `opencode run` (a new process) is not told again: the
+    # plugin records it where the packages' shim does
+    assert [p.name for p in (tmp_path / "tmp" / f"chrollo-notice-{os.getuid()}").iterdir()] == ["ses_plugin0001"]
+    _out, err = _run_plugin(tmp_path, home, [str(tmp_path / "gone" / "chrollo")], **env_for(tmp_path))
+    assert HOW_TO_INSTALL not in err
 
 
 def test_install_reports_the_plugin_by_opencode_s_name_for_it(home, tmp_path):

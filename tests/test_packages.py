@@ -45,7 +45,7 @@ def test_every_manifest_has_the_cli_version():
     versions = [json.loads((ROOT / p).read_text())["version"] for p in (
         "hooks/claude-code/.claude-plugin/plugin.json", "hooks/codex/.codex-plugin/plugin.json",
         "hooks/gemini/gemini-extension.json", "hooks/qwen-code/qwen-extension.json", "hooks/copilot/.plugin/plugin.json",
-        "package.json")]
+        "hooks/opencode/package.json", "package.json")]
     market = json.loads((ROOT / ".claude-plugin/marketplace.json").read_text())
     copilot = json.loads((ROOT / ".github/plugin/marketplace.json").read_text())
     versions += [p["version"] for p in market["plugins"] + copilot["plugins"]]
@@ -174,6 +174,49 @@ def test_the_package_s_hooks_stand_down_where_chrollo_install_s_run(home, tmp_pa
         assert ("stand down" in log) is installed, log
 
 
+def test_the_opencode_package_s_hooks_stand_down_where_chrollo_install_s_plugin_runs(home, tmp_path):
+    """OpenCode loads both plugins, the package's and the file `chrollo install opencode` wrote:
+    that file is JavaScript, whose code holds no "--harness opencode" to find (only a comment
+    did), so the package's hooks ask for chrollo's plugin mark instead."""
+    from conftest import run
+
+    env = {"XDG_CONFIG_HOME": tmp_path / "config", "XDG_DATA_HOME": tmp_path / "data"}
+    payload = json.dumps({"shim": "chrollo-opencode", "harness": "opencode", "session_id": "ses_both0001",
+                          "cwd": str(tmp_path), "hook_event_name": "session.idle"})
+    for installed in (False, True):
+        if installed:
+            assert run(["install", "opencode", "--no-mcp"], home, **env).returncode == 0
+            plugin = tmp_path / "config" / "opencode" / "plugin" / "chrollo.js"   # (its code, not its comments)
+            plugin.write_text("".join(ln for ln in plugin.read_text().splitlines(True) if not ln.startswith("//")))
+        p = run(["hook", "session.idle", "--harness", "opencode"], home, input=payload, CHROLLO_VIA="package",
+                CHROLLO_HARNESS="opencode", **env)
+        assert (p.returncode, p.stdout) == (0, "")
+        log = (home / "logs" / "hooks.log").read_text() if (home / "logs" / "hooks.log").exists() else ""
+        assert ("stand down" in log) is installed, log
+    # the shipped file copied there unchanged is the package's own code (it finds chrollo
+    # itself): never chrollo install's, so the package does not stand down for it
+    plugin.write_text((ROOT / "chrollo" / "data" / "opencode-plugin.js").read_text())
+    (home / "logs" / "hooks.log").unlink()
+    p = run(["hook", "session.idle", "--harness", "opencode"], home, input=payload, CHROLLO_VIA="package",
+            CHROLLO_HARNESS="opencode", **env)
+    log = home / "logs" / "hooks.log"
+    assert p.returncode == 0 and not (log.exists() and "stand down" in log.read_text())
+
+
+def test_the_opencode_package_is_the_shipped_plugin_itself():
+    """One file: hooks/opencode/index.js re-exports chrollo/data/opencode-plugin.js, the file
+    `chrollo install opencode` writes (a copy would drift; OpenCode 1.18.33 silently loads
+    nothing from a main that is a link out of the folder), and its package.json names it as
+    OpenCode loads a folder (an ES module, ``main``)."""
+    package = (ROOT / "hooks" / "opencode" / "index.js").read_text("utf-8")
+    code = [ln for ln in package.splitlines() if ln and not ln.startswith("//")]
+    assert code == ['export { ChrolloPlugin } from "../../chrollo/data/opencode-plugin.js";']
+    assert "export const ChrolloPlugin = " in (ROOT / "chrollo" / "data" / "opencode-plugin.js").read_text("utf-8")
+    manifest = json.loads((ROOT / "hooks" / "opencode" / "package.json").read_text("utf-8"))
+    assert (manifest["name"], manifest["type"], manifest["main"]) == ("chrollo", "module", "index.js")
+    assert adapter("opencode").EXTENSION_MARK in package     # (doctor reads the package's file as chrollo's)
+
+
 # ----------------------------------------------------------------------------- one command per machine
 
 def test_install_all_sets_up_every_harness_found_and_skips_one_with_its_package(home, tmp_path):
@@ -272,10 +315,97 @@ def test_copilot_plugin_s_mcp_server_keeps_its_tools_beside_chrollo_install_s(ho
     assert [t["name"] for t in json.loads(p.stdout.splitlines()[-1])["result"]["tools"]] == ["read_memory", "read_memory_file"]
 
 
+OPENCODE_LOADS = r"""
+import * as mod from "%s";
+const hooks = await Object.values(mod)[0]({ directory: process.env.PROJECT, worktree: "/", client: {} });
+const bare = {}, theirs = { mcp: { chrollo: { type: "local", command: ["/elsewhere/chrollo", "mcp"] } } };
+await hooks.config(bare);
+await hooks.config(theirs);
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_pkg0001" } } });
+console.log(JSON.stringify({ hooks: Object.keys(hooks).sort(), bare, theirs }));
+"""
+
+
+def test_the_opencode_package_adds_the_mcp_server_once_and_runs_chrollo_as_the_package(home, tmp_path):
+    """The package's code as OpenCode loads it (a fake of its plugin API, the machine's node):
+    its config hook adds chrollo's MCP server — the chrollo it finds, marked as the package's —
+    unless the config has a server named chrollo already; its hooks run chrollo with
+    CHROLLO_VIA=package and CHROLLO_HARNESS=opencode (what stands_down asks)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    calls = tmp_path / "calls.log"
+    wrapper = tmp_path / "chrollo"
+    wrapper.write_text(f'#!/bin/sh\necho "$CHROLLO_VIA $CHROLLO_HARNESS $*" >> {calls}\ncat >/dev/null\n')
+    wrapper.chmod(0o755)
+    (tmp_path / "load.mjs").write_text(OPENCODE_LOADS % (ROOT / "hooks" / "opencode" / "index.js"))
+    p = subprocess.run(["node", "load.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CHROLLO_BIN": str(wrapper),
+                            "PROJECT": str(tmp_path), "TMPDIR": str(tmp_path)})
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["hooks"] == ["chat.message", "config", "event"]
+    assert out["bare"] == {"mcp": {"chrollo": {"type": "local", "command": [str(wrapper), "mcp"], "enabled": True,
+                                               "environment": {"CHROLLO_VIA": "package", "CHROLLO_HARNESS": "opencode"}}}}
+    assert out["theirs"]["mcp"]["chrollo"]["command"] == ["/elsewhere/chrollo", "mcp"]   # (chrollo install's: kept)
+    assert calls.read_text().splitlines() == ["package opencode hook session.idle --harness opencode"]
+
+
+def test_opencode_package_is_found_in_a_global_config_s_plugin_list(tmp_path, monkeypatch):
+    """`opencode plugin -g <folder>` adds the folder's path to opencode.json's (or .jsonc's)
+    ``plugin`` list: doctor finds chrollo's there (a path, ``file://``, ``[spec, options]``),
+    never an npm name or another folder; its MCP server is the one its code adds."""
+    from chrollo.harness import opencode
+    from chrollo.packages import findable_cli, mcp_command
+
+    cfg = tmp_path / "config" / "opencode"
+    cfg.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    folder = str(ROOT / "hooks" / "opencode")
+    assert opencode.package() is None
+    (cfg / "opencode.json").write_text(json.dumps({"plugin": ["opencode-foo@1.2.0", str(ROOT / "hooks" / "copilot")]}))
+    assert opencode.package() is None
+    (cfg / "opencode.jsonc").write_text('// mine\n{"plugin": ["opencode-foo", "%s"]}' % folder)
+    pkg = opencode.package()
+    assert (pkg["id"], pkg["root"], pkg["version"], pkg["enabled"]) == (folder, folder, __version__, True)
+    assert pkg["extension"] == os.path.join(folder, "index.js")
+    assert pkg["remove"] == f'delete "{folder}" from the "plugin" list of {cfg / "opencode.jsonc"}'
+    assert pkg["env"] == {"CHROLLO_VIA": "package", "CHROLLO_HARNESS": "opencode"}
+    assert mcp_command(pkg) == [findable_cli() or "chrollo", "mcp"]
+    (cfg / "opencode.jsonc").unlink()
+    (cfg / "opencode.json").write_text(json.dumps({"plugin": [["file://" + folder, {"x": 1}]]}))
+    assert opencode.package()["root"] == folder
+
+
+def test_doctor_checks_the_opencode_package_and_says_which_to_remove_beside_chrollo_install(home, tmp_path):
+    """The package alone: its plugin's events fired and the MCP server its code adds answer
+    (ok); with `chrollo install opencode` too, doctor says which to remove — the package by
+    deleting its entry, as OpenCode has no command for it."""
+    from conftest import run
+
+    env = {"XDG_CONFIG_HOME": tmp_path / "config", "XDG_DATA_HOME": tmp_path / "data",
+           "CHROLLO_BIN": shutil.which("chrollo") or os.path.join(os.path.dirname(sys.executable), "chrollo")}
+    (tmp_path / "config" / "opencode").mkdir(parents=True)
+    (tmp_path / "config" / "opencode" / "opencode.json").write_text(json.dumps({"plugin": [str(ROOT / "hooks" / "opencode")]}))
+
+    def doctor():
+        p = run(["doctor", "--json", "--harness", "opencode"], home, **env)
+        return json.loads(p.stdout)["harnesses"]["opencode"]
+
+    report = doctor()
+    assert report["status"] == "ok", report
+    assert {f["event"] for f in report["fired"]} == {e for e, _ in adapter("opencode").EVENTS} and report["mcp"]["ok"]
+    assert report["config"] == str(ROOT / "hooks" / "opencode")
+    assert run(["install", "opencode"], home, **env).returncode == 0
+    report = doctor()
+    assert report["status"] == "duplicate", report
+    assert "chrollo uninstall opencode" in report["fix"] and 'from the "plugin" list of' in report["fix"], report
+    assert "the package's stand down" in report["fix"], report
+
+
 # ----------------------------------------------------------------------------- the README
 
 BINARY_OF = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "pi": "pi", "qwen": "qwen-code",
-             "copilot": "copilot"}
+             "copilot": "copilot", "opencode": "opencode"}
 # what the end-to-end suite adds to a user's command line: Codex's plugin feature (the suite's
 # config turns it off: its catalogue sync reaches out) and Gemini's --consent (no terminal)
 SUITE_ONLY = (("--enable", "plugins"), ("--consent",))
@@ -283,7 +413,8 @@ SUITE_ONLY = (("--enable", "plugins"), ("--consent",))
 
 def readme_package_commands() -> dict:
     """{harness: ([install commands], [uninstall commands])} as docs/install.md's *Install* section
-    types them (a block's lines after ``# remove:`` uninstall), the checkout for its placeholders."""
+    types them (a block's lines after ``# remove:`` uninstall; a comment there is an edit, no
+    command), the checkout for its placeholders."""
     import re
     import shlex
 
@@ -295,7 +426,8 @@ def readme_package_commands() -> dict:
         if lines[0].split()[0] not in BINARY_OF:
             continue
         cut = lines.index("# remove:")
-        out[BINARY_OF[lines[0].split()[0]]] = tuple([shlex.split(c) for c in part] for part in (lines[:cut], lines[cut + 1:]))
+        out[BINARY_OF[lines[0].split()[0]]] = tuple([shlex.split(c) for c in part if not c.startswith("#")]
+                                                    for part in (lines[:cut], lines[cut + 1:]))
     return out
 
 

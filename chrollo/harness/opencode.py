@@ -182,8 +182,58 @@ def expected_events() -> dict:
     return {"chatmessage": "recall", "sessionidle": "capture"}
 
 
+# the global config files OpenCode reads, in its order (it merges them; `opencode plugin -g`
+# writes the plugin list into opencode.json, or opencode.jsonc where that is the one there)
+CONFIG_FILES = ("config.json", "opencode.json", "opencode.jsonc")
+
+
 def package() -> dict | None:
-    return None   # (OpenCode's plugins are npm packages or files: chrollo ships the file)
+    """chrollo's OpenCode package (``hooks/opencode``, ``opencode plugin -g <folder>``), if
+    installed: an entry of a global config's ``plugin`` list naming a folder (its path, a
+    ``file://`` URL) whose package.json is chrollo's. OpenCode loads its ``main`` in place,
+    nothing copied; that code adds chrollo's MCP server to the config as it loads. OpenCode
+    1.18.33 has no command that removes a plugin: removing it is deleting the entry."""
+    from .. import jsonc
+    from ..homedir import read_json
+    from .common import package_record
+
+    base = config_dir()
+    for name in CONFIG_FILES:
+        path = os.path.join(base, name)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                plugins = jsonc.loads(fh.read()).get("plugin")
+        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+            continue
+        for entry in plugins if isinstance(plugins, list) else []:
+            spec = entry[0] if isinstance(entry, list) and entry else entry   # ([spec, options] too)
+            root = _plugin_folder(spec, base)
+            manifest = read_json(os.path.join(root, "package.json")) if root else {}
+            main = manifest.get("main") if isinstance(manifest.get("main"), str) else "index.js"
+            if manifest.get("name") == "chrollo" and os.path.isfile(os.path.join(root, main)):
+                return package_record(spec, root, manifest.get("version"), True, {},
+                                      {"CHROLLO_VIA": "package", "CHROLLO_HARNESS": NAME},
+                                      f'delete "{spec}" from the "plugin" list of {path}',
+                                      extension=os.path.normpath(os.path.join(root, main)),
+                                      mcp_command=["chrollo", "mcp"])
+    return None
+
+
+def _plugin_folder(spec, base: str) -> str | None:
+    """The local folder a ``plugin`` entry names (an absolute, ``~/`` or ``./`` path — relative
+    to the config's folder — or a ``file://`` URL); None for an npm name."""
+    from urllib.parse import unquote, urlsplit
+
+    if not isinstance(spec, str) or not spec:
+        return None
+    if spec.startswith("file://"):
+        spec = unquote(urlsplit(spec).path)
+    elif spec.startswith("~/"):
+        spec = os.path.expanduser(spec)
+    elif not spec.startswith(("/", "./", "../")):
+        return None
+    folder = os.path.normpath(os.path.join(base, spec))
+    return folder if os.path.isdir(folder) else None
 
 # ----------------------------------------------------------------------------- profile
 

@@ -150,6 +150,7 @@ HOOKS, MCP = "extension", None
 # at once would offer read_memory twice (doctor_check says so).
 NO_MCP = "its chrollo extension registers read_memory itself (a server in pi's mcp.json too would offer it twice)"
 EXTENSION_MARK = "chrollo-pi"  # in the extension's text: the file is chrollo's
+LOADS_ONE_EXTENSION = True      # chrollo install's and the package's: pi runs one (doctor says so)
 TRANSCRIPTS = ("sessions", ["*/*.jsonl"])
 HELP = "~/.pi/agent/extensions/chrollo.ts (hooks and tools)"
 IMPORT_HELP = "~/.pi/agent/sessions      ($PI_CODING_AGENT_DIR)"

@@ -54,7 +54,8 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_collection_modifyitems(config, items):
     """test_packages.py runs the scenarios again on each harness's own package: a harness
-    chrollo ships none for (OpenCode: its plugins come from npm) has no such run — deselected, not skipped."""
+    chrollo ships none for (a driver's ``has_package = False``; today every harness has one)
+    has no such run — deselected, not skipped."""
     keep, drop = [], []
     for item in items:
         spec = getattr(item, "callspec", None)

@@ -106,8 +106,7 @@ def test_hooks_whose_chrollo_is_gone_never_break_a_prompt(make, world, harness):
 def test_opencode_without_the_cli_the_prompt_goes_on(make, world):
     """chrollo was installed for OpenCode, then removed (the plugin's and the MCP server's
     chrollo path is gone): the model answers, nothing is written, the run says once how to
-    install chrollo, and no traceback. (OpenCode has no package of chrollo's: this is the
-    scenario test_packages.py runs for the others.)"""
+    install chrollo, and no traceback. (test_packages.py runs it on OpenCode's package too.)"""
     from chrollo.install import chrollo_command
     from chrollo.packages import HOW_TO_INSTALL
 

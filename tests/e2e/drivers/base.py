@@ -30,7 +30,7 @@ class Driver:
     # not chrollo's doing): the refusing proxy sees them, the scenarios ignore them
     own_traffic: tuple = ()
     package_answers: str | None = None   # what the user types at the install command's prompts
-    has_package = True   # chrollo ships a package in the harness's own format (hooks/<harness>; not Copilot CLI, OpenCode)
+    has_package = True   # chrollo ships a package in the harness's own format (hooks/<harness>)
 
     def __init__(self, world: World):
         self.w = world
