@@ -367,25 +367,29 @@ def check(args: list, r: Result, *, hook_harness: str | None = None) -> str | No
     return None
 
 
-def _value_options() -> frozenset:
-    """Every option of the CLI that takes a value (from click itself: a list kept by hand here
-    missed --session, and the long run took `--session --json` for the flag)."""
+def _value_options() -> tuple:
+    """(options of the CLI that take the next argument whatever it is, options whose value is
+    optional — `--turn [N]`: click takes the next argument only if it is no option), from
+    click itself: a list kept by hand here missed --session, and the long run took
+    `--session --json` for the flag."""
     import click
 
     from chrollo.cli import cli
 
-    found: set = set()
+    always: set = set()
+    optional: set = set()
 
     def walk(cmd) -> None:
-        found.update(o for p in cmd.params if isinstance(p, click.Option) and not p.is_flag and not p.count
-                     for o in p.opts)
+        for p in cmd.params:
+            if isinstance(p, click.Option) and not p.is_flag and not p.count:
+                (optional if p._flag_needs_value else always).update(p.opts)
         for sub in (cmd.commands.values() if isinstance(cmd, click.Group) else ()):
             walk(sub)
     walk(cli)
-    return frozenset(found)
+    return frozenset(always), frozenset(optional)
 
 
-VALUE_OPTIONS = _value_options()
+VALUE_OPTIONS, OPTIONAL_VALUE_OPTIONS = _value_options()
 
 
 def options_of(args: list) -> list:
@@ -393,7 +397,8 @@ def options_of(args: list) -> list:
     `--json` is a word to search for, not the flag), and so is an option's value
     (`--since --json`: the date is "--json")."""
     args = args[:args.index("--")] if "--" in args else args
-    return [a for i, a in enumerate(args) if i == 0 or args[i - 1] not in VALUE_OPTIONS]
+    return [a for i, a in enumerate(args) if i == 0 or args[i - 1] not in VALUE_OPTIONS
+            and not (args[i - 1] in OPTIONAL_VALUE_OPTIONS and not a.startswith("-"))]
 
 
 def _json_help(args: list) -> bool:
