@@ -209,8 +209,19 @@ def install_hooks(harness: str, config: str | os.PathLike | None = None) -> Chan
     path = Path(os.path.expanduser(config)) if config else hooks_config_path(harness)
     mod = _profile(harness)
     if mod.HOOKS == "extension":
-        return _install("hooks", harness, path, lambda text: mod.extension_text(chrollo_command()))
+        return _install("hooks", harness, path, lambda text: _extension_add(mod, text, path))
     return _install("hooks", harness, path, lambda text: _hooks_add(harness, text, path))
+
+
+def _extension_add(mod, text: str | None, path: Path) -> str:
+    """chrollo's extension file, written whole: only where there is none yet or it is chrollo's
+    (a file of the user's at that path — or the target of a link there — is never replaced;
+    the long fuzz run's `install pi --config <a link to another file>` overwrote that file)."""
+    if text is not None and mod.EXTENSION_MARK not in text:
+        noun = getattr(mod, "EXTENSION_NOUN", "extension")
+        raise ChrolloError("bad_config", f"{path} exists and is not chrollo's {noun}: it is left as it is",
+                           "Move it away, or pass --config with a path of its own for chrollo's file.")
+    return mod.extension_text(chrollo_command())
 
 
 def uninstall_hooks(harness: str, config: str | os.PathLike | None = None) -> Change:

@@ -179,6 +179,28 @@ def test_pi_extension_edited_by_the_user_is_kept(home, tmp_path):
     assert _one(p)["action"] == "kept" and ext.exists()
 
 
+@pytest.mark.parametrize("harness", ["pi", "opencode"])
+def test_an_extension_is_never_written_over_a_file_that_is_not_chrollo_s(home, tmp_path, harness):
+    """chrollo writes its extension file whole: a user's own file at that path, or the file a
+    link there points to, is left as it was (the long fuzz run's `install pi --config <link>`
+    overwrote the link's target); chrollo's own file is still updated."""
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("outside secret\n")
+    link = tmp_path / "link-out"
+    link.symlink_to(secret)
+    mine = tmp_path / "mine.ts"
+    mine.write_text("// the user's own file\n")
+    for target in (link, mine):
+        before = (target.read_bytes(), target.is_symlink())
+        p = _cli(home, "install", harness, "--config", target, "--no-mcp", "--json")
+        assert p.returncode == 1 and json.loads(p.stdout)["error"]["kind"] == "bad_config", p.stdout
+        assert (target.read_bytes(), target.is_symlink()) == before and secret.read_text() == "outside secret\n"
+    ours = tmp_path / "ours.js"
+    assert _cli(home, "install", harness, "--config", ours, "--no-mcp").returncode == 0
+    assert _cli(home, "install", harness, "--config", ours, "--no-mcp").returncode == 0   # (its own: rewritten)
+
+
 def test_shipped_pi_extension_is_the_packaged_one():
     from conftest import ROOT
 
