@@ -7,7 +7,10 @@ from conftest import ROOT, docstring_ids
 
 LAYOUT = ROOT / "chrollo" / "layout.py"
 # (file, name): the same name for something that is not in $CHROLLO_HOME
-ELSEWHERE = {("chrollo/thesaurus.py", "thesaurus.json")}  # the bundled chrollo/data/thesaurus.json
+ELSEWHERE = {("chrollo/thesaurus.py", "thesaurus.json"),   # the bundled chrollo/data/thesaurus.json
+             # the harnesses' own files of that name (Copilot CLI's ~/.copilot/config.json,
+             # OpenCode's ~/.config/opencode/config.json), never chrollo's state
+             ("chrollo/harness/copilot.py", "config.json"), ("chrollo/harness/opencode.py", "config.json")}
 
 
 def _strings(path) -> list:
