@@ -88,6 +88,7 @@ def dated(home, tmp_path):
 
 @pytest.mark.parametrize("query", ["when was the fern repotted in July?",
                                    "which fern was repotted on 15 July, 2026?",
+                                   "which fern was repotted on 15.07.2026?",
                                    "repotted fern 2026-07-13"])
 def test_a_session_from_the_date_the_query_names_ranks_first(dated, query):
     hits = search(query, dir=dated, expand="never", context=0).hits
@@ -125,6 +126,13 @@ def test_a_named_date_only_lowers_scores_and_costs_no_second_rg_pass(dated, monk
     ("Jan said the oct tree parser fails", []),
     ("error 2048 at line 2023", []),
     ("version 2023-13 of the schema", []),
+    # numeric dates (REALTALK's questions: "What food did Paola cook on 22.01.2024?"): day
+    # first with dots, month first with slashes, both readings when both are dates
+    ("What food did Paola cook on 22.01.2024?", [(2024, 1, 22)]),
+    ("the deploy of 01/21/2024", [(2024, 1, 21)]),
+    ("What did Kevin watch on 10.01.2024?", [(2024, 1, 10), (2024, 10, 1)]),
+    ("reading 11/22/63 by Stephen King", []),
+    ("release 1.2.3000 and 3.5.2024.1", []),
 ])
 def test_named_dates(query, dates):
     assert named_dates(query) == dates

@@ -14,6 +14,7 @@ _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())}, sept=9)
 _ORD = r"(?:st|nd|rd|th)?"
 _DATE_RE = re.compile(
     r"\b(?P<iso>(?P<iy>\d{4})-(?P<im>\d{2})(?:-(?P<id>\d{2}))?)\b"
+    r"|(?<![\d.\/])(?P<na>\d{1,2})(?P<sep>[./])(?P<nb>\d{1,2})(?P=sep)(?P<ny>(?:19[7-9]|20\d)\d)\b(?![.\/]\d)"
     r"|(?:\b(?P<d1>\d{1,2})" + _ORD + r"\s+(?:of\s+)?)?\b(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True))
     + r")\b\.?(?:\s+(?P<d2>\d{1,2})" + _ORD + r"\b(?![.:\d]))?(?:(?:,\s*|\s+)(?P<y>\d{4})\b)?"
     r"|\b(?:in|of|since|during|from|until|before|after|year)\s+(?P<yo>(?:19[7-9]|20\d)\d)\b(?!-\d)", re.I)
@@ -23,7 +24,8 @@ _MAY = re.compile(r"(?:in|of|since|during|from|until|before|after|early|late|mid
 
 def named_dates(query: str) -> list:
     """The dates a query names, as (year or None, month or None, day or None): "in July",
-    "on 9 November, 2022", "August 11 and August 15 2023", "2023-06-03", "in 2022". A
+    "on 9 November, 2022", "August 11 and August 15 2023", "2023-06-03", "21.01.2024" (and
+    "10.01.2024" both ways: 10 January and 1 October), "in 2022". A
     mention without a year takes the query's one other year, if it names exactly one."""
     out = []
     for m in _DATE_RE.finditer(query[:1000]):
@@ -31,6 +33,12 @@ def named_dates(query: str) -> list:
             y, mo, d = int(m["iy"]), int(m["im"]), int(m["id"]) if m["id"] else None
             if not 1 <= mo <= 12:
                 continue
+        elif m["na"]:
+            # 21.01.2024 (day first, as Europe writes it with dots) or 01/21/2024 (month
+            # first, the US's): a date either way it can be read is named
+            a, b, y = int(m["na"]), int(m["nb"]), int(m["ny"])
+            out += [(y, mo, d) for d, mo in dict.fromkeys([(a, b), (b, a)]) if 1 <= mo <= 12 and 1 <= d <= 31]
+            continue
         elif m["mon"]:
             word = m["mon"].lower()
             day = m["d1"] or m["d2"]
