@@ -122,15 +122,35 @@ def write_private(path: str, text: str | bytes) -> None:
         raise
 
 
-def read_json(path) -> dict:
-    """A state file's JSON object; {} if it is missing, unreadable or not an object (state is
-    disposable: whoever reads it copes with starting over)."""
+READ_JSON_MAX = 16 << 20  # a settings or state file past this is not one chrollo should hold whole
+
+
+def read_json(path, comments: bool = False) -> dict:
+    """The JSON object a small file holds — a state file, or a harness's settings or manifest
+    (``comments``: ``//`` and ``/* */`` allowed, as harnesses read theirs). {} if it is missing,
+    unreadable, not a regular file, over :data:`READ_JSON_MAX`, not JSON or not an object: state
+    is disposable and a harness file that is none of these is no settings at all. Opened
+    non-blocking, so a FIFO or a device at that path is refused, never waited on; a link is
+    followed (dotfile managers link settings files)."""
     import json
+    import stat
 
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            raw = fh.read(READ_JSON_MAX + 1)
+        if len(raw) > READ_JSON_MAX:
+            return {}
+        text = raw.decode("utf-8", "surrogateescape")
+        if comments:
+            from . import jsonc
+
+            data = jsonc.loads(text)
+        else:
+            data = json.loads(text)
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

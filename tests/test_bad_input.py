@@ -192,3 +192,37 @@ def test_a_10gb_sparse_transcript_is_not_reread_on_every_capture(home, tmp_path)
             cap.run(units)
     text = next((home / "memories").glob("*.md")).read_text()
     assert text.count("Doubled it.") == 1 and text.count("The queue is full.") == 1
+
+
+FIFO_PROBE = r"""
+import os, sys
+from chrollo import harness
+names = ("settings.json", "config.json", "opencode.json", "opencode.jsonc", "mcp.json",
+         os.path.join("plugins", "installed_plugins.json"))
+planted = 0
+for name in harness.names():
+    mod = harness.adapter(name)
+    for folder in {f() for f in (getattr(mod, "home_dir", None), getattr(mod, "config_dir", None)) if f}:
+        for n in names:
+            p = os.path.join(folder, n)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            if not os.path.lexists(p):
+                os.mkfifo(p)
+                planted += 1
+found = {name: harness.adapter(name).package() for name in harness.names() if hasattr(harness.adapter(name), "package")}
+print(planted, sorted(found), all(v is None for v in found.values()))
+"""
+
+
+def test_a_fifo_for_a_harness_s_settings_never_hangs_the_package_finders(home, tmp_path):
+    """Every harness's ``package()`` (doctor, install and uninstall ask it) reads the harness's
+    own settings; a FIFO named like one is no settings file — read as none, never waited on."""
+    fake = tmp_path / "fakehome"
+    fake.mkdir()
+    env = {k: v for k, v in cli_env(home).items() if not k.endswith(("_HOME", "_DIR", "_CONFIG_DIR"))}
+    env.update(HOME=str(fake), XDG_CONFIG_HOME=str(fake / ".config"), XDG_DATA_HOME=str(fake / ".local/share"),
+               CHROLLO_HOME=str(home))
+    p = subprocess.run([sys.executable, "-c", FIFO_PROBE], capture_output=True, text=True, env=env, timeout=30)
+    assert p.returncode == 0, p.stderr
+    planted, *_rest = p.stdout.split(" ", 1)
+    assert int(planted) >= 10 and p.stdout.rstrip().endswith("True"), p.stdout

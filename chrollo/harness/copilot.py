@@ -142,7 +142,6 @@ def package() -> dict | None:
     ``installedPlugins`` names its copy (``cache_path``). Its hooks name their folder
     ``$PLUGIN_ROOT`` (set for them, with ``COPILOT_PLUGIN_ROOT`` and ``CLAUDE_PLUGIN_ROOT``),
     its MCP server ``${PLUGIN_ROOT}``."""
-    from .. import jsonc
     from ..homedir import read_json
     from .common import package_record
 
@@ -150,12 +149,7 @@ def package() -> dict | None:
     settings = read_json(os.path.join(base, "settings.json"))
     enabled = settings.get("enabledPlugins") if isinstance(settings.get("enabledPlugins"), dict) else {}
     markets = settings.get("extraKnownMarketplaces") if isinstance(settings.get("extraKnownMarketplaces"), dict) else {}
-    try:
-        with open(os.path.join(base, "config.json"), encoding="utf-8") as fh:
-            config = jsonc.loads(fh.read())
-    except (OSError, ValueError, UnicodeDecodeError):
-        config = {}
-    installed = config.get("installedPlugins") if isinstance(config, dict) else None
+    installed = read_json(os.path.join(base, "config.json"), comments=True).get("installedPlugins")
     found = []   # (id, folder, enabled)
     for e in installed if isinstance(installed, list) else []:
         if isinstance(e, dict) and e.get("name") == "chrollo" and isinstance(e.get("cache_path"), str):

@@ -193,18 +193,13 @@ def package() -> dict | None:
     ``file://`` URL) whose package.json is chrollo's. OpenCode loads its ``main`` in place,
     nothing copied; that code adds chrollo's MCP server to the config as it loads. OpenCode
     1.18.33 has no command that removes a plugin: removing it is deleting the entry."""
-    from .. import jsonc
     from ..homedir import read_json
     from .common import package_record
 
     base = config_dir()
     for name in CONFIG_FILES:
         path = os.path.join(base, name)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                plugins = jsonc.loads(fh.read()).get("plugin")
-        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
-            continue
+        plugins = read_json(path, comments=True).get("plugin")
         for entry in plugins if isinstance(plugins, list) else []:
             spec = entry[0] if isinstance(entry, list) and entry else entry   # ([spec, options] too)
             root = _plugin_folder(spec, base)
