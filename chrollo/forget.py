@@ -527,19 +527,10 @@ def _scrub_file(path: Path, transform, dry_run: bool, vault=None) -> tuple[list,
     frontmatter are kept as they are); the 1-based numbers of the lines that changed, and
     whether its title (format 2) was one of them."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with _vault.open_regular(path) as fh:   # (a link, a FIFO: not scrubbed, never waited on)
+            data = fh.read()
     except OSError:
         return [], False
-    try:
-        import stat
-
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return [], False
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read()
-    finally:
-        os.close(fd)
     out, hit, title = _scrub(data, transform)
     if hit and not dry_run:
         if vault is not None:

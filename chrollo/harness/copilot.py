@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 
 from .common import (HookEvent, Transcript, Unit, first_record, home_from, hook_event, is_injected, parse_time,
                      plain_id, read_jsonl, regular_file, skip_patterns, tool_call)
@@ -103,13 +102,11 @@ def transcript_written(path: str, mark: str | None = None) -> bool:
         return False  # (a new session's file is written as Copilot exits, too)
     if regular_file(path) is None:
         return True   # (a link, a FIFO, a path with "..": never read — nothing to wait for)
+    from ..vault import open_regular
+
     try:  # (no link followed, no FIFO waited on: the path may have changed since)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return True
-            fh.seek(max(0, st.st_size - TAIL))
+        with open_regular(path) as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - TAIL))
             tail = fh.read()
     except OSError:
         return True   # (nothing to wait for)
