@@ -226,3 +226,16 @@ def test_a_fifo_for_a_harness_s_settings_never_hangs_the_package_finders(home, t
     assert p.returncode == 0, p.stderr
     planted, *_rest = p.stdout.split(" ", 1)
     assert int(planted) >= 10 and p.stdout.rstrip().endswith("True"), p.stdout
+
+
+def test_a_fifo_named_like_a_harness_database_is_refused_not_waited_on(tmp_path):
+    """The SQLite readers (Crush, Goose, Cursor) open through one door; SQLite itself opens
+    blocking, so the door refuses what is not a regular file."""
+    fifo = tmp_path / "crush.db"
+    os.mkfifo(fifo)
+    probe = ("from chrollo.harness.common import sqlite_readonly\n"
+             "try:\n    sqlite_readonly(%r, {'sessions'}, 'missing')\n"
+             "except ValueError as e:\n    print(e)\n") % str(fifo)
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.stdout.strip() == "not a regular file", p.stderr

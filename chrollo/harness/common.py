@@ -268,6 +268,13 @@ def sqlite_readonly(path: str, tables: set, missing: str):
     import sqlite3
     from urllib.parse import quote
 
+    import stat
+
+    try:  # (SQLite opens blocking: a FIFO named like a database would hang the reader)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ValueError("not a regular file")
+    except OSError as e:
+        raise ValueError(f"cannot read it ({e.strerror})") from None
     con = None
     try:
         con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=2)
