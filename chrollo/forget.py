@@ -496,21 +496,11 @@ def _sweep(folders) -> None:
             continue
         for name in names:
             m = _TMP_RE.match(name)
-            if m and not _alive(int(m.group(1))):
+            if m and not _vault.pid_alive(int(m.group(1))):
                 try:
                     os.unlink(os.path.join(folder, name))
                 except OSError:
                     pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _name_holds(name: str, transform) -> bool:

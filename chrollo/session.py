@@ -456,7 +456,7 @@ def _set_aside_stale_tmp(folder: Path, prefix: str, names: list | None = None) -
         return
     for name in names:
         pid = name[len(prefix) + 2:-len(".tmp")]
-        if pid.isdigit() and _alive(int(pid)):
+        if pid.isdigit() and _vault.pid_alive(int(pid)):
             continue
         dest = _vault.make_private_dirs(_layout.torn_dir())
         try:
@@ -466,16 +466,6 @@ def _set_aside_stale_tmp(folder: Path, prefix: str, names: list | None = None) -
                 os.unlink(folder / name)
             except OSError:
                 pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        pass
-    return True
 
 
 def _encode(turns: list, heading: bool, scrub=None) -> bytes:

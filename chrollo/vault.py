@@ -204,6 +204,18 @@ def open_regular(path):
     return os.fdopen(fd, "rb")
 
 
+def pid_alive(pid: int) -> bool:
+    """Is process ``pid`` running (for a temporary file named by its writer's pid: a live
+    writer's is left alone, a dead one's is swept)? A process of another user counts as alive."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _project_of_vault(path) -> str | None:
     """The project whose ``.chrollo/memories`` ``path`` is, or None."""
     p = os.path.normpath(os.fspath(path))
