@@ -266,9 +266,8 @@ def sqlite_readonly(path: str, tables: set, missing: str):
     """The SQLite database at ``path`` opened read-only (never written: no journal, no WAL
     checkpoint); ValueError if it cannot be read, or — ``missing`` — lacks one of ``tables``."""
     import sqlite3
-    from urllib.parse import quote
-
     import stat
+    from urllib.parse import quote
 
     try:  # (SQLite opens blocking: a FIFO named like a database would hang the reader)
         if not stat.S_ISREG(os.stat(path).st_mode):
