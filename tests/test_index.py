@@ -667,6 +667,35 @@ def test_a_new_session_renews_its_folders_record_so_searches_do_not_list_it(home
     assert search_json(vault, "falcon", True) == search_json(vault, "falcon", False)
 
 
+def test_a_new_session_in_a_folder_far_behind_its_record_is_indexed_alone(home, tmp_path, monkeypatch):
+    """Capture runs inside a hook: a file new to the index whose folder grew far behind its
+    record (a sync tool delivered thousands of files) is indexed alone — the folder's other
+    new names are left to the catch-up build, its record stays stale (searches list it) — so
+    the hook does not record a whole foreign folder (4.7 s at 245,000 files, profiled)."""
+    rng = random.Random(12)
+    vault = tmp_path / "vault"
+    for n in range(8):
+        _session(vault, rng, n)
+    time.sleep(index_store.RACY_NS / 1e9 * 1.5)
+    index_build.build(str(vault))
+    for n in range(100, 160):   # (delivered behind the index)
+        _session(vault, rng, n)
+    monkeypatch.setattr(index_update, "RELIST_MAX", 20, raising=False)
+    new = _session(vault, rng, 500)
+    index_update.update(str(vault), [new])
+    con = sqlite3.connect(index_store.db_path(str(vault)))
+    try:
+        rows = con.execute("SELECT count(*) FROM files").fetchone()[0]
+        words = con.execute("SELECT count(*) FROM delta WHERE id = (SELECT id FROM files WHERE rel = ?)",
+                            (os.path.basename(new).encode(),)).fetchone()[0]
+    finally:
+        con.close()
+    assert rows == 9, rows   # the 8 indexed and the new one: not the 60 delivered
+    assert words > 0         # the new file's words are in the index
+    for q in ("falcon", "quartz harbor"):
+        assert search_json(vault, q, True) == search_json(vault, q, False)
+
+
 def test_search_with_index_equals_full_scan_for_nul_utf16_and_hidden_md_folders(home, tmp_path):
     """Files rg reads but a naive reading misses: a session holding a NUL byte (rg's "binary
     file matches" must not eat the next file's hits), a UTF-16 session with a BOM (rg

@@ -23,6 +23,7 @@ from ..vaultfiles import folder_listing, walk
 MERGE_DELTA = 200_000        # delta rows past which an update folds them into post
 DEAD_CHECK = 500             # forget drops the ids of vanished files from postings this short
 VACUUM_MAX = 128 << 20       # forget rewrites an index this small when a word's bytes outlive it (else deletes it)
+RELIST_MAX = 5000            # names new to a folder past which an update records only its own file (see _relist_up)
 
 
 def update(vault: str, paths: list, busy_ms: int = READ_BUSY_MS) -> None:
@@ -66,7 +67,7 @@ def _update_one(con, vb: bytes, rel: bytes) -> int:
     """Index one file as it is now; the delta rows added."""
     row = con.execute("SELECT dir FROM files WHERE rel = ?", (rel,)).fetchone()
     if row is None:  # new to the index: its folder is listed again first
-        if not _relist_up(con, vb, rel.rpartition(b"/")[0]):
+        if not _relist_up(con, vb, rel):
             return 0
         row = con.execute("SELECT dir FROM files WHERE rel = ?", (rel,)).fetchone()
         if row is None:
@@ -89,12 +90,21 @@ def _update_one(con, vb: bytes, rel: bytes) -> int:
                            ((t.decode("utf-8"), fid) for t in terms)).rowcount
 
 
-def _relist_up(con, vb: bytes, drel: bytes) -> bool:
-    """List again the nearest folder at or above ``drel`` the index has a record of."""
+def _relist_up(con, vb: bytes, rel: bytes) -> bool:
+    """List again the nearest folder above file ``rel`` the index has a record of. When that is
+    the file's own folder and it grew far behind its record (over RELIST_MAX names new to it:
+    a sync tool's delivery), only ``rel`` gets a row: recording the rest is the catch-up
+    build's work, not a hook's (capture calls this), and the record stays stale meanwhile, so
+    searches still list that folder."""
+    own = drel = rel.rpartition(b"/")[0]
     while True:
         row = con.execute("SELECT id FROM dirs WHERE rel = ?", (drel,)).fetchone()
         if row is not None:
-            _relist(con, vb, row[0], drel)
+            if not _relist(con, vb, row[0], drel, RELIST_MAX if drel == own else None):
+                try:
+                    _add_loose(con, row[0], [(rel, os.stat(vb + b"/" + rel).st_ino)])
+                except OSError:
+                    return False
             return True
         if not drel:
             return False
@@ -111,23 +121,27 @@ def _relist_racy(con, vb: bytes) -> None:
             _relist(con, vb, did, rel)
 
 
-def _relist(con, vb: bytes, did: int, drel: bytes) -> None:
+def _relist(con, vb: bytes, did: int, drel: bytes, bound: int | None = None) -> bool:
     """Make folder ``did``'s rows its listing now: names gone are dropped, new names (and
     names now another file: an editor's atomic save) are read directly until indexed, new
-    subfolders are recorded with all their files; then its record is renewed."""
+    subfolders are recorded with all their files; then its record is renewed. With
+    ``bound``, a listing holding more names new to the rows changes nothing (False)."""
     path = vb + b"/" + drel if drel else vb
     got = folder_listing(path)
     if got is None:
         con.execute("DELETE FROM dirs WHERE id = ?", (did,))
-        return
+        return True
     (mtime, seen), names, subs = got
-    gone = []
+    gone, moved = [], []
     for fid, rel, ino in con.execute("SELECT id, rel, ino FROM files WHERE dir = ?", (did,)).fetchall():
         i = names.pop(rel.rpartition(b"/")[2], None)
         if i is None:
             gone.append(fid)
         elif i != ino:
-            con.execute("UPDATE files SET ok = 0 WHERE id = ? AND ok = 1", (fid,))
+            moved.append((fid,))
+    if bound is not None and len(names) > bound:
+        return False
+    con.executemany("UPDATE files SET ok = 0 WHERE id = ? AND ok = 1", moved)
     drop_ids(con, gone)
     base = drel + b"/" if drel else b""
     _add_loose(con, did, [(base + n, i) for n, i in names.items()])
@@ -144,6 +158,7 @@ def _relist(con, vb: bytes, did: int, drel: bytes) -> None:
             for p, e in found:
                 _add_loose(con, ids[os.path.dirname(p)], [(rel_of(vb, p), e.inode())])
     con.execute("UPDATE dirs SET mtime = ?, seen = ? WHERE id = ?", (mtime, seen, did))
+    return True
 
 
 def _add_loose(con, did: int, rels: list) -> None:
