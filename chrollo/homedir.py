@@ -122,16 +122,13 @@ def write_private(path: str, text: str | bytes) -> None:
         raise
 
 
-READ_JSON_MAX = 16 << 20  # a settings or state file past this is not one chrollo should hold whole
-
-
 def read_json(path, comments: bool = False) -> dict:
-    """The JSON object a small file holds — a state file, or a harness's settings or manifest
-    (``comments``: ``//`` and ``/* */`` allowed, as harnesses read theirs). {} if it is missing,
-    unreadable, not a regular file, over :data:`READ_JSON_MAX`, not JSON or not an object: state
-    is disposable and a harness file that is none of these is no settings at all. Opened
-    non-blocking, so a FIFO or a device at that path is refused, never waited on; a link is
-    followed (dotfile managers link settings files)."""
+    """The JSON object a file holds — a state file (some are caches of tens of MB: read whole),
+    or a harness's settings or manifest (``comments``: ``//`` and ``/* */`` allowed, as
+    harnesses read theirs). {} if it is missing, unreadable, not a regular file, not JSON or
+    not an object: state is disposable and a harness file that is none of these is no settings
+    at all. Opened non-blocking, so a FIFO or a device at that path is refused, never waited
+    on; a link is followed (dotfile managers link settings files)."""
     import json
     import stat
 
@@ -140,9 +137,7 @@ def read_json(path, comments: bool = False) -> dict:
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return {}
-            raw = fh.read(READ_JSON_MAX + 1)
-        if len(raw) > READ_JSON_MAX:
-            return {}
+            raw = fh.read()
         text = raw.decode("utf-8", "surrogateescape")
         if comments:
             from . import jsonc

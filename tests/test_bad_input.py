@@ -239,3 +239,14 @@ def test_a_fifo_named_like_a_harness_database_is_refused_not_waited_on(tmp_path)
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert p.stdout.strip() == "not a regular file", p.stderr
+
+
+def test_a_state_cache_of_tens_of_mb_is_read_whole(tmp_path):
+    """read_json refuses FIFOs and devices, not size: stats' and the mesh's caches hold a row
+    per session (tens of MB at 250,000 sessions) and must not silently start over."""
+    from chrollo.homedir import read_json
+
+    big = tmp_path / "cache.json"
+    big.write_text(json.dumps({"rows": ["x" * 100] * 200_000, "end": 1}))
+    assert big.stat().st_size > 20 << 20
+    assert read_json(str(big))["end"] == 1
