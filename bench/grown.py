@@ -132,13 +132,30 @@ def index_of(home: Path, vault: Path) -> Path:
     return Path(got.stdout.decode().strip())
 
 
-def restore(idx: Path, kept: Path) -> None:
-    """The index as it was at A (and nothing of a later build)."""
+def restore(idx: Path, kept: Path, home: Path, vault: Path) -> None:
+    """The index as it was at A (and nothing of a later build): a build still under way from the
+    state before would otherwise put its whole index over the restored one."""
+    wait_built(home, vault, limit=3600)
+    if building(home, vault):
+        sys.exit("a build of the grown vault still runs after an hour: the next state would not be what it says")
     for p in idx.parent.glob(idx.name + "*"):
         if not p.name.endswith(".building"):
             p.unlink()
     for p in kept.iterdir():
         shutil.copy2(p, idx.parent / p.name)
+
+
+def indexed(idx: Path) -> int:
+    """How many files the index at ``idx`` has rows for (what a state starts from)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{idx}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT count(*) FROM files").fetchone()[0]
+    except sqlite3.Error:
+        return -1
+    finally:
+        con.close()
 
 
 def building(home: Path, vault: Path) -> bool:
@@ -232,7 +249,7 @@ def main() -> None:
     want = a.states.split(",")
     rows = []
     if "grown" in want:
-        restore(idx, kept)
+        restore(idx, kept, home, vault)
         hold = subprocess.Popen([sys.executable, "-c", _HOLD, str(idx) + ".building"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE)
         assert hold.stdout.readline().strip() == b"held"
@@ -242,7 +259,7 @@ def main() -> None:
             hold.stdin.close()
             hold.wait()
     if {"first", "catching_up", "caught_up"} & set(want):
-        restore(idx, kept)
+        restore(idx, kept, home, vault)
         rows.append(t.state("first", queries[:1], "the search that leaves the catch-up"))
         rows.append(t.state("catching_up", queries[1:], f"build under way at the start: {building(home, vault)}"))
         waited = wait_built(home, vault)
@@ -256,10 +273,12 @@ def main() -> None:
     for sig, name in ((signal.SIGINT, "sigint"), (signal.SIGKILL, "sigkill")):
         if name not in want:
             continue
-        restore(idx, kept)
+        restore(idx, kept, home, vault)
+        at_a = indexed(idx)
         killed_build(home, vault, sig, a.kill_after)
         rows.append(t.state(name, queries, f"build killed after {a.kill_after} s; lock free: "
-                                           f"{not building(home, vault)} before the first search"))
+                                           f"{not building(home, vault)} before the first search; files indexed "
+                                           f"{at_a} restored, {indexed(idx)} after the kill"))
         wait_built(home, vault)
     print(f"\n{a.from_} indexed, grown to {a.to} by another process ({files} files); "
           f"{len(queries)} queries; ratios to rg --count in the same state\n")

@@ -48,7 +48,9 @@ MAX_STDIN = 64 << 20
 
 def main(argv: list) -> int:
     """Entry point for ``chrollo hook …``; returns the exit status (always 0)."""
-    started = time.monotonic()
+    from .clock import process_started
+
+    started = process_started()
     harness = event = None
     try:
         opts = _parse_args(argv)
@@ -250,12 +252,10 @@ def _leave_settle(name: str, sid: str, cwd: str, transcript: str, how: str = "se
     """Start :func:`chrollo.capture.settle` (or ``how``: :func:`chrollo.capture.catch_up_when_written`)
     in a process of its own — detached, its output nowhere — so the harness, which waits for
     this hook, writes the turn meanwhile."""
-    import subprocess
+    from .detached import start
 
-    code = "import sys; from chrollo.hook import settle_main; settle_main(sys.argv[1:])"
-    subprocess.Popen([sys.executable, "-c", code, name, sid, cwd, transcript, how, *more], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                     close_fds=True)
+    start("import sys; from chrollo.hook import settle_main; settle_main(sys.argv[1:])",
+          name, sid, cwd, transcript, how, *more)
 
 
 def settle_main(argv: list) -> int:

@@ -274,6 +274,11 @@ def listing_cache(folder: str, include_peers: bool) -> str:
     return os.path.join(listing_dir(), state_key(f"{folder}\0{include_peers}") + ".json")
 
 
+def listing_refresh_lock(folder: str, include_peers: bool) -> str:
+    """Held by the detached process listing ``folder`` afresh (chrollo/listing.py)."""
+    return listing_cache(folder, include_peers) + ".refreshing"
+
+
 def stats_cache(folder: str) -> str:
     """What ``stats`` counted in each file of ``folder`` (chrollo/vaultstats.py), keyed by the
     file's size and mtime; in listing/, so that `chrollo forget` drops it with the listings."""

@@ -21,16 +21,29 @@ from . import layout as _layout
 from . import vaultfiles as _vaultfiles
 
 CACHE_NEWEST = 20_000   # names kept (the deadline scan rarely gets past the newest few thousand)
+# A search with a deadline lists a changed vault itself only up to this many files (~90 ms);
+# past it, it goes on with the listing it has while one detached process lists the vault
+# (245,000 names take ~0.45 s: more than the recall hook's deadline).
+DEADLINE_LIST_MAX = 40_000
 JOURNAL_MAX = 200       # creations a listing may be carried forward by before it is redone
 _JOURNAL_TAIL = 64 << 10
 
 
-def session_files(folder: str, include_peers: bool, dirs: dict | None = None) -> list:
+def session_files(folder: str, include_peers: bool, dirs: dict | None = None, stop: float | None = None) -> list:
     """The vault's session files — the files search reads (:func:`chrollo.vaultfiles.keys`,
     the one walk) — as sort keys: the file name (sessions are named by their start time) and,
     below the top folder, ``name\\0relpath``. ``dirs`` gets each folder listed (relative) and
-    its mtime."""
-    return _vaultfiles.keys(folder, not include_peers, dirs)
+    its mtime. ``stop`` (a time.monotonic()): TimeoutError once it passes mid-walk."""
+    return _vaultfiles.keys(folder, not include_peers, dirs, stop)
+
+
+def older_keys(folder: str, include_peers: bool, before: str | None, stop: float | None) -> list:
+    """The vault's session keys older than ``before`` (all if None), listed now — none if
+    ``stop`` (a time.monotonic(): a search with a deadline) passes before or while listing."""
+    try:
+        return [f for f in session_files(folder, include_peers, stop=stop) if before is None or f < before]
+    except TimeoutError:
+        return []
 
 
 def newest_keys(files: list, first: int):
@@ -59,15 +72,20 @@ def _journal(folder: str) -> str:
     return _layout.listing_journal(os.path.realpath(folder))
 
 
-def cached(folder: str, include_peers: bool) -> tuple[list, int]:
+def cached(folder: str, include_peers: bool, deadline: bool = False) -> tuple[list, int]:
     """(the newest CACHE_NEWEST keys of session_files, newest first, and how many files
     there are), from state/listing/ while the vault is as it was listed — or as it was
-    listed plus the creations chrollo noted since — else listed afresh."""
+    listed plus the creations chrollo noted since — else listed afresh; ``deadline`` (a
+    search with one), a vault of more than DEADLINE_LIST_MAX files is listed afresh in the
+    background (:func:`refresh_in_background`) and the listing it had is used meanwhile."""
     folder = os.path.realpath(folder)  # (the writer's and the searches' spellings of one vault)
     path = _layout.listing_cache(folder, include_peers)
     got = _home.read_json(path)
+    had = None
     try:
         if got.get("folder") == folder:
+            if isinstance(got["total"], int) and isinstance(got["newest"], list):
+                had = got["newest"], got["total"]
             top = None
             for rel, t in got["dirs"].items():
                 # (a folder changed in the second before it was listed could change again
@@ -87,6 +105,8 @@ def cached(folder: str, include_peers: bool) -> tuple[list, int]:
                 return newest, got["total"] + len(added)
     except (OSError, KeyError, TypeError, AttributeError):
         pass
+    if deadline and had is not None and had[1] > DEADLINE_LIST_MAX and refresh_in_background(folder, include_peers):
+        return had
     listed = time.time_ns()
     dirs: dict = {}
     files = session_files(folder, include_peers, dirs)
@@ -98,6 +118,39 @@ def cached(folder: str, include_peers: bool) -> tuple[list, int]:
     except OSError:
         pass  # (state/ not writable: the next search lists again)
     return newest, len(files)
+
+
+def refresh_in_background(folder: str, include_peers: bool) -> bool:
+    """Have ``folder``'s cached listing made afresh by a detached, niced process of its own
+    (:func:`refresh_main`), unless one is under way (it holds a lock beside the cache);
+    False if none could be started."""
+    from . import detached
+
+    if detached.held(_layout.listing_refresh_lock(folder, include_peers)):
+        return True  # (one is listing it now)
+    code = "import sys; from chrollo.listing import refresh_main; refresh_main(sys.argv[1:])"
+    return detached.start(code, folder, "1" if include_peers else "0")
+
+
+def refresh_main(argv: list) -> int:
+    """The process :func:`refresh_in_background` starts: one listing of the folder, under its
+    lock (another under way: nothing to do); never fails loudly."""
+    import fcntl
+
+    try:
+        os.nice(10)
+        folder, include_peers = argv[0], argv[1] == "1"
+        lock = _layout.listing_refresh_lock(folder, include_peers)
+        _home.make_private_dirs(os.path.dirname(lock))
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _home.FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            cached(folder, include_peers)
+        finally:
+            os.close(fd)
+    except Exception as e:  # noqa: BLE001 — nobody reads its output
+        _home.append_log("listing", f"background listing of {argv[:1]}: {type(e).__name__}: {e}")
+    return 0
 
 
 def created_since(folder: str, listed_mtime: int, now_mtime: int) -> list | None:

@@ -23,17 +23,21 @@ def walk(folder: str, exclude_peers: bool = False, unsearchable: frozenset = fro
 
 
 def files(folder, exclude_peers: bool = False, unsearchable: frozenset = frozenset(),
-          dirs: list | None = None):
+          dirs: list | None = None, stop: float | None = None):
     """:func:`walk`'s files one by one as ``(path, DirEntry)``, paths of ``folder``'s type (str
     or bytes), each folder read as it is reached (a caller that stops early — :func:`more_than`
     — lists no further; a folder that fails mid-listing gives the files listed before and is
-    not in ``dirs``)."""
+    not in ``dirs``). ``stop`` (a time.monotonic()): TimeoutError once it passes — a search with
+    a deadline must not finish listing 250,000 names (~0.45 s) after it."""
     text = isinstance(folder, str)
+    seen = 0
     md, peers = (".md", "peers") if text else (b".md", b"peers")
     skip = hidden_name if text else hidden
     stack = [(folder, False)]
     while stack:
         d, in_peers = stack.pop()
+        if stop is not None and time.monotonic() >= stop:
+            raise TimeoutError("the walk's deadline passed")
         stamp = dir_stamp(d, follow=d is folder)  # (rg follows the folder it is given, not those below)
         if stamp is None:
             continue
@@ -51,6 +55,9 @@ def files(folder, exclude_peers: bool = False, unsearchable: frozenset = frozens
                     break
                 except OSError:  # a folder can fail mid-listing (/proc's per-process folders: EINVAL)
                     break
+                seen += 1
+                if stop is not None and not seen & 1023 and time.monotonic() >= stop:
+                    raise TimeoutError("the walk's deadline passed")
                 name = e.name
                 try:
                     if name.endswith(md) and e.is_file(follow_symlinks=False):
@@ -72,13 +79,13 @@ def more_than(folder: str, most: int) -> bool:
     return False
 
 
-def keys(folder: str, exclude_peers: bool = False, dirs: dict | None = None) -> list:
+def keys(folder: str, exclude_peers: bool = False, dirs: dict | None = None, stop: float | None = None) -> list:
     """:func:`walk`'s files as sort keys (str): the file name — sessions are named by their
     start time — and, below the top folder, ``name\\0relpath``. ``dirs`` gets each folder
-    walked, relative (``""`` the top), and its mtime_ns."""
+    walked, relative (``""`` the top), and its mtime_ns. ``stop``: see :func:`files`."""
     cut = len(folder.rstrip("/")) + 1
     walked: list | None = [] if dirs is not None else None
-    out = [p[cut:] for p, _e in files(folder, exclude_peers, dirs=walked)]
+    out = [p[cut:] for p, _e in files(folder, exclude_peers, dirs=walked, stop=stop)]
     for i, rel in enumerate(out):
         if "/" in rel:
             out[i] = f"{rel[rel.rfind('/') + 1:]}\0{rel}"

@@ -330,19 +330,9 @@ def _building_file(vault: str) -> str:
 
 def building(vault: str) -> bool:
     """Whether a :func:`build_alone` of ``vault`` is under way (it holds a lock beside the index)."""
-    import fcntl
+    from ..detached import held
 
-    try:
-        fd = os.open(_building_file(vault), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
+    return held(_building_file(vault))
 
 
 def build_alone(vault: str) -> dict | None:
@@ -369,13 +359,9 @@ def build_in_background(vault: str) -> bool:
     caller (the recall hook above all) never waits minutes for a build."""
     if building(vault):
         return False
-    import subprocess
-    import sys
+    from ..detached import start
 
-    code = "import sys; from chrollo.index.build import background_main; background_main(sys.argv[1:])"
-    subprocess.Popen([sys.executable, "-c", code, vault], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-    return True
+    return start("import sys; from chrollo.index.build import background_main; background_main(sys.argv[1:])", vault)
 
 
 def background_main(argv: list) -> int:

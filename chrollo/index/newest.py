@@ -120,10 +120,8 @@ def _newest_rest(folder: str, need: list, newest: list, total: int, include_peer
         def older():
             from .. import listing as _listing
 
-            keys_all = [k for k in _listing.session_files(folder, include_peers)
-                        if oldest is None or k < oldest]
             have = set(keys)
-            return older_batches([k for k in keys_all if k not in have])
+            return older_batches([k for k in _listing.older_keys(folder, include_peers, oldest, stop) if k not in have])
     ruled_out = max(0, total - len(head) - len(rest))
     return [to_path(k) for k in rest], older, ruled_out, True, fm_ends
 

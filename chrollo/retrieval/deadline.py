@@ -12,10 +12,12 @@ from .collect import Collector
 from .scan import ScanSpec, scan_into
 
 
-def newest_first(folder: str, files: list, total: int | None = None, include_peers: bool = True):
+def newest_first(folder: str, files: list, total: int | None = None, include_peers: bool = True,
+                 stop: float | None = None):
     """Paths of ``files`` (listing.session_files keys) in batches, newest first (see
     listing.newest_keys); when ``files`` holds only the newest of ``total`` (a cached
-    listing), the vault is listed once they are done, for the older ones."""
+    listing), the vault is listed once they are done, for the older ones — unless ``stop``
+    (a time.monotonic()) passes first or meanwhile (then there are no more batches)."""
     sep = folder + os.sep
     for batch in _listing.newest_keys(files, tuning.DEADLINE_BATCH):
         paths = [sep + (f.rpartition("\0")[2]) for f in batch]
@@ -23,8 +25,9 @@ def newest_first(folder: str, files: list, total: int | None = None, include_pee
             yield paths[i:i + tuning.DEADLINE_MAX_BATCH]
     if total is not None and total > len(files) and files:
         oldest = min(files)
-        older = [f for f in _listing.session_files(folder, include_peers) if f < oldest]
+        older = _listing.older_keys(folder, include_peers, oldest, stop)
         yield from newest_first(folder, older)
+
 
 
 def _small_regular(path: str) -> bool:
@@ -42,13 +45,13 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
     """Scan ``folder`` newest sessions first until ``stop`` (the batch running then is cut
     short, its rows so far kept); returns (files searched, rg errors, whether sessions of a
     vault large enough for the selection were left unread without an index to reach them)."""
-    files, total = _listing.cached(folder, include_peers)
-    batches = _indexed_batches(col.q, folder, files, total, include_peers)
+    files, total = _listing.cached(folder, include_peers, deadline=True)
+    batches = _indexed_batches(col.q, folder, files, total, include_peers, stop)
     if batches is not None:
         total = batches.total
         batches.fm_ends, batches.stop = col.fm_ends, stop  # (no head read for those: see index.newest_plan)
     searched, complete, skipped, errors = _scan_batches(
-        col, batches or newest_first(folder, files, total, include_peers), spec, stop)
+        col, batches or newest_first(folder, files, total, include_peers, stop), spec, stop)
     if batches is not None and batches.done:  # the files the index rules out count as searched
         searched, complete = searched + batches.ruled_out, total
     short = complete < total or time.monotonic() >= stop
@@ -63,7 +66,7 @@ def scan_newest(col: Collector, folder: str, spec: ScanSpec, include_peers: bool
     return searched, errors, unreached
 
 
-def _indexed_batches(q, folder: str, files: list, total: int, include_peers: bool):
+def _indexed_batches(q, folder: str, files: list, total: int, include_peers: bool, stop: float):
     """With the vault's index: the newest DEADLINE_BATCH files, then — of all the others,
     whatever their age — only those that may hold a form or are not indexed: every indexed
     session is within reach (chrollo/index/newest.py; the index is asked once the
@@ -75,7 +78,7 @@ def _indexed_batches(q, folder: str, files: list, total: int, include_peers: boo
     first = tuning.DEADLINE_BATCH
     return newest_plan(folder, q.forms() + q.part_forms(), files, total, include_peers, first,
                        lambda older: newest_first(folder, older),
-                       lambda: newest_first(folder, files[first:], total - len(files[:first]), include_peers),
+                       lambda: newest_first(folder, files[first:], total - len(files[:first]), include_peers, stop),
                        rare_files=tuning.HOOK_RARE_FILES, most=tuning.HOOK_CANDIDATES)
 
 
@@ -83,7 +86,12 @@ def _scan_batches(col: Collector, batches, spec: ScanSpec, stop: float) -> tuple
     """(files searched, files complete, files skipped, rg errors) of scanning ``batches``."""
     q = col.q
     searched, errors, complete, skipped = 0, [], 0, 0
-    for batch in batches:
+    batches = iter(batches)
+    while not complete or time.monotonic() < stop:
+        # (the next batch is not asked for past the deadline: making it may list the vault)
+        batch = next(batches, None)
+        if batch is None:
+            break
         # The first batch (the newest DEADLINE_BATCH sessions) is always searched in full —
         # a loaded machine must not cost the prompt its recent memory; the rest until `stop`.
         left = stop - time.monotonic() if complete else spec.timeout

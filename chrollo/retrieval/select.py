@@ -162,7 +162,7 @@ def _far_behind(vault: str, include_peers: bool) -> bool:
         return False  # (the folder as the index listed it — the usual case: no listing read)
     from .. import listing as _listing
 
-    total = _listing.cached(vault, include_peers)[1]
+    total = _listing.cached(vault, include_peers, deadline=True)[1]
     return total - held > tuning.DIRECT_SCAN_SHARE * total
 
 
