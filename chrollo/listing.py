@@ -227,9 +227,32 @@ class Creating:
 def drop() -> None:
     """Forget every cached listing and journal (they hold file names, which hold a format-2
     session's title): `chrollo forget` calls this, and the next reader lists afresh."""
+    import fcntl
+
     folder = _layout.listing_dir()
     try:
         names = os.listdir(folder)
+    except OSError:
+        return
+    for n in names:
+        # (a detached listing under way may have walked the folder before the forget: it is
+        # let finish — a listing takes a second at 250,000 files — and what it wrote dropped)
+        if n.endswith(".refreshing"):
+            try:
+                fd = os.open(os.path.join(folder, n), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                for _ in range(300):
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except OSError:
+                        time.sleep(0.1)
+            finally:
+                os.close(fd)
+    try:
+        names = os.listdir(folder)  # (what a listing that was let finish wrote, too)
     except OSError:
         return
     for n in names:

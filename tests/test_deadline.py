@@ -67,7 +67,8 @@ def test_a_deadline_that_has_passed_still_searches_the_newest_batch_and_says_so(
     assert sorted(Path(h.path).name[:10] for h in r.hits) == ["2026-09-07", "2026-09-08", "2026-09-09"]
 
 
-def test_recall_uses_a_deadline_and_explicit_search_does_not(vault, monkeypatch):
+def deadlines_seen(monkeypatch) -> list:
+    """The deadline of each search recall makes from now on (retrieval.search spied on)."""
     seen = []
     real = retrieval.search
 
@@ -76,6 +77,11 @@ def test_recall_uses_a_deadline_and_explicit_search_does_not(vault, monkeypatch)
         return real(query, options, **kw)
 
     monkeypatch.setattr(retrieval, "search", spy)
+    return seen
+
+
+def test_recall_uses_a_deadline_and_explicit_search_does_not(vault, monkeypatch):
+    seen = deadlines_seen(monkeypatch)
     recall.recall("why did the flaky ingest worker fail on day 7?", "sess-1", vault=str(vault))
     assert seen == [recall.DEADLINE] and 0 < recall.DEADLINE <= 1.0
     # counted from the hook's start: what the hook spent before the search is taken off
@@ -170,14 +176,7 @@ def test_the_hook_s_deadline_counts_from_its_process_start(vault, home, monkeypa
     assert 0 < before_first_line < 5
     from chrollo import clock, hook
 
-    seen = []
-    real = retrieval.search
-
-    def spy(query, options=None, **kw):
-        seen.append((options or SearchOptions(**kw)).deadline)
-        return real(query, options, **kw)
-
-    monkeypatch.setattr(retrieval, "search", spy)
+    seen = deadlines_seen(monkeypatch)
     monkeypatch.setenv("CHROLLO_MEMORIES_DIR", str(vault))
     monkeypatch.setattr(clock, "process_started", lambda: time.monotonic() - 0.3)
     payload = '{"session_id": "s-1", "hook_event_name": "UserPromptSubmit", "cwd": "/", "prompt": "why did the flaky ingest worker fail?"}'

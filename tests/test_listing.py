@@ -101,6 +101,36 @@ def test_forget_drops_the_cached_listings(vault, home):
     assert secret.name not in names(vault)
 
 
+def test_forget_waits_for_a_listing_made_in_the_background(vault, home):
+    """A detached listing of a large vault (listing.refresh_in_background) that walked the
+    folder before a forget removed a file writes its cache after: the forget waits for it to
+    end, then drops what it wrote — a forgotten title never stays in a cached listing."""
+    import fcntl
+    import threading
+
+    from chrollo import forget, layout
+
+    names(vault)
+    secret = write_session(vault, "tell0000-x", "2026-10-01T10:00:00",
+                           [("user", "10:00:00", "the launch codes are in the blue binder")], fmt=2)
+    lock = layout.listing_refresh_lock(os.path.realpath(vault), True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # (a refresh under way: it walked while the file was there)
+    cache = Path(layout.listing_cache(os.path.realpath(vault), True))
+
+    def refresh_ends():
+        time.sleep(0.5)
+        cache.write_text('{"newest": ["' + secret.name + '"]}')
+        os.close(fd)
+
+    t = threading.Thread(target=refresh_ends)
+    t.start()
+    forget.forget([str(secret)], dir=str(vault))
+    t.join()
+    assert not secret.exists()
+    assert not any("blue_binder" in p.read_text() for p in (home / "state" / "listing").iterdir() if p.is_file())
+
+
 def rg_files(vault) -> set:
     """The files chrollo's search reads: rg's own walk with its globs."""
     import subprocess
