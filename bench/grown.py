@@ -175,8 +175,11 @@ def wait_built(home: Path, vault: Path, limit: float = 900) -> float:
 
 def killed_build(home: Path, vault: Path, sig: int, after: float) -> None:
     """A background build (build_alone, niced as a search's is) killed by ``sig`` mid-way."""
+    # (SIGINT back to its default in the build: a bench started with `&` or nohup ignores it,
+    # and a build that inherited that went on to index every file)
     proc = subprocess.Popen(["nice", "-n", "10", sys.executable, "-c", _BUILD, str(vault)], env=env_for(home),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(after)
     proc.send_signal(sig)
     proc.wait()

@@ -4,11 +4,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A test run started in the background by a non-interactive shell (`bash .ci/run &`, nohup)
+# ignores SIGINT, and so does every process it starts: the tests that stop a build, an import
+# or a mesh sync with Ctrl-C sent a signal nobody heard (a "killed" build went on to index
+# every file). The default comes back here; what the tests start inherits it.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from chrollo.session import SessionMeta, SessionWriter, ToolCall, Turn
 
