@@ -140,9 +140,7 @@ def refresh_main(argv: list) -> int:
     try:
         os.nice(10)
         folder, include_peers = argv[0], argv[1] == "1"
-        lock = _layout.listing_refresh_lock(folder, include_peers)
-        _home.make_private_dirs(os.path.dirname(lock))
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _home.FILE_MODE)
+        fd = _home.open_lock(_layout.listing_refresh_lock(folder, include_peers))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             cached(folder, include_peers)

@@ -29,7 +29,6 @@ def newest_first(folder: str, files: list, total: int | None = None, include_pee
         yield from newest_first(folder, older)
 
 
-
 def _small_regular(path: str) -> bool:
     """A regular file (never a link: rg would follow one given by name) of a size worth
     reading within a deadline."""
