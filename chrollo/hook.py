@@ -218,10 +218,10 @@ def _capture(mod, ev: HookEvent) -> None:
         _captured(name, sid, written)
         return
     capture = ev.action == "capture"
-    if capture and ev.transcript_named and getattr(mod, "TRANSCRIPT_AFTER_HOOKS", False) \
+    if ev.action in ("capture", "catchup") and ev.transcript_named and getattr(mod, "TRANSCRIPT_AFTER_HOOKS", False) \
             and (transcript is None or not mod.transcript_written(transcript, ev.mark)):
-        # (Copilot CLI writes the turn — a new session's file itself — only as it exits: a pass
-        # now would write half of it, or nothing)
+        # (Copilot CLI writes the turn — a new session's file itself — only as it exits, in
+        # pieces: a pass now would write half of it, or nothing)
         _leave_settle(name, sid, cwd, str(ev.transcript_named), "catch_up_when_written", ev.mark or "")
         return
     # (Claude Code may write the turn only after this hook returns: no use waiting for it here)

@@ -128,6 +128,37 @@ def test_a_turn_written_after_agent_stop_is_caught_up_when_it_lands(home, tmp_pa
     assert text.count("[User]") == 1 and text.count("> done it") == 1 and "<tool>$ echo hi-7</tool>" in text
 
 
+def test_session_end_over_a_half_written_turn_waits_for_the_rest(home, tmp_path):
+    """Copilot CLI writes events.jsonl in pieces as it exits: its sessionEnd hook can find the
+    prompt and the tool call there but not the answer. That hook's catch-up waits for the turn
+    as agentStop's does (seen in the e2e suite: it wrote the tool call, the pass left behind
+    then the answer, as two [Agent] blocks where import writes one)."""
+    import time
+
+    t = events(tmp_path)
+    lines = open(t).read().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if '"messageId":"m2"' in ln)
+    end = {"type": "hook.start", "data": {"hookType": "sessionEnd", "input": {"sessionId": SID, "timestamp": STOP + 50}}}
+    lines.append(json.dumps({**end, "id": "e-end", "timestamp": "2026-12-02T06:16:49.500Z"}, separators=(",", ":")) + "\n")
+    open(t, "w").write("".join(lines[:at]))            # the prompt and the tool call, not the answer
+    ok(hook(home, "copilot", "userPromptSubmitted", _payload(prompt="run: echo hi-7\nsay: done it")))
+    ok(hook(home, "copilot", "agentStop", _payload(transcriptPath=t, stopReason="end_turn", timestamp=STOP)))
+    ok(hook(home, "copilot", "sessionEnd", _payload(reason="complete", timestamp=STOP + 50),
+            COPILOT_HOME=tmp_path / ".copilot"))   # (its payload names no file: the session id does)
+    assert "echo hi-7" not in "".join(f.read_text() for f in vault_files(home))   # no half turn
+    time.sleep(0.3)
+    with open(t, "a") as fh:                            # the rest lands
+        fh.write("".join(lines[at:]))
+    deadline = time.monotonic() + 10
+    while "> done it" not in "".join(f.read_text() for f in vault_files(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)   # (both passes left behind have run)
+    (f,) = vault_files(home)
+    text = f.read_text()
+    assert text.count("[User]") == 1 and text.count("[Agent]") == 1, text
+    assert "<tool>$ echo hi-7</tool>\n> done it" in text, text
+
+
 def test_a_first_turn_whose_events_file_does_not_exist_yet_is_caught_up_when_it_lands(home, tmp_path):
     """A new session's events.jsonl may not exist yet when agentStop fires (Copilot CLI writes
     it as it exits): the hook waits for it as for a file not yet holding the turn (seen in the

@@ -95,7 +95,8 @@ def transcript_written(path: str, mark: str | None = None) -> bool:
     """Does ``events.jsonl`` hold the finished turn yet? Copilot CLI writes the turn's events
     only as it exits, after its ``agentStop`` hook ran: the turn is there once the record of
     that very hook call is — its ``hook.start`` holds the payload, whose ``timestamp`` is
-    ``mark`` (a resumed session's file already holds the agentStop of its earlier runs).
+    ``mark`` (a resumed session's file already holds the agentStop of its earlier runs); for
+    ``sessionEnd`` or ``preCompact``, the record of that hook call.
     Without a mark: an ``agentStop`` record after the last prompt. (Inside a string JSON
     escapes the quotes, so text can never match.)"""
     if not os.path.lexists(path):
@@ -220,7 +221,7 @@ def event_of(payload: dict, event: str | None = None) -> HookEvent:
               "transcript_path": named, "hook_event_name": get("hookEventName", "hook_event_name")}
     ev = hook_event(NAME, expected_events(), {k: v for k, v in common.items() if v is not None}, event)
     ts = payload.get("timestamp")
-    if ev.action == "capture" and isinstance(ts, int) and not isinstance(ts, bool):
+    if ev.action in ("capture", "catchup") and isinstance(ts, int) and not isinstance(ts, bool):
         ev.mark = f'"timestamp":{ts}'   # (as its hook.start record holds the payload)
     return ev
 

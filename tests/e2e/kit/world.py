@@ -90,6 +90,7 @@ class World:
         lines = [f"{r['n']} {r['method']} {r['path']} {r.get('wire')} aux={r.get('aux')} "
                  f"tools={len(r.get('tools') or [])} results={len(r.get('results') or [])} "
                  f"roles={_roles(r.get('body'))} reply={json.dumps(r.get('reply'))[:300]}"
+                 + "".join(f"\n  result {json.dumps(list(res))[:200]}" for res in r.get("results") or [])
                  for r in self.server.requests]
         return "\n".join(lines + ["--- proxy: " + ", ".join(self.proxy.attempts), "--- hooks.log:", self.hook_log()[-3000:],
                                   "--- vault:"] + [f"## {k}\n{v}" for k, v in self.vault_files().items()])
