@@ -185,6 +185,23 @@ def killed_build(home: Path, vault: Path, sig: int, after: float) -> None:
     proc.wait()
 
 
+def differs(out: bytes, want: bytes) -> str:
+    """What tells two ``search --json`` outputs apart: the top-level keys whose values differ
+    (the hits: how many, and from which rank on)."""
+    try:
+        a, b = json.loads(out), json.loads(want)
+    except ValueError:
+        return "not JSON"
+    keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    ha, hb = a.get("hits") or [], b.get("hits") or []
+    if "hits" in keys:
+        at = next((i for i, (x, y) in enumerate(zip(ha, hb)) if x != y), min(len(ha), len(hb)))
+        keys[keys.index("hits")] = f"hits ({len(ha)} vs {len(hb)}, from rank {at + 1})"
+    if "error" in keys:
+        keys[keys.index("error")] = f"error ({json.dumps(a.get('error') or b.get('error'))[:300]})"
+    return " ".join(keys)
+
+
 class Timer:
     def __init__(self, a, home: Path, vault: Path, queries: list, tmp: Path):
         self.a, self.home, self.vault, self.queries, self.tmp = a, home, vault, queries, tmp
@@ -201,7 +218,8 @@ class Timer:
         payload = {"session_id": f"5ca1e000-0000-4000-8000-{self.n_hook:012d}", "hook_event_name": "UserPromptSubmit",
                    "cwd": str(self.tmp), "prompt": q, "transcript_path": str(self.tmp / "none.jsonl")}
         t_hook = run(self.hook, env_for(home, vault), json.dumps(payload).encode())[0]
-        return {"rg": t_rg, "search": t_s, "scan": t_scan, "hook": t_hook, "same": out == want}
+        return {"rg": t_rg, "search": t_s, "scan": t_scan, "hook": t_hook, "same": out == want,
+                "differs": "" if out == want else differs(out, want)}
 
     def state(self, name: str, queries: list, note: str = "") -> dict:
         got = [self.one(q) for q in queries]
@@ -213,6 +231,9 @@ class Timer:
                "scan/rg_max": round(max(g["scan"] / g["rg"] for g in got), 2),
                "hook_p50_ms": p50([g["hook"] for g in got]), "hook_p90_ms": p90([g["hook"] for g in got]),
                "identical": sum(g["same"] for g in got), "note": note}
+        why = sorted({g["differs"] for g in got if g["differs"]})
+        if why:
+            row["note"] += "; differing: " + ", ".join(why)
         print(json.dumps(row), flush=True)
         return row
 

@@ -106,12 +106,16 @@ def compatible(con) -> bool:
 
 
 def open_reader(vault: str):
-    """A read-only connection to ``vault``'s index, or None when there is none usable."""
+    """A read-only connection to ``vault``'s index, or None when there is none usable. Every
+    read on it sees one snapshot (one read transaction, until it is closed): a build that
+    commits between a reader's reads of the files and of the postings is seen whole or not
+    at all, never postings naming files the reader did not see."""
     path = db_path(vault)
     if not os.path.isfile(path):
         return None
     try:
         con = connect(path, write=False)
+        con.execute("BEGIN")
         if compatible(con):
             return con
         con.close()
