@@ -60,6 +60,15 @@ def test_events_keep_what_the_user_typed_not_the_transformed_prompt(tmp_path):
     assert tr.session_id == SID and tr.cwd == CWD and tr.skipped == 0
 
 
+def _until_in_vault(home, text: str, wait: float = 10) -> None:
+    """Wait (at most ``wait`` seconds) for the pass a hook left behind to write ``text``."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while text not in "".join(f.read_text() for f in vault_files(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def _payload(**kw) -> dict:
     return {"sessionId": SID, "timestamp": 1796192207484, "cwd": CWD, **kw}
 
@@ -120,9 +129,7 @@ def test_a_turn_written_after_agent_stop_is_caught_up_when_it_lands(home, tmp_pa
     time.sleep(0.3)
     with open(t, "a") as fh:                            # Copilot CLI exits: the rest lands
         fh.write("".join(lines[at:]))
-    deadline = time.monotonic() + 10
-    while "> done it" not in "".join(f.read_text() for f in vault_files(home)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _until_in_vault(home, "> done it")
     (f,) = vault_files(home)
     text = f.read_text()
     assert text.count("[User]") == 1 and text.count("> done it") == 1 and "<tool>$ echo hi-7</tool>" in text
@@ -149,9 +156,7 @@ def test_session_end_over_a_half_written_turn_waits_for_the_rest(home, tmp_path)
     time.sleep(0.3)
     with open(t, "a") as fh:                            # the rest lands
         fh.write("".join(lines[at:]))
-    deadline = time.monotonic() + 10
-    while "> done it" not in "".join(f.read_text() for f in vault_files(home)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _until_in_vault(home, "> done it")
     time.sleep(0.5)   # (both passes left behind have run)
     (f,) = vault_files(home)
     text = f.read_text()
@@ -173,9 +178,7 @@ def test_a_first_turn_whose_events_file_does_not_exist_yet_is_caught_up_when_it_
     time.sleep(0.3)
     with open(t, "w") as fh:                            # Copilot CLI exits: the file lands
         fh.write(whole)
-    deadline = time.monotonic() + 10
-    while "> done it" not in "".join(f.read_text() for f in vault_files(home)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _until_in_vault(home, "> done it")
     (f,) = vault_files(home)
     text = f.read_text()
     assert text.count("[User]") == 1 and text.count("> done it") == 1, text
@@ -212,8 +215,6 @@ def test_a_resumed_session_waits_for_its_own_agent_stop_not_the_last_run_s(home,
     with open(t, "a") as fh:                            # this run exits: its events land
         fh.write("".join(json.dumps({**e, "id": f"r{i}", "timestamp": "2026-12-02T06:20:00.000Z"},
                                     separators=(",", ":")) + "\n" for i, e in enumerate(later)))
-    deadline = time.monotonic() + 10
-    while "> the disk has room" not in f.read_text() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    _until_in_vault(home, "> the disk has room")
     text = f.read_text()
     assert text.count("[User]") == 2 and text.count("> the disk has room") == 1, text

@@ -808,8 +808,7 @@ def test_a_build_committing_while_a_search_reads_the_index_is_not_half_seen(inde
     time.sleep(index_store.RACY_NS / 1e9 * 1.5)  # (files changed within RACY_NS are read directly)
     index_build.build(str(vault))
     before = search_json(vault, "falcon", False)
-    reader = index_universe
-    real = reader.read_postings
+    real = index_universe.read_postings
     new = []
 
     def commit_first(con, words):
@@ -819,8 +818,8 @@ def test_a_build_committing_while_a_search_reads_the_index_is_not_half_seen(inde
             index_update.update(str(vault), [str(p) for p in new])
         return real(con, words)
 
-    monkeypatch.setattr(reader, "read_postings", commit_first)
+    monkeypatch.setattr(index_universe, "read_postings", commit_first)
     got = search_json(vault, "falcon", True)
     assert new and got.get("error") is None, got.get("error")
-    monkeypatch.setattr(reader, "read_postings", real)
+    monkeypatch.setattr(index_universe, "read_postings", real)
     assert got in (before, search_json(vault, "falcon", False))
