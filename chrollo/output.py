@@ -429,7 +429,8 @@ def signal_text(s: dict) -> str:
         tying = int(s.get("tying", 0))
         return (f"coverage {float(s.get('coverage', 0)):.0%} ({float(s.get('needed', 0)):.0%} needed) · "
                 f"{plural(tying, 'session')} tying · expected in {float(s.get('chance', 0)):.3g} by chance · "
-                f"runner-up {float(s.get('runner_up', 0)):.0%}")
+                f"runner-up {float(s.get('runner_up', 0)):.0%}"
+                + (f" · {plural(int(s['unknown']), 'name')} found nowhere" if s.get("unknown") else ""))
     except (TypeError, ValueError):  # (a hand-edited log: say so, do not fail)
         return "signals unreadable"
 

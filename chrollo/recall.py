@@ -23,12 +23,14 @@ on every prompt, and a wrong memory is worse than none; the agent can always sea
 5. the evidence is specific (:func:`signals`): nothing is injected when TIE_SESSIONS or more
    sessions score within TIE_RATIO of the best candidate *and* the best line's terms are
    common enough together to be expected in CHANCE_MAX sessions by chance — a prompt many
-   sessions answer alike is not about one memory;
+   sessions answer alike is not about one memory — nor when the prompt names someone no
+   session searched mentions (:func:`unknown_names`);
 6. whole passages, best first, while they fit the character budget of the preset
    (small 2,000 / 2 · medium 6,000 / 4 · large 9,000 / 6 — under Claude Code's 10,000 cap).
 
 The receipt (``recall log``, ``recall why``) keeps the signals that decided: coverage and the
-share needed, sessions tying, chance, the runner-up session's score relative to the best.
+share needed, sessions tying, chance, the runner-up session's score relative to the best, the
+count of names found nowhere.
 
 The block is fenced and labelled so neither the model nor chrollo's own capture mistakes it
 for the conversation: the first line is :data:`chrollo.fileformat.RECALL_HEADER`.
@@ -59,6 +61,7 @@ TIE_RATIO = 0.9            # a session ties with the best candidate when its bes
 TIE_SESSIONS = 7           # … this many sessions tying (the best's own included): every one the recall
                            # search returned (its limit is at least this) — nothing singles one out (docs/pooled.md)
 CHANCE_MAX = 1.0           # … and silent only when the best line's terms are expected in this many sessions by chance
+UNKNOWN_NAMES = True       # silent when the prompt names someone the vault never mentions (see unknown_names)
 MAX_QUERY = 1000           # characters of the prompt searched (a pasted log is not a query)
 LINE_CHARS = 400           # one injected line at most
 MAX_LINES = 24             # lines of one excerpt at most
@@ -275,11 +278,15 @@ def about_prompt(result, session_id: str, trace: dict | None = None) -> list:
             cands.append(p)
     trace["best"] = round(best, 3)
     sig = trace["signals"] = signals(result, w, cands, session_id)
-    sig.update(coverage=round(best, 3), needed=round(needed_share(len(w)), 3))
+    names = trace["unknown_names"] = unknown_names(result.query, w, result.weights)
+    sig.update(coverage=round(best, 3), needed=round(needed_share(len(w)), 3), unknown=len(names))
     if not cands or best < needed_share(len(w)):
         trace["decision"] = ("nothing injected: no hit holds enough of the prompt's terms" if not cands else
                              f"nothing injected: the best passage holds {best:.0%} of the prompt's weight, "
                              f"{needed_share(len(w)):.0%} needed")
+    elif UNKNOWN_NAMES and sig["unknown"]:
+        trace["decision"] = (f"nothing injected: the prompt names {', '.join(names)}, found in none of "
+                             f"the {result.sessions} sessions searched (the memory is not about it)")
     elif sig["tying"] >= TIE_SESSIONS and sig["chance"] >= CHANCE_MAX:
         trace["decision"] = (f"nothing injected: {sig['tying']} sessions tie for the best hit and its words are "
                              f"expected together in {sig['chance']:.3g} sessions by chance (not specific)")
@@ -289,6 +296,32 @@ def about_prompt(result, session_id: str, trace: dict | None = None) -> list:
         if row["verdict"] == "candidate":
             row["verdict"] = "candidate (the prompt is not about it)"
     return []
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+_SENTENCE_END = ".!?:;\"'“‘(*#>-"
+
+
+def unknown_names(query: str, w: dict, weights: dict) -> list:
+    """The names in ``query`` that no session searched holds: a capitalized word (not all
+    capitals, not a sentence's first word, not a month or weekday) among the user's terms
+    ``w`` with no weight in the search. A prompt about someone or something the memory has
+    never seen is not about any memory, however well its other words match (a question about
+    Joanna in a vault of Tim's and John's sessions: docs/ranking.md)."""
+    from .retrieval.dates import calendar_word
+
+    out = []
+    for m in _WORD.finditer(query):
+        word = m.group()
+        if len(word) < 2 or not word[0].isupper() or word.isupper() or calendar_word(word):
+            continue
+        before = query[:m.start()].rstrip()
+        if not before or before[-1] in _SENTENCE_END:
+            continue
+        t = word.lower()
+        if t in w and not weights.get(t) and word not in out:
+            out.append(word)
+    return out
 
 
 def signals(result, w: dict, cands: list, session_id: str) -> dict:

@@ -230,3 +230,45 @@ def test_one_specific_session_among_related_ones_injects(home, make_session):
     s = trace["signals"]
     assert s["tying"] < R.TIE_SESSIONS and s["chance"] < R.CHANCE_MAX
     assert s["coverage"] >= s["needed"]
+
+
+@pytest.fixture
+def dogs(home, make_session):
+    """Maria's sessions about her dogs, and others; nobody named Joanna."""
+    v = home / "memories"
+    chat(v, make_session, 0, [("user", "Maria: my dogs' names are Shadow and Coco, both rescues"),
+                              ("agent", "Lovely names for two rescue dogs.")])
+    for i in range(1, 8):
+        chat(v, make_session, i, [("user", f"Maria: the shelter run number {i} went well"), ("agent", "Great.")])
+    return v
+
+
+def test_a_prompt_naming_someone_the_vault_never_mentions_injects_nothing(dogs):
+    # (the foreign-vault false injections of ../shared/eval/recall_gate.py: "What are Joanna's
+    # dogs' names?" matched "dogs" and "names" in a vault of other people's sessions)
+    trace: dict = {}
+    assert R.recall("What are Joanna's dogs' names?", SID, vault=str(dogs), trace=trace) == ""
+    assert trace["unknown_names"] == ["Joanna"] and trace["signals"]["unknown"] == 1
+    assert "names Joanna, found in none of the 8 sessions" in trace["decision"]
+    trace = {}
+    assert "Shadow and Coco" in R.recall("What are Maria's dogs' names?", SID, vault=str(dogs), trace=trace)
+    assert trace["unknown_names"] == [] and trace["signals"]["unknown"] == 0
+
+
+@pytest.mark.parametrize("prompt", [
+    "Dogs' names, what were they again?",         # a sentence's first word
+    "the dogs' names, in July?",                  # a month (and "Friday", "Sept")
+    "what about the dogs' names? Remind me",      # a new sentence
+    "what were the dogs' names from the SPCA",    # all capitals: an acronym, not a name
+])
+def test_what_is_not_a_name_does_not_silence_recall(dogs, prompt):
+    trace: dict = {}
+    assert "Shadow and Coco" in R.recall(prompt, SID, vault=str(dogs), trace=trace)
+    assert trace["unknown_names"] == []
+
+
+def test_unknown_names_reads_only_capitalized_words_inside_a_sentence():
+    w = {t: 1.0 for t in ("joanna", "friday", "remind", "nate", "spca", "maria", "dogs")}
+    weights = {"maria": 2.0, "dogs": 1.0}
+    q = "Remind me: did Joanna and Nate see Maria's dogs on Friday at the SPCA? Joanna said so."
+    assert R.unknown_names(q, w, weights) == ["Joanna", "Nate"]

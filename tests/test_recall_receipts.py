@@ -80,12 +80,16 @@ def test_the_receipt_keeps_the_signals_that_decided(home, vault):
     ask(home, "what is the capital of mongolia these days", sid="other000-2")
     lines = [json.loads(x) for x in log_file(home).read_text().splitlines()]
     s = lines[0]["signals"]
-    assert set(s) == {"coverage", "needed", "tying", "chance", "runner_up"} and s["coverage"] >= s["needed"]
-    assert s["tying"] == 1 and s["chance"] < 1
+    assert set(s) == {"coverage", "needed", "tying", "chance", "runner_up", "unknown"} and s["coverage"] >= s["needed"]
+    assert s["tying"] == 1 and s["chance"] < 1 and s["unknown"] == 0
     assert "signals" not in lines[1]  # not searched: nothing decided
     assert lines[2]["signals"]["coverage"] < lines[2]["signals"]["needed"]  # why nothing was injected
+    ask(home, "how did Joanna fix the flaky websocket reconnect test?", sid="other000-3")
+    named = json.loads(log_file(home).read_text().splitlines()[3])
+    assert named["signals"]["unknown"] == 1 and named["excerpts"] == [] and named["prompt"] is None  # (a count, not the name)
     text = run(["recall", "log", "--all"], home).stdout
     assert "coverage" in text and "session tying" in text and "by chance" in text
+    assert "1 name found nowhere" in text and "Joanna" not in text
     r, out = run_json(["recall", "why", PROMPT], home)
     assert out["signals"] == s
     assert "1 session tying" in run(["recall", "why", PROMPT], home).stdout

@@ -18,8 +18,17 @@ _DATE_RE = re.compile(
     r"|(?:\b(?P<d1>\d{1,2})" + _ORD + r"\s+(?:of\s+)?)?\b(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True))
     + r")\b\.?(?:\s+(?P<d2>\d{1,2})" + _ORD + r"\b(?![.:\d]))?(?:(?:,\s*|\s+)(?P<y>\d{4})\b)?"
     r"|\b(?:in|of|since|during|from|until|before|after|year)\s+(?P<yo>(?:19[7-9]|20\d)\d)\b(?!-\d)", re.I)
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split()
+                      + "mon tue tues wed thu thur thurs fri sat sun".split())
 # (words that make "may" or "march" a month: "in May", not "what may happen")
 _MAY = re.compile(r"(?:in|of|since|during|from|until|before|after|early|late|mid|last|this|next|by)\W*$", re.I)
+
+
+def calendar_word(word: str) -> bool:
+    """Whether ``word`` names a month or a weekday ("July", "Sept", "Friday"): capitalized in
+    English, yet not a name the memory must know."""
+    w = word.lower()
+    return w in _MONTHS or w in _WEEKDAYS
 
 
 def named_dates(query: str) -> list:
