@@ -278,7 +278,8 @@ def about_prompt(result, session_id: str, trace: dict | None = None) -> list:
             cands.append(p)
     trace["best"] = round(best, 3)
     sig = trace["signals"] = signals(result, w, cands, session_id)
-    names = trace["unknown_names"] = unknown_names(result.query, w, result.weights)
+    names = trace["unknown_names"] = [n for n in unknown_names(result.query, w, result.weights)
+                                      if not any(p.spells(n) for p in cands)]
     sig.update(coverage=round(best, 3), needed=round(needed_share(len(w)), 3), unknown=len(names))
     if not cands or best < needed_share(len(w)):
         trace["decision"] = ("nothing injected: no hit holds enough of the prompt's terms" if not cands else
@@ -403,6 +404,20 @@ class Passage:
             p.terms.update(p._terms_of(j, forms))
         return p
 
+    def spells(self, name: str) -> bool:
+        """Whether the passage holds ``name`` misspelled: a word with its first letter, in
+        any case, one edit away from a name of 5 to 7 letters, two from a longer one ("Elisa"
+        for elise, "Tennesee"): still the one the prompt names. Not a shorter name's: too
+        many words are one edit from one (Tim → time, Nate → note)."""
+        most, name = (len(name) >= 5) + (len(name) >= 8), name.lower()
+        if not most:
+            return False
+        for line in self.lines[self.start - 1:self.end]:
+            for word in _WORD.findall(line[:LINE_CHARS].lower()):
+                if word[0] == name[0] and abs(len(word) - len(name)) <= most and _edits(word, name, most) <= most:
+                    return True
+        return False
+
     def _terms_of(self, j: int, forms: tuple) -> set:
         got = self.matched.get(j)
         if got is None:
@@ -445,6 +460,19 @@ class Passage:
         while out and not out[-1].strip():
             out.pop()
         return out
+
+
+def _edits(a: str, b: str, most: int) -> int:
+    """Levenshtein distance of ``a`` and ``b``, or most + 1 once it is surely beyond ``most``."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        if min(cur) > most:
+            return most + 1
+        prev = cur
+    return prev[-1]
 
 
 def _turn_start(lines: list, i: int) -> int:

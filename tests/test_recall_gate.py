@@ -255,6 +255,17 @@ def test_a_prompt_naming_someone_the_vault_never_mentions_injects_nothing(dogs):
     assert trace["unknown_names"] == [] and trace["signals"]["unknown"] == 0
 
 
+def test_a_misspelled_name_is_still_the_one_the_passage_names(dogs):
+    # (the pooled dev's REALTALK questions ask after "Elisa" in elise's sessions)
+    trace: dict = {}
+    assert "Shadow and Coco" in R.recall("What are Mariah's dogs' names?", SID, vault=str(dogs), trace=trace)
+    assert trace["unknown_names"] == []
+    # a name under five letters is not: too many words are one edit from it (Tim → time)
+    trace = {}
+    assert R.recall("What are Mara's dogs' names?", SID, vault=str(dogs), trace=trace) == ""
+    assert trace["unknown_names"] == ["Mara"]
+
+
 @pytest.mark.parametrize("prompt", [
     "Dogs' names, what were they again?",         # a sentence's first word
     "the dogs' names, in July?",                  # a month (and "Friday", "Sept")
