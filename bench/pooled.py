@@ -226,10 +226,15 @@ def main() -> int:
     ap.add_argument("--max-questions", type=int, default=0)
     ap.add_argument("--out-json")
     ap.add_argument("--features", action="store_true", help="keep each search's hits and the gate's trace in --out-json")
+    ap.add_argument("--first-person", action="store_true",
+                    help="ask as the vault's one owner would: no names (LoCoMo's speakers become 'I' and 'my "
+                         "friend'; REALTALK, whose questions use nicknames, left out; code as it is)")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     questions = json.loads(build(work, a.mirrors).read_text())
+    if a.first_person:
+        questions = first_person(questions, work / "locomo")
     if a.max_questions:
         questions = questions[:: max(1, len(questions) // a.max_questions)]
     vault = work / "vault"
@@ -274,6 +279,30 @@ def main() -> int:
     if a.out_json:
         Path(a.out_json).write_text(json.dumps({"summary": report, "rows": rows}, indent=1))
     return 0
+
+
+def first_person(questions: list, locomo: Path) -> list:
+    """The questions as one person asks of a vault of their own (issue 43's held-out shape:
+    LongMemEval's "What did I …", where no name singles a conversation out): in LoCoMo's, the
+    first speaker's name becomes I/my, the second's my friend('s); REALTALK's are left out
+    (they name people by nicknames its chats do not map); the code questions name nobody."""
+    speakers = {}
+    for f in locomo.glob("conv-*.json"):
+        c = json.loads(f.read_text())
+        speakers[c["conv"]] = (c["speaker_a"], c["speaker_b"])
+    out = []
+    for q in questions:
+        if q["source"] == "realtalk":
+            continue
+        if q["source"] == "locomo":
+            a, b = speakers[q["id"].rsplit("-", 1)[0]]
+            text = q["query"]
+            for name, subj, poss in ((a, "I", "my"), (b, "my friend", "my friend's")):
+                text = re.sub(rf"\b{re.escape(name)}(?:'s|’s)", poss, text)
+                text = re.sub(rf"\b{re.escape(name)}\b", subj, text)
+            q = {**q, "query": text}
+        out.append(q)
+    return out
 
 
 def summarize(rows: list, n_sessions: int) -> dict:
