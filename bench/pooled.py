@@ -227,8 +227,8 @@ def main() -> int:
     ap.add_argument("--out-json")
     ap.add_argument("--features", action="store_true", help="keep each search's hits and the gate's trace in --out-json")
     ap.add_argument("--first-person", action="store_true",
-                    help="ask as the vault's one owner would: no names (LoCoMo's speakers become 'I' and 'my "
-                         "friend'; REALTALK, whose questions use nicknames, left out; code as it is)")
+                    help="ask as the vault's one owner would: no names (LoCoMo's speakers become 'I'/'my'; "
+                         "REALTALK, whose questions use nicknames, left out; code as it is)")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -283,8 +283,8 @@ def main() -> int:
 
 def first_person(questions: list, locomo: Path) -> list:
     """The questions as one person asks of a vault of their own (issue 43's held-out shape:
-    LongMemEval's "What did I …", where no name singles a conversation out): in LoCoMo's, the
-    first speaker's name becomes I/my, the second's my friend('s); REALTALK's are left out
+    LongMemEval's "What did I …", where no name singles a conversation out): in LoCoMo's,
+    either speaker's name becomes I / my (a stopword: no word is added); REALTALK's are left out
     (they name people by nicknames its chats do not map); the code questions name nobody."""
     speakers = {}
     for f in locomo.glob("conv-*.json"):
@@ -297,7 +297,7 @@ def first_person(questions: list, locomo: Path) -> list:
         if q["source"] == "locomo":
             a, b = speakers[q["id"].rsplit("-", 1)[0]]
             text = q["query"]
-            for name, subj, poss in ((a, "I", "my"), (b, "my friend", "my friend's")):
+            for name, subj, poss in ((a, "I", "my"), (b, "I", "my")):  # (no word added: "friend" would match everywhere)
                 text = re.sub(rf"\b{re.escape(name)}(?:'s|’s)", poss, text)
                 text = re.sub(rf"\b{re.escape(name)}\b", subj, text)
             q = {**q, "query": text}
