@@ -308,8 +308,9 @@ def unknown_names(query: str, w: dict, weights: dict) -> list:
     capitals, not a sentence's first word, not a month or weekday) among the user's terms
     ``w`` with no weight in the search. A prompt about someone or something the memory has
     never seen is not about any memory, however well its other words match (a question about
-    Joanna in a vault of Tim's and John's sessions: docs/ranking.md)."""
+    Joanna in a vault of Tim's and John's sessions: docs/pooled.md)."""
     from .retrieval.dates import calendar_word
+    from .textnorm import fold
 
     out = []
     for m in _WORD.finditer(query):
@@ -319,7 +320,7 @@ def unknown_names(query: str, w: dict, weights: dict) -> list:
         before = query[:m.start()].rstrip()
         if not before or before[-1] in _SENTENCE_END:
             continue
-        t = word.lower()
+        t = fold(word)  # (as the search's terms are: "Zoë" is zoe)
         if t in w and not weights.get(t) and word not in out:
             out.append(word)
     return out
@@ -409,11 +410,13 @@ class Passage:
         any case, one edit away from a name of 5 to 7 letters, two from a longer one ("Elisa"
         for elise, "Tennesee"): still the one the prompt names. Not a shorter name's: too
         many words are one edit from one (Tim → time, Nate → note)."""
-        most, name = (len(name) >= 5) + (len(name) >= 8), name.lower()
+        from .textnorm import fold
+
+        most, name = (len(name) >= 5) + (len(name) >= 8), fold(name)
         if not most:
             return False
         for line in self.lines[self.start - 1:self.end]:
-            for word in _WORD.findall(line[:LINE_CHARS].lower()):
+            for word in _WORD.findall(fold(line[:LINE_CHARS])):
                 if word[0] == name[0] and abs(len(word) - len(name)) <= most and _edits(word, name, most) <= most:
                     return True
         return False

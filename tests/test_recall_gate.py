@@ -283,3 +283,5 @@ def test_unknown_names_reads_only_capitalized_words_inside_a_sentence():
     weights = {"maria": 2.0, "dogs": 1.0}
     q = "Remind me: did Joanna and Nate see Maria's dogs on Friday at the SPCA? Joanna said so."
     assert R.unknown_names(q, w, weights) == ["Joanna", "Nate"]
+    # (compared as the search's terms are: folded — "Zoë" is the term zoe)
+    assert R.unknown_names("What did Zoë tell Ünal?", {"zoe": 1.0, "tell": 1.0, "unal": 1.0}, {"unal": 2.0}) == ["Zoë"]
