@@ -14,10 +14,10 @@ page cache:
   hook      the `chrollo hook UserPromptSubmit --harness claude-code` process, the question as
             the prompt, a fresh session each time (start to reply; retrieval has a deadline)
 
-Medians (and the hook's p90) and ratios are within the run (the machine is shared: absolute figures drift, ratios
-less). Vaults of 1 GB and more time --big-queries questions. ``--pathological`` also times the
-hook on copies of the smallest vault holding (a) one session with a pasted 5 MiB log line,
-(b) a 34 MB peer file of common words — against the same vault without them.
+Medians, the hook's p90 and ratios are within the run (the machine is shared: absolute figures
+drift, ratios less). Vaults of 1 GB and more time --big-queries questions. ``--pathological``
+also times the hook on copies of the smallest vault holding (a) one session with a pasted
+5 MiB log line, (b) a 34 MB peer file of common words — against the same vault without them.
 """
 from __future__ import annotations
 
@@ -82,9 +82,9 @@ def p50(xs):
     return round(statistics.median(xs) * 1000, 1)
 
 
-def p90(xs):
-    xs = sorted(xs)
-    return round(xs[min(len(xs) - 1, round(0.9 * (len(xs) - 1)))] * 1000, 1)
+def p90(xs: list) -> float:
+    """The nearest-rank p90 in ms (of 8 samples, the largest)."""
+    return round(sorted(xs)[max(0, -(-len(xs) * 9 // 10) - 1)] * 1000, 1)
 
 
 def spread(xs):

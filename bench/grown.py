@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from deadline import p50, rg_count  # noqa: E402
+from deadline import p50, p90, rg_count  # noqa: E402
 from index import env_for, run  # noqa: E402
 from search import chrollo_cmd, grow, parse_size, sources_and_queries  # noqa: E402
 
@@ -87,10 +87,6 @@ sys.stdin.read()
 """
 
 _BUILD = "import sys; from chrollo.index.build import build_alone; build_alone(sys.argv[1])"
-
-
-def p90(xs: list) -> float:
-    return round(sorted(xs)[max(0, -(-len(xs) * 9 // 10) - 1)] * 1000, 1)
 
 
 def make_vault(a, work: Path, home: Path, tmp: Path) -> tuple[Path, Path]:
