@@ -275,6 +275,8 @@ def main() -> int:
         rows.append(row)
     shutil.rmtree(home, ignore_errors=True)
     report = summarize(rows, len({str(p.relative_to(vault)) for p in vault.rglob("*.md")}))
+    if a.features:
+        report["misses"] = misses(rows, {q["id"]: q["session"] for q in questions})
     print(render(report))
     if a.out_json:
         Path(a.out_json).write_text(json.dumps({"summary": report, "rows": rows}, indent=1))
@@ -331,6 +333,27 @@ def summarize(rows: list, n_sessions: int) -> dict:
     return out
 
 
+def misses(rows: list, answers: dict) -> dict:
+    """Why the answer's session is not first (needs ``--features``): how many rank-1 misses
+    have their answer beyond the 50 hits, and, for the others, how the answer session's best
+    line compares with the first hit's in the query terms it matches — the same terms, fewer
+    (a subset), lighter or heavier in idf, more (a superset). Only 'heavier' and 'superset' are
+    misses a weighting of the matched terms can mend; 'same' needs a tie-break."""
+    out = dict.fromkeys(("not found", "same", "subset", "lighter", "heavier", "superset"), 0)
+    for r in rows:
+        if r["chrollo"]["rank"] == 1:
+            continue
+        hits, w = r["features"]["hits"], r["features"]["weights"]
+        ans = next((h for h in hits if h[0] == answers[r["id"]]), None)
+        if ans is None:
+            out["not found"] += 1
+            continue
+        a, t = set(ans[3]), set(hits[0][3])
+        heavier = sum(w.get(x, 0) for x in a) > sum(w.get(x, 0) for x in t)
+        out["same" if a == t else "subset" if a < t else "superset" if a > t else "heavier" if heavier else "lighter"] += 1
+    return out
+
+
 def _share(ranks: list, k: int) -> float:
     return round(sum(1 for r in ranks if r is not None and r <= k) / max(1, len(ranks)), 3)
 
@@ -349,6 +372,8 @@ def render(rep: dict) -> str:
             parts.append(f"gate injected {x['injection_rate']:.3f} precision {x['precision']} recall@own {x['recall_own']:.3f}")
         parts.append(f"search p50 {s['search_p50_ms']} ms")
         lines.append(" | ".join(parts))
+    if "misses" in rep:
+        lines.append("rank-1 misses: " + ", ".join(f"{k} {v}" for k, v in rep["misses"].items()))
     return "\n".join(lines)
 
 
