@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from .scope import Scope
-from .store import count_ids, open_reader, read_postings, unpack_ids
+from .store import count_ids, holding_all, open_reader, read_postings
 from .terms import needed_terms
 
 
@@ -87,16 +87,7 @@ def candidate_ids(con, need: list, groups: list | None = None, most: int | None 
     if blobs is None:
         return None  # a damaged row: not to be trusted
     size = {t: sum(map(count_ids, bs)) for t, bs in blobs.items()}
-    found: dict = {}
-
-    def ids_of(t: bytes) -> set:
-        got = found.get(t)
-        if got is None:
-            got = found[t] = set()
-            for b in blobs.get(t, ()):
-                got.update(unpack_ids(b))
-        return got
-
+    all_of = holding_all(blobs)
     cand: set = set()
     for ts in need:
         if most is not None and min(size.get(t, 0) for t in ts) > most:
@@ -104,9 +95,7 @@ def candidate_ids(con, need: list, groups: list | None = None, most: int | None 
                 raise TooMany()
             groups.append(None)
             continue
-        got = ids_of(ts[0])
-        for t in ts[1:]:
-            got = got & ids_of(t)
+        got = all_of(ts)
         cand |= got
         if groups is not None:
             groups.append(got)

@@ -291,6 +291,28 @@ def unpack_ids(blob: bytes):
     return accumulate(blob[5:] if tag == 1 else gaps, initial=int.from_bytes(blob[1:5], sys.byteorder))
 
 
+def holding_all(blobs: dict):
+    """``all_of(terms)``: the ids of the files whose postings (``blobs``, as read_postings gives
+    them) hold every one of ``terms``; each term's blobs are decoded once however often asked."""
+    found: dict = {}
+
+    def ids_of(t: bytes) -> set:
+        got = found.get(t)
+        if got is None:
+            got = found[t] = set()
+            for b in blobs.get(t, ()):
+                got.update(unpack_ids(b))
+        return got
+
+    def all_of(terms: list) -> set:
+        got = ids_of(terms[0])
+        for t in terms[1:]:
+            got = got & ids_of(t)
+        return got
+
+    return all_of
+
+
 def count_ids(blob: bytes) -> int:
     """How many ids a posting blob holds (without decoding it)."""
     tag, n = blob[0], len(blob)

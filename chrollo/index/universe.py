@@ -13,7 +13,7 @@ from array import array
 from ..fileformat import FRONTMATTER_LINES, file_key, name_time
 
 from .scope import Scope, unchanged
-from .store import open_reader, read_order, read_postings, unpack_ids
+from .store import holding_all, open_reader, read_order, read_postings
 from .terms import run_terms
 
 
@@ -247,23 +247,12 @@ def _read_index(vault: str, folder: str, groups: list, exclude_peers: bool, unse
 
 def _term_sets(groups: list, blobs: dict) -> list:
     """Per group (a query term), the ids of the files holding one of its forms."""
-    found: dict = {}
-
-    def ids_of(t: bytes) -> set:
-        got = found.get(t)
-        if got is None:
-            got = found[t] = set()
-            for b in blobs.get(t, ()):
-                got.update(unpack_ids(b))
-        return got
-
+    all_of = holding_all(blobs)
     sets = []
     for g in groups:
         s: set | None = None
         for need in g:
-            got = ids_of(need[0])
-            for t in need[1:]:
-                got = got & ids_of(t)
+            got = all_of(need)
             s = got if s is None else (s | got)
         sets.append(set() if s is None else s)
     return sets
