@@ -95,6 +95,15 @@ class Driver:
         return self.w.run(cmd, timeout=timeout, **{**self.env(), **env})
 
 
+def json_lines(text: str):
+    """The JSON values of a harness's JSON-lines output, its other lines (banners, logs) skipped."""
+    for line in text.splitlines():
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue
+
+
 def write_json(path: Path, data) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n", "utf-8")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from ..kit.world import ROOT
-from .base import Driver, Result
+from .base import Driver, Result, json_lines
 
 MODEL = "gpt-5.4"
 
@@ -85,11 +85,7 @@ in_app_updates = false
         cmd += [prompt]
         p = self._exec(cmd, timeout, **env)
         sid, text = None, ""
-        for line in p.stdout.splitlines():
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
+        for ev in json_lines(p.stdout):
             if ev.get("type") == "thread.started":
                 sid = ev.get("thread_id")
             item = ev.get("item") or {}
@@ -100,9 +96,7 @@ in_app_updates = false
     def trust(self) -> None:
         """Trust chrollo's hooks the way Codex's TUI does: the ``[hooks.state."…"]
         trusted_hash`` tables ``chrollo doctor`` prints for them, appended to config.toml."""
-        import json as _json
-
-        report = _json.loads(self.w.chrollo("doctor", "--json", "--harness", "codex", check=False).stdout)
+        report = json.loads(self.w.chrollo("doctor", "--json", "--harness", "codex", check=False).stdout)
         fix = report["harnesses"]["codex"].get("fix") or ""
         lines = fix.split(":\n", 1)[1] if ":\n" in fix else ""
         assert "trusted_hash" in lines, fix

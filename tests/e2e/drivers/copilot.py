@@ -8,11 +8,10 @@ Sessions: ``~/.copilot/session-state/<session id>/events.jsonl``.
 """
 from __future__ import annotations
 
-import json
 import uuid
 
 from ..kit.world import ROOT
-from .base import Driver, Result
+from .base import Driver, Result, json_lines
 
 MODEL = "fake-model"
 
@@ -43,11 +42,7 @@ class Copilot(Driver):
         p = self._exec(cmd, timeout, **env)
         self._settled()
         text, out_sid = "", None
-        for line in p.stdout.splitlines():
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
+        for ev in json_lines(p.stdout):
             if ev.get("type") == "assistant.message" and isinstance((ev.get("data") or {}).get("content"), str) \
                     and ev["data"]["content"]:
                 text = ev["data"]["content"]

@@ -31,7 +31,7 @@ import shutil
 from pathlib import Path
 
 from ..kit.world import ROOT
-from .base import Driver, Result, write_json
+from .base import Driver, Result, json_lines, write_json
 
 MODEL = "fake-model"
 
@@ -127,11 +127,7 @@ class OpenCode(Driver):
         p = self._exec(cmd + [prompt], timeout, **env)
         self._wait_for_hooks()
         sid, text = None, ""
-        for line in p.stdout.splitlines():
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
+        for ev in json_lines(p.stdout):
             sid = sid or ev.get("sessionID")
             part = ev.get("part") or {}
             if ev.get("type") == "text" and isinstance(part.get("text"), str):

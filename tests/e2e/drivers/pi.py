@@ -9,10 +9,8 @@ resumes one.
 """
 from __future__ import annotations
 
-import json
-
 from ..kit.world import ROOT
-from .base import Driver, Result, write_json
+from .base import Driver, Result, json_lines, write_json
 
 MODEL = "fake-model"
 
@@ -47,11 +45,7 @@ class Pi(Driver):
             cmd += ["--continue"]
         p = self._exec(cmd + [prompt], timeout, **env)
         sid, text = None, ""
-        for line in p.stdout.splitlines():
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
+        for ev in json_lines(p.stdout):
             if ev.get("type") == "session":
                 sid = ev.get("id")
             msg = ev.get("message") or {}
