@@ -435,3 +435,26 @@ def sample_payload(events: dict, event: str, session: str, cwd: str, prompt: str
     elif action == "capture":
         base[reply_key] = answer
     return base
+
+
+# The line of a shipped extension (chrollo/data: pi's, OpenCode's plugin) that names the chrollo
+# command it runs; `chrollo install` rewrites it to the command installed.
+_COMMAND = 'const CHROLLO = ["chrollo"];'
+
+
+def shipped_extension(data_file: str, command: list) -> str:
+    """``chrollo/data/<data_file>`` as installed: its command line running ``command``."""
+    import json
+    from importlib.resources import files
+
+    text = files("chrollo").joinpath("data", data_file).read_text("utf-8")
+    return text.replace(_COMMAND, f"const CHROLLO = {json.dumps(command)};")
+
+
+def extension_command(text: str) -> list:
+    """The chrollo command line an installed extension (shipped_extension) runs."""
+    import json
+    import re
+
+    m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
+    return json.loads(m.group(1)) if m else ["chrollo"]

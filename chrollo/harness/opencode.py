@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 
-from .common import HookEvent, Skip, Transcript, Unit, hook_event, is_injected, parse_time, tool_call
+from .common import (HookEvent, Skip, Transcript, Unit, extension_command, hook_event, is_injected, parse_time,
+                     shipped_extension, tool_call)
 from .common import sample_payload as sample
 
 NAME = "opencode"
@@ -243,7 +244,6 @@ EXTENSION_NOUN = "plugin"            # what OpenCode calls it (`chrollo install`
 TRANSCRIPTS = ("", ["opencode*.db"])
 HELP = "~/.config/opencode/plugin/chrollo.js, tool: opencode.json ($XDG_CONFIG_HOME)"
 IMPORT_HELP = "~/.local/share/opencode   ($XDG_DATA_HOME/opencode; opencode*.db)"
-_COMMAND = 'const CHROLLO = ["chrollo"];'
 
 
 def _xdg(var: str, default: str, app: str = "opencode") -> str:
@@ -289,20 +289,7 @@ def mcp_entry(command: list) -> dict:
 
 def extension_text(command: list) -> str:
     """The plugin as installed: the shipped one, running ``command`` as chrollo."""
-    import json
-    from importlib.resources import files
-
-    text = files("chrollo").joinpath("data", "opencode-plugin.js").read_text("utf-8")
-    return text.replace(_COMMAND, f"const CHROLLO = {json.dumps(command)};")
-
-
-def extension_command(text: str) -> list:
-    """The chrollo command line an installed plugin runs."""
-    import json
-    import re
-
-    m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
-    return json.loads(m.group(1)) if m else ["chrollo"]
+    return shipped_extension("opencode-plugin.js", command)
 
 
 def event_of(payload: dict, event: str | None = None) -> HookEvent:

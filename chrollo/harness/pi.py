@@ -18,8 +18,9 @@ what later requests see; the conversation as it happened is kept) are never turn
 """
 from __future__ import annotations
 
-from .common import (HookEvent, Transcript, Unit, digest, first_record, home_from, hook_event, is_injected,
-                     normalise_event, parse_time, read_jsonl, skip_patterns, text_of, tool_call)
+from .common import (HookEvent, Transcript, Unit, digest, extension_command, first_record, home_from, hook_event,
+                     is_injected, normalise_event, parse_time, read_jsonl, shipped_extension, skip_patterns, text_of,
+                     tool_call)
 from .common import sample_payload as sample
 
 NAME = "pi"
@@ -154,7 +155,6 @@ LOADS_ONE_EXTENSION = True      # chrollo install's and the package's: pi runs o
 TRANSCRIPTS = ("sessions", ["*/*.jsonl"])
 HELP = "~/.pi/agent/extensions/chrollo.ts (hooks and tools)"
 IMPORT_HELP = "~/.pi/agent/sessions      ($PI_CODING_AGENT_DIR)"
-_COMMAND = 'const CHROLLO = ["chrollo"];'
 
 
 def home_dir() -> str:
@@ -171,20 +171,7 @@ def hooks_config() -> str:
 
 def extension_text(command: list) -> str:
     """The extension as installed: the shipped one, running ``command`` as chrollo."""
-    import json
-    from importlib.resources import files
-
-    text = files("chrollo").joinpath("data", "pi-extension.ts").read_text("utf-8")
-    return text.replace(_COMMAND, f"const CHROLLO = {json.dumps(command)};")
-
-
-def extension_command(text: str) -> list:
-    """The chrollo command line an installed extension runs."""
-    import json
-    import re
-
-    m = re.search(r"^const CHROLLO = (\[.*\]);", text, re.M)
-    return json.loads(m.group(1)) if m else ["chrollo"]
+    return shipped_extension("pi-extension.ts", command)
 
 
 def mcp_duplicates() -> list:
