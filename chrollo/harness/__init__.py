@@ -8,7 +8,8 @@ its ``NAME`` with ``-`` as ``_`` (``claude-code`` → ``claude_code.py``). ``hoo
 * ``NAME``, ``ALIASES``; ``home_dir()`` (its data folder, honouring its variable);
 * ``EVENTS``: ``[(event, timeout)]`` install registers (``None``: the harness's own
   extension fires them), ``HOOKS``: ``"json"`` (a ``hooks`` object in ``hooks_config()``)
-  or ``"extension"`` (a file chrollo writes whole: ``extension_text``; ``EXTENSION_NOUN``
+  or ``"extension"`` (a file chrollo writes whole: ``extension_text``, and
+  ``extension_command(text)`` the command an installed one runs — common's; ``EXTENSION_NOUN``
   what the harness calls it); ``MCP``: ``"json"``,
   ``"toml"`` or None (no MCP client) and ``mcp_config()`` (JSON: servers under ``MCP_KEY``,
   default ``mcpServers``, each ``mcp_entry(command)`` where the harness shapes them otherwise);
